@@ -1,0 +1,140 @@
+// RawEvent → EventRow: every normalization rule of the record, in one pass per event.
+import { createHash } from 'node:crypto';
+import type { Gazetteer } from '../gazetteer.ts';
+import type { Source } from '../registry.ts';
+import type { DropReason, EventRow, RawEvent } from '../types.ts';
+import { parseAges } from './ages.ts';
+import { classify } from './categories.ts';
+import { bareHost, imageUrl, organizerUrl, ticketUrl } from './links.ts';
+import { eventSpan, isoLocal } from './times.ts';
+import { fold, plainText, summarize, words } from './text.ts';
+import { defaultVenue, formatAddress, resolveVenue } from './venues.ts';
+
+export const ID_PREFIX = 'bsc_evt_';
+
+/** bsc_evt_ + 80 bits of sha256(source id, upstream uid): stable for as long as the upstream uid is. */
+export function eventId(sourceId: string, uid: string): string {
+  return ID_PREFIX + createHash('sha256').update(sourceId).update('\u0000').update(uid).digest('hex').slice(0, 20);
+}
+
+const CANCEL_PREFIX = /^\s{0,4}[[(]?\s{0,2}(?:canceled|cancelled|canceling|cancelling)\s{0,2}[\])]?\s{0,4}(?:[-–—:|!]\s{0,4})?/i;
+const CANCEL_SUFFIX = /\s{0,4}[-–—:|([]\s{0,2}(?:canceled|cancelled)\s{0,2}[)\]]?\s{0,4}$/i;
+
+/** "Canceled: Toddler Time" → ["Toddler Time", true]. The marker moves from the title to is_canceled. */
+export function splitCancelMarker(title: string): [string, boolean] {
+  const a = title.replace(CANCEL_PREFIX, '');
+  if (a !== title && a.trim() !== '') return [a.trim(), true];
+  const b = title.replace(CANCEL_SUFFIX, '');
+  if (b !== title && b.trim() !== '') return [b.trim(), true];
+  return [title.trim(), false];
+}
+
+const MONEY = /\$\s?(\d{1,5}(?:\.\d{1,2})?)/g;
+const FREE = /\bfree\b/i;
+const NOT_REALLY_FREE = /\bfree\s(?:with|w\/)|\bsuggested donation\b|\bplus admission\b/i;
+
+export interface Price {
+  readonly isFree: boolean;
+  readonly min: number | null;
+  readonly max: number | null;
+  readonly note: string | null;
+}
+
+export function normalizePrice(raw: Pick<RawEvent, 'priceText' | 'priceMin' | 'priceMax' | 'isFree'>, freeByDefault: boolean): Price {
+  const note = plainText(raw.priceText);
+  const amounts = [...(note ?? '').matchAll(MONEY)].map((m) => Number(m[1]));
+  for (const n of [raw.priceMin, raw.priceMax]) if (n !== null && Number.isFinite(n) && n >= 0) amounts.push(n);
+  const min = amounts.length ? Math.min(...amounts) : null;
+  const max = amounts.length ? Math.max(...amounts) : null;
+  const saysFree = note !== null && FREE.test(note) && !NOT_REALLY_FREE.test(note);
+  const isFree = raw.isFree ?? (max !== null ? max === 0 : saysFree ? true : freeByDefault);
+  if (note === null && min === null) return { isFree, min: isFree && raw.isFree !== null ? 0 : null, max: isFree && raw.isFree !== null ? 0 : null, note: null };
+  return { isFree, min: min ?? (saysFree ? 0 : null), max: max ?? (saysFree ? 0 : null), note };
+}
+
+export interface NormalizeContext {
+  readonly gazetteer: Gazetteer;
+  readonly source: Source;
+  readonly rank: number;
+  /** Every registry feed address: never published as an organizer_url. */
+  readonly feedAddresses: ReadonlySet<string>;
+  /** Registry organizers by folded name, for events an aggregator republishes. */
+  readonly organizerSites: ReadonlyMap<string, string>;
+  readonly windowStartMs: number;
+  readonly windowEndMs: number;
+}
+
+export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow | DropReason {
+  const src = ctx.source;
+  const [title0, cancelledByTitle] = splitCancelMarker(plainText(raw.title) ?? '');
+  const title = title0.slice(0, 300);
+  if (title === '') return 'no_title';
+
+  const description = plainText(raw.description);
+  const ages = parseAges(raw.ages, title, description);
+  if (ages?.kind === 'adults') return 'adults_only';
+
+  const span = eventSpan(raw.start, raw.end, raw.endIsExclusiveDate ?? false);
+  const startMs = span.start.toMillis();
+  const endMs = span.end ? span.end.toMillis() : startMs;
+  if (!Number.isFinite(startMs)) return 'no_start';
+  if (endMs < ctx.windowStartMs || startMs > ctx.windowEndMs) return 'outside_window';
+
+  // The event's organizer: the feed's own organizer, unless an aggregator names another one.
+  const upstreamOrg = plainText(raw.organizerName);
+  const organizer = upstreamOrg ?? src.organizer.name;
+  const vettedSite = ctx.organizerSites.get(fold(organizer)) ?? (upstreamOrg ? null : src.organizer.url);
+
+  const venue =
+    resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer }) ??
+    defaultVenue(ctx.gazetteer, src.default_venue);
+  if (!venue) return 'no_location';
+
+  const { categories, tags } = classify(raw.categories, title, description);
+  const price = normalizePrice(raw, src.free_by_default);
+  const summary = summarize(raw.summary, description);
+  const orgUrl = organizerUrl(upstreamOrg ? raw.organizerUrl : null, vettedSite, ctx.feedAddresses);
+  const uid = raw.uid?.trim() || raw.url?.trim() || `${title}|${isoLocal(span.start)}|${raw.location ?? ''}`;
+  const range = ages?.kind === 'range' ? ages.range : null;
+
+  const searchWords = new Set<string>();
+  for (const text of [title, summary, description, venue.name, organizer, ...tags]) {
+    if (text) for (const w of words(text)) searchWords.add(w);
+  }
+
+  return {
+    id: eventId(src.id, uid),
+    title,
+    description,
+    summary,
+    start_datetime: isoLocal(span.start),
+    end_datetime: span.end ? isoLocal(span.end) : null,
+    start_ms: startMs,
+    end_ms: endMs,
+    venue_key: venue.key,
+    venue_name: venue.name,
+    venue_address: formatAddress(venue),
+    venue_city: venue.city,
+    venue_lat: Math.round(venue.lat * 1e6) / 1e6,
+    venue_lng: Math.round(venue.lng * 1e6) / 1e6,
+    organizer,
+    organizer_url: orgUrl,
+    categories,
+    tags,
+    image_url: imageUrl(raw.imageUrl),
+    is_free: price.isFree,
+    price_min: price.min,
+    price_max: price.max,
+    price_note: price.note,
+    ticket_url: ticketUrl(raw.ticketUrl, orgUrl ?? vettedSite),
+    source: bareHost(src.organizer.url),
+    destination: venue.destination || src.destination,
+    age_min_months: range?.min_months ?? null,
+    age_max_months: range?.max_months ?? null,
+    is_canceled: raw.cancelled || cancelledByTitle,
+    city_key: fold(venue.city),
+    search_text: ` ${[...searchWords].join(' ')}`,
+    source_id: src.id,
+    source_rank: ctx.rank,
+  };
+}

@@ -1,0 +1,100 @@
+// Whole-snapshot passes that need every row at once: one record per upstream event (duplicate
+// uids within a source), one record per real-world event (the same event from two sources),
+// and one name/address/coordinates per place.
+import { CATEGORY_SLUGS, type CategorySlug } from '../taxonomy.ts';
+import type { EventRow } from '../types.ts';
+import { words } from './text.ts';
+
+export interface MergeResult {
+  readonly rows: EventRow[];
+  /** Rows dropped because their id was already taken (a feed listing one uid twice), by source. */
+  readonly duplicateUids: ReadonlyMap<string, number>;
+  /** Rows folded into a higher-ranked source's record, by the source that lost them. */
+  readonly mergedAway: ReadonlyMap<string, number>;
+}
+
+const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
+
+/** Same title words, same start minute, same place ⇒ the same event. */
+function sameEventKey(r: EventRow): string {
+  return `${words(r.title).join(' ')}|${Math.floor(r.start_ms / 60_000)}|${r.venue_key}`;
+}
+
+const FILLABLE = ['description', 'summary', 'end_datetime', 'organizer_url', 'image_url', 'price_note', 'ticket_url'] as const;
+
+function mergeGroup(group: EventRow[]): EventRow {
+  group.sort((a, b) => a.source_rank - b.source_rank || (a.id < b.id ? -1 : 1));
+  const primary: EventRow = { ...group[0]! };
+  const cats = new Set<CategorySlug>(primary.categories);
+  const tags = new Set(primary.tags);
+  for (const other of group.slice(1)) {
+    for (const f of FILLABLE) if (primary[f] === null && other[f] !== null) primary[f] = other[f];
+    if (primary.end_datetime === other.end_datetime) primary.end_ms = Math.max(primary.end_ms, other.end_ms);
+    if (primary.age_min_months === null && other.age_min_months !== null) {
+      primary.age_min_months = other.age_min_months;
+      primary.age_max_months = other.age_max_months;
+    }
+    if (primary.price_min === null && other.price_min !== null) {
+      primary.price_min = other.price_min;
+      primary.price_max = other.price_max;
+    }
+    for (const c of other.categories) cats.add(c);
+    for (const t of other.tags) tags.add(t);
+  }
+  if (primary.end_datetime === null) primary.end_ms = primary.start_ms;
+  // "community" is the fallback category; a merge that found a real one drops it.
+  if (cats.size > 1) cats.delete('community');
+  primary.categories = CATEGORY_SLUGS.filter((c) => cats.has(c));
+  primary.tags = [...tags].filter((t) => !cats.has(t as CategorySlug)).sort();
+  const extraWords = group.slice(1).flatMap((r) => r.search_text.trim().split(' '));
+  if (extraWords.length) primary.search_text = ` ${[...new Set([...primary.search_text.trim().split(' '), ...extraWords])].join(' ')}`;
+  return primary;
+}
+
+/** Ad-hoc venues (not in the gazetteer) may be spelled differently per event: keep the most common spelling. */
+function canonicalizeVenues(rows: EventRow[]): void {
+  const votes = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    if (!r.venue_key.startsWith('adhoc:')) continue;
+    const form = JSON.stringify([r.venue_name, r.venue_address, r.venue_lat, r.venue_lng]);
+    const m = votes.get(r.venue_key) ?? new Map<string, number>();
+    bump(m, form);
+    votes.set(r.venue_key, m);
+  }
+  const chosen = new Map<string, [string, string, number, number]>();
+  for (const [key, forms] of votes) {
+    const best = [...forms].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
+    chosen.set(key, JSON.parse(best) as [string, string, number, number]);
+  }
+  for (const r of rows) {
+    const c = chosen.get(r.venue_key);
+    if (c) [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng] = c;
+  }
+}
+
+export function mergeRows(input: readonly EventRow[]): MergeResult {
+  const duplicateUids = new Map<string, number>();
+  const mergedAway = new Map<string, number>();
+  const byId = new Map<string, EventRow>();
+  for (const r of input) {
+    if (byId.has(r.id)) bump(duplicateUids, r.source_id);
+    else byId.set(r.id, { ...r });
+  }
+  const rows = [...byId.values()];
+  canonicalizeVenues(rows);
+  const groups = new Map<string, EventRow[]>();
+  for (const r of rows) {
+    const k = sameEventKey(r);
+    const g = groups.get(k);
+    if (g) g.push(r);
+    else groups.set(k, [r]);
+  }
+  const out: EventRow[] = [];
+  for (const g of groups.values()) {
+    const merged = mergeGroup(g);
+    for (const r of g) if (r.id !== merged.id) bump(mergedAway, r.source_id);
+    out.push(merged);
+  }
+  out.sort((a, b) => a.start_ms - b.start_ms || (a.id < b.id ? -1 : 1));
+  return { rows: out, duplicateUids, mergedAway };
+}

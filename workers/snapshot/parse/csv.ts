@@ -1,0 +1,125 @@
+// CSV exports (parks departments, spreadsheets). fast-csv parses; a header map from the registry
+// (or the usual header names) says which column is which.
+import { parseString } from 'fast-csv';
+import { parseUpstreamTime, type UpstreamTime } from '../normalize/times.ts';
+import { fold } from '../normalize/text.ts';
+import type { RawEvent } from '../types.ts';
+import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
+
+// Our field → header names seen in the wild (compared folded).
+const DEFAULT_HEADERS: Readonly<Record<string, readonly string[]>> = {
+  uid: ['id', 'uid', 'event id', 'event_id'],
+  title: ['title', 'event', 'event name', 'name', 'program'],
+  description: ['description', 'details', 'event description'],
+  summary: ['summary', 'teaser', 'short description'],
+  start: ['start', 'start date', 'start_datetime', 'starts', 'start time', 'begin'],
+  end: ['end', 'end date', 'end_datetime', 'ends', 'end time'],
+  date: ['date', 'event date'],
+  time: ['time', 'times'],
+  location: ['location', 'venue', 'where', 'place', 'facility'],
+  address: ['address', 'street address'],
+  city: ['city'],
+  lat: ['lat', 'latitude'],
+  lng: ['lng', 'lon', 'long', 'longitude'],
+  categories: ['category', 'categories', 'type', 'tags'],
+  url: ['url', 'link', 'event url', 'web page'],
+  ticket_url: ['registration', 'registration url', 'register', 'tickets', 'ticket url'],
+  image_url: ['image', 'image url', 'photo'],
+  organizer: ['organizer', 'host', 'presented by'],
+  price: ['price', 'cost', 'fee', 'fees'],
+  free: ['free', 'is free'],
+  ages: ['ages', 'age', 'age range', 'audience'],
+  status: ['status'],
+};
+
+function headerIndex(headers: readonly string[], custom: Readonly<Record<string, string>> | undefined): Map<string, number> {
+  const folded = headers.map((h) => fold(h).replace(/[_\s]+/g, ' '));
+  const idx = new Map<string, number>();
+  for (const [field, names] of Object.entries(DEFAULT_HEADERS)) {
+    const wanted = custom?.[field] !== undefined ? [custom[field]!] : names;
+    const i = folded.findIndex((h) => wanted.some((w) => fold(w).replace(/[_\s]+/g, ' ') === h));
+    if (i >= 0) idx.set(field, i);
+  }
+  return idx;
+}
+
+function splitTimeRange(time: string): [string, string | null] {
+  const m = /^(.{1,20}?)\s{0,2}(?:[-–—]|to)\s{0,2}(.{1,20})$/.exec(time.trim());
+  return m ? [m[1]!, m[2]!] : [time, null];
+}
+
+function parseRows(input: string): Promise<string[][]> {
+  return new Promise((resolve, reject) => {
+    const rows: string[][] = [];
+    parseString<string[], string[]>(input, { headers: false, ignoreEmpty: true, trim: true, strictColumnHandling: false, maxRows: 1_000_000 })
+      .on('error', reject)
+      .on('data', (r: string[]) => rows.push(r))
+      .on('end', () => resolve(rows));
+  });
+}
+
+export async function parseCsv(input: string, opts: ParseOptions): Promise<ParseOutput> {
+  const first = input.slice(0, 1024).trimStart();
+  if (first.startsWith('<') || first.startsWith('{') || first.startsWith('BEGIN:')) throw new FeedFormatError('not a CSV document');
+  let rows: string[][];
+  try {
+    rows = await parseRows(input.replace(/^\uFEFF/, ''));
+  } catch (err) {
+    throw new FeedFormatError(`CSV syntax error: ${(err as Error).message}`);
+  }
+  const [header, ...body] = rows;
+  if (!header) return { events: [], noStart: 0 };
+  const idx = headerIndex(header, opts.csvColumns);
+  if (!idx.has('title') || !(idx.has('start') || idx.has('date'))) {
+    throw new FeedFormatError(`CSV header lacks a title or start column (headers: ${header.slice(0, 12).join(', ')})`);
+  }
+  const events: RawEvent[] = [];
+  let noStart = 0;
+  for (const row of body) {
+    const get = (f: string): string | null => {
+      const i = idx.get(f);
+      const v = i === undefined ? undefined : row[i];
+      return v === undefined || v.trim() === '' ? null : v;
+    };
+    let start: UpstreamTime | null;
+    let end: UpstreamTime | null;
+    if (idx.has('start')) {
+      start = parseUpstreamTime(get('start'));
+      end = parseUpstreamTime(get('end'));
+    } else {
+      // Separate "Date" and "Time" columns: "11/21/2026" + "10:30 AM - 11:15 AM".
+      const date = get('date');
+      const [t1, t2] = get('time') ? splitTimeRange(get('time')!) : [null, null];
+      start = date ? parseUpstreamTime(t1 ? `${date} ${t1}` : date) : null;
+      end = date && t2 ? parseUpstreamTime(`${date} ${t2}`) : null;
+    }
+    if (!start) {
+      noStart++;
+      continue;
+    }
+    const location = [get('location'), get('address'), get('city')].filter(Boolean).join(', ') || null;
+    const free = get('free');
+    events.push({
+      ...emptyRaw(),
+      uid: get('uid'),
+      title: get('title') ?? '',
+      description: get('description'),
+      summary: get('summary'),
+      start,
+      end,
+      location,
+      lat: toNumber(get('lat')),
+      lng: toNumber(get('lng')),
+      categories: (get('categories') ?? '').split(/[;,|]/).map((c) => c.trim()).filter((c) => c !== ''),
+      url: get('url'),
+      ticketUrl: get('ticket_url'),
+      imageUrl: get('image_url'),
+      organizerName: get('organizer'),
+      priceText: get('price'),
+      isFree: free === null ? null : /^(?:y|yes|true|1|free)$/i.test(free.trim()),
+      ages: get('ages'),
+      cancelled: /^cancel+ed$/i.test(get('status') ?? ''),
+    });
+  }
+  return { events, noStart };
+}

@@ -1,0 +1,126 @@
+// iCalendar (RFC 5545) via ical.js: events, recurrence (RRULE/RDATE/EXDATE, RECURRENCE-ID overrides)
+// expanded within the snapshot window. Wall-clock times are placed in their TZID's IANA zone by luxon
+// rather than by registering the feed's VTIMEZONE blocks: those are global state in ical.js, and one
+// feed's broken VTIMEZONE must not shift another feed's times.
+import ICAL from 'ical.js';
+import { fromWallClock, zoneFor, type UpstreamTime } from '../normalize/times.ts';
+import type { RawEvent } from '../types.ts';
+import { emptyRaw, FeedFormatError, MAX_OCCURRENCES, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
+
+type ICalTime = InstanceType<typeof ICAL.Time>;
+type ICalComponent = InstanceType<typeof ICAL.Component>;
+
+// Steps through a series before giving up on reaching the window (a daily series from 2010 is ~6k).
+const MAX_ITERATIONS = 100_000;
+
+function toUpstream(t: ICalTime, tzid: string | null): UpstreamTime {
+  const parts = { year: t.year, month: t.month, day: t.day, hour: t.isDate ? 0 : t.hour, minute: t.isDate ? 0 : t.minute, second: t.isDate ? 0 : t.second };
+  const zone = t.zone?.tzid === 'UTC' ? 'UTC' : zoneFor(tzid);
+  return { at: fromWallClock(parts, zone), dateOnly: t.isDate };
+}
+
+const text = (c: ICalComponent, name: string): string | null => {
+  const v: unknown = c.getFirstPropertyValue(name);
+  return typeof v === 'string' && v.trim() !== '' ? v : null;
+};
+
+function categoriesOf(c: ICalComponent): string[] {
+  return c.getAllProperties('categories').flatMap((p) => p.getValues().map(String)).filter((s) => s.trim() !== '');
+}
+
+function tzidOf(c: ICalComponent, name: string): string | null {
+  const p = c.getFirstProperty(name);
+  const tz: unknown = p?.getParameter('tzid');
+  return typeof tz === 'string' ? tz : null;
+}
+
+/** The fields an occurrence takes from its component (the master, or its RECURRENCE-ID override). */
+function describe(c: ICalComponent): Omit<RawEvent, 'uid' | 'start' | 'end'> {
+  const geo: unknown = c.getFirstPropertyValue('geo');
+  const [lat, lng] = Array.isArray(geo) ? geo.map(toNumber) : [null, null];
+  const attach = c.getFirstProperty('attach');
+  const image = c.getFirstPropertyValue('image') ?? (attach && /^image\//.test(String(attach.getParameter('fmttype') ?? '')) ? attach.getFirstValue() : null);
+  const organizer = c.getFirstProperty('organizer');
+  const status = text(c, 'status');
+  return {
+    ...emptyRaw(),
+    title: text(c, 'summary') ?? '',
+    description: text(c, 'x-alt-desc') ?? text(c, 'description'),
+    location: text(c, 'location'),
+    lat: lat ?? null,
+    lng: lng ?? null,
+    categories: categoriesOf(c),
+    url: text(c, 'url'),
+    imageUrl: typeof image === 'string' ? image : null,
+    organizerName: organizer ? ((organizer.getParameter('cn') as string | undefined) ?? null) : null,
+    priceText: text(c, 'x-price'),
+    ages: text(c, 'x-ages') ?? text(c, 'x-age-range'),
+    cancelled: status?.toUpperCase() === 'CANCELLED',
+  };
+}
+
+export function parseICal(input: string, opts: ParseOptions): ParseOutput {
+  if (!/BEGIN:VCALENDAR/i.test(input.slice(0, 4096))) throw new FeedFormatError('not an iCalendar document (no BEGIN:VCALENDAR)');
+  let root: ICalComponent;
+  try {
+    root = new ICAL.Component(ICAL.parse(input) as unknown[]);
+  } catch (err) {
+    throw new FeedFormatError(`iCalendar syntax error: ${(err as Error).message}`);
+  }
+  const vevents = root.getAllSubcomponents('vevent');
+  const masters = new Map<string, ICalComponent>();
+  const overrides = new Map<string, ICalComponent[]>();
+  const singles: ICalComponent[] = [];
+  for (const ve of vevents) {
+    const uid = text(ve, 'uid');
+    if (!uid) singles.push(ve);
+    else if (ve.hasProperty('recurrence-id')) overrides.set(uid, [...(overrides.get(uid) ?? []), ve]);
+    else masters.set(uid, ve);
+  }
+
+  const winStart = opts.window.start.toMillis();
+  const winEnd = opts.window.end.toMillis();
+  const events: RawEvent[] = [];
+  let noStart = 0;
+
+  const emit = (c: ICalComponent, uid: string | null, start: ICalTime, end: ICalTime | null, tzid: string | null, endTzid: string | null): void => {
+    const base = describe(c);
+    events.push({ ...base, uid, start: toUpstream(start, tzid), end: end ? toUpstream(end, endTzid ?? tzid) : null, endIsExclusiveDate: end?.isDate ?? false });
+  };
+
+  for (const ve of singles) {
+    const ev = new ICAL.Event(ve);
+    if (!ev.startDate) noStart++;
+    else emit(ve, null, ev.startDate, ve.hasProperty('dtend') || ve.hasProperty('duration') ? ev.endDate : null, tzidOf(ve, 'dtstart'), tzidOf(ve, 'dtend'));
+  }
+
+  for (const [uid, ve] of masters) {
+    const ev = new ICAL.Event(ve, { exceptions: overrides.get(uid) ?? [], strictExceptions: true });
+    const tzid = tzidOf(ve, 'dtstart');
+    const hasEnd = ve.hasProperty('dtend') || ve.hasProperty('duration');
+    if (!ev.startDate) {
+      noStart++;
+      continue;
+    }
+    if (!ev.isRecurring()) {
+      emit(ve, uid, ev.startDate, hasEnd ? ev.endDate : null, tzid, tzidOf(ve, 'dtend'));
+      continue;
+    }
+    const it = ev.iterator();
+    let emitted = 0;
+    for (let i = 0, next = it.next(); next && i < MAX_ITERATIONS && emitted < MAX_OCCURRENCES; i++, next = it.next()) {
+      const startMs = toUpstream(next, tzid).at.toMillis();
+      if (startMs > winEnd) break;
+      const occ = ev.getOccurrenceDetails(next);
+      const item = occ.item.component;
+      const endMs = toUpstream(occ.endDate, tzid).at.toMillis();
+      if (endMs < winStart) continue;
+      // Occurrence uid: the series uid + its RECURRENCE-ID (the original start), stable across rebuilds.
+      const rid = toUpstream(occ.recurrenceId, tzid).at.toUTC().toISO({ suppressMilliseconds: true });
+      const occTz = item === ve ? tzid : tzidOf(item, 'dtstart') ?? tzid;
+      emit(item, `${uid}#${rid}`, occ.startDate, hasEnd || item !== ve ? occ.endDate : null, occTz, occTz);
+      emitted++;
+    }
+  }
+  return { events, noStart };
+}

@@ -1,0 +1,59 @@
+// What every parser receives and returns. A parser throws only when the document as a whole
+// is unreadable (the source is then reported failed and skipped); a bad item is counted, not fatal.
+import type { DateTime } from 'luxon';
+import type { RawEvent } from '../types.ts';
+
+export interface ParseWindow {
+  readonly start: DateTime;
+  readonly end: DateTime;
+}
+
+export interface ParseOutput {
+  readonly events: RawEvent[];
+  /** Items with no readable start time. */
+  readonly noStart: number;
+}
+
+export interface ParseOptions {
+  readonly window: ParseWindow;
+  /** For CSV: our field → upstream header. */
+  readonly csvColumns?: Readonly<Record<string, string>> | undefined;
+  /** Where relative links in the document point. */
+  readonly baseUrl?: string | undefined;
+}
+
+export class FeedFormatError extends Error {}
+
+/** Occurrences per recurring series at most: a FREQ=SECONDLY rule must not eat the build. */
+export const MAX_OCCURRENCES = 500;
+
+export function emptyRaw(): Omit<RawEvent, 'title' | 'start'> {
+  return {
+    uid: null,
+    description: null,
+    summary: null,
+    end: null,
+    location: null,
+    lat: null,
+    lng: null,
+    categories: [],
+    url: null,
+    ticketUrl: null,
+    imageUrl: null,
+    organizerName: null,
+    organizerUrl: null,
+    priceText: null,
+    priceMin: null,
+    priceMax: null,
+    isFree: null,
+    ages: null,
+    cancelled: false,
+  };
+}
+
+export function toNumber(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v !== 'string' || v.trim() === '') return null;
+  const n = Number(v.trim().replace(/^\$/, ''));
+  return Number.isFinite(n) ? n : null;
+}

@@ -1,0 +1,100 @@
+// The two shapes of the pipeline: what a parser reads from a feed (RawEvent), and the
+// normalized snapshot row (EventRow) that the API serves. Parsers never normalize;
+// normalization never parses a feed.
+import type { UpstreamTime } from './normalize/times.ts';
+import type { CategorySlug } from './taxonomy.ts';
+
+export interface RawEvent {
+  /** Upstream identifier (iCal UID + occurrence, RSS guid, JSON-LD @id/url, CSV id column). */
+  readonly uid: string | null;
+  readonly title: string;
+  /** May hold HTML. */
+  readonly description: string | null;
+  readonly summary: string | null;
+  readonly start: UpstreamTime;
+  readonly end: UpstreamTime | null;
+  /** iCal DATE-valued DTEND is exclusive (the day after the last day). */
+  readonly endIsExclusiveDate?: boolean;
+  /** Free text: venue name and/or address. */
+  readonly location: string | null;
+  readonly lat: number | null;
+  readonly lng: number | null;
+  readonly categories: readonly string[];
+  /** The upstream event page. Used only to derive a stable uid; never republished. */
+  readonly url: string | null;
+  readonly ticketUrl: string | null;
+  readonly imageUrl: string | null;
+  readonly organizerName: string | null;
+  readonly organizerUrl: string | null;
+  /** Price as upstream text ("$5–$10", "Free") and/or numbers. */
+  readonly priceText: string | null;
+  readonly priceMin: number | null;
+  readonly priceMax: number | null;
+  readonly isFree: boolean | null;
+  /** An upstream ages field ("3-5 years"), read before the title and description. */
+  readonly ages: string | null;
+  readonly cancelled: boolean;
+}
+
+/** One snapshot row. Column order and types are sql/snapshot_schema.sql's. */
+export interface EventRow {
+  id: string;
+  title: string;
+  description: string | null;
+  summary: string | null;
+  start_datetime: string;
+  end_datetime: string | null;
+  /** Epoch ms of the start, and of the end (the start when there is no end): the filter columns. */
+  start_ms: number;
+  end_ms: number;
+  venue_key: string;
+  venue_name: string;
+  venue_address: string;
+  venue_city: string;
+  venue_lat: number;
+  venue_lng: number;
+  organizer: string | null;
+  organizer_url: string | null;
+  categories: CategorySlug[];
+  tags: string[];
+  image_url: string | null;
+  is_free: boolean;
+  price_min: number | null;
+  price_max: number | null;
+  price_note: string | null;
+  ticket_url: string | null;
+  source: string | null;
+  destination: string;
+  age_min_months: number | null;
+  age_max_months: number | null;
+  is_canceled: boolean;
+  /** Folded city name: what the city filter compares. */
+  city_key: string;
+  /** " word word …": folded words of title, summary, description, venue, organizer, tags, for q. */
+  search_text: string;
+  /** Registry id of the source the row came from (internal; never served). */
+  source_id: string;
+  /** Registry position of that source: lower wins when two sources publish the same event. */
+  source_rank: number;
+}
+
+export type DropReason =
+  | 'adults_only'
+  | 'no_title'
+  | 'no_start'
+  | 'no_location'
+  | 'outside_window'
+  | 'duplicate_uid';
+
+export interface SourceReport {
+  id: string;
+  format: string;
+  status: 'ok' | 'not_modified' | 'failed';
+  error: string | null;
+  bytes: number;
+  parsed: number;
+  kept: number;
+  dropped: Partial<Record<DropReason, number>>;
+  merged_into_other_sources: number;
+  ms: number;
+}
