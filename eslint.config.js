@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import regexp from 'eslint-plugin-regexp';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'dist/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.tmp/**', 'bench/results/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   regexp.configs['flat/recommended'],

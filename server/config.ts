@@ -14,20 +14,20 @@ const port = (fallback: string) =>
     v.maxValue(65535, 'must be a whole number from 0 to 65535'),
   );
 
-const baseUrl = (fallback: string) =>
+const baseUrl = () =>
   v.pipe(
-    v.optional(v.string(), fallback),
+    v.string(),
     v.url('must be an absolute http(s) URL such as https://api.example.com'),
     v.check((s) => /^https?:\/\//.test(s), 'must start with http:// or https://'),
-    v.transform((s) => s.replace(/\/+$/, '')),
+    v.transform((s) => (s.endsWith('/') ? s.slice(0, -1) : s)),
   );
 
 const EnvSchema = v.object({
   PORT: port('8080'),
   HOST: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '127.0.0.1'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), './data'),
-  PUBLIC_BASE_URL: v.optional(baseUrl('http://127.0.0.1:8080')),
-  WEB_BASE_URL: baseUrl('https://familyevents.example'),
+  PUBLIC_BASE_URL: v.optional(baseUrl()),
+  WEB_BASE_URL: v.optional(baseUrl(), 'https://familyevents.example'),
   FAMILY_EVENTS_NOW: v.optional(
     v.pipe(
       v.string(),

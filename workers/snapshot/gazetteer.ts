@@ -64,8 +64,16 @@ export function buildGazetteer(json: unknown): Gazetteer {
   return { cities: g.cities, venues: g.venues, venueByKey, venuesByName, venueByStreet, cityByName };
 }
 
+const BUNDLED_FILE = path.join(REPO_ROOT, 'sources', 'gazetteer.json');
 let bundled: Gazetteer | undefined;
 export function bundledGazetteer(): Gazetteer {
-  bundled ??= buildGazetteer(JSON.parse(readFileSync(path.join(REPO_ROOT, 'sources', 'gazetteer.json'), 'utf8')));
+  bundled ??= buildGazetteer(JSON.parse(readFileSync(BUNDLED_FILE, 'utf8')));
   return bundled;
+}
+
+/** The bundled gazetteer with another file's cities and venues added (a registry's own places). */
+export function extendedGazetteer(extraFile: string): Gazetteer {
+  const base = JSON.parse(readFileSync(BUNDLED_FILE, 'utf8')) as { cities: unknown[]; venues: unknown[] };
+  const extra = JSON.parse(readFileSync(extraFile, 'utf8')) as { cities?: unknown[]; venues?: unknown[] };
+  return buildGazetteer({ cities: [...base.cities, ...(extra.cities ?? [])], venues: [...base.venues, ...(extra.venues ?? [])] });
 }

@@ -28,7 +28,11 @@ export const SourceSchema = v.object({
 });
 
 export const RegistrySchema = v.pipe(
-  v.object({ sources: v.pipe(v.array(SourceSchema), v.minLength(1)) }),
+  v.object({
+    sources: v.pipe(v.array(SourceSchema), v.minLength(1)),
+    /** Extra places (cities, venues) for these sources, merged over the bundled gazetteer; relative to the registry file. */
+    gazetteer: v.optional(v.pipe(v.string(), v.minLength(1))),
+  }),
   v.check((r) => new Set(r.sources.map((s) => s.id)).size === r.sources.length, 'source ids must be unique'),
 );
 

@@ -84,13 +84,17 @@ export type DropReason =
   | 'no_start'
   | 'no_location'
   | 'outside_window'
-  | 'duplicate_uid';
+  | 'duplicate_uid'
+  /** The normalizer threw on this item; the report keeps the first message. */
+  | 'invalid';
 
 export interface SourceReport {
   id: string;
   format: string;
   status: 'ok' | 'not_modified' | 'failed';
   error: string | null;
+  /** First per-item problem, when some items were dropped as invalid. */
+  item_error: string | null;
   bytes: number;
   parsed: number;
   kept: number;

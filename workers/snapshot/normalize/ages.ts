@@ -1,6 +1,7 @@
 // Age phrases → age_range in months (the canonical unit). Years become whole-year spans:
 // "ages 3-5" covers from the 3rd birthday to the day before the 6th, i.e. months 36..71,
 // which is what the contract's [age_min·12, age_max·12+11] child range overlaps against.
+import { memoize } from './memo.ts';
 import { fold } from './text.ts';
 
 export interface AgeRange {
@@ -86,6 +87,11 @@ function firstMatch(rules: readonly Rule[], text: string): AgeVerdict | null {
  * Returns null when nothing is said (served as all ages).
  */
 export function parseAges(field: string | null, title: string, description: string | null): AgeVerdict | null {
+  return agesMemo(JSON.stringify([field, title, description]));
+}
+
+const agesMemo = memoize((key: string): AgeVerdict | null => {
+  const [field, title, description] = JSON.parse(key) as [string | null, string, string | null];
   const texts = [field, title, description].filter((t): t is string => t != null && t !== '').map((t) => fold(t).slice(0, 4000));
   for (const t of texts) {
     const numeric = firstMatch(RULES, t);
@@ -96,7 +102,7 @@ export function parseAges(field: string | null, title: string, description: stri
     if (keyword) return keyword;
   }
   return null;
-}
+});
 
 export function ageRangeYears(range: AgeRange | null): { min_years: number; max_years: number } | null {
   return range && { min_years: Math.floor(range.min_months / 12), max_years: Math.floor(range.max_months / 12) };

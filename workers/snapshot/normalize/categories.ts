@@ -1,6 +1,7 @@
 // Upstream categories and keywords → taxonomy slugs; whatever topical remains → tags.
 // Matching is on folded whole words/phrases so "fair" never matches "fairy".
 import { CATEGORY_SLUGS, type CategorySlug } from '../taxonomy.ts';
+import { memoize } from './memo.ts';
 import { fold, slugify, words } from './text.ts';
 
 // Each phrase is matched as a whole-word sequence in the folded text; a trailing * allows any suffix.
@@ -56,26 +57,41 @@ function compileRules(rules: Readonly<Record<string, readonly string[]>>): Match
   return out;
 }
 
-const CATEGORY_MATCHERS = compileRules(RULES);
-const TAG_MATCHERS = compileRules(TAG_RULES);
+// Matchers indexed by the first three letters of their first word, so a token is only compared
+// with the few phrases that could start at it. Every phrase's first word has at least three
+// letters except exact short words, which are indexed whole.
+type MatcherIndex = ReadonlyMap<string, readonly Matcher[]>;
+const head = (w: string): string => w.slice(0, 3);
 
-function matches(tokens: readonly string[], m: Matcher): boolean {
-  const n = m.seq.length;
-  outer: for (let i = 0; i + n <= tokens.length; i++) {
-    for (let j = 0; j < n; j++) {
-      const t = tokens[i + j]!;
-      const w = m.seq[j]!;
-      const ok = j === n - 1 && m.prefix ? t.startsWith(w) : t === w;
-      if (!ok) continue outer;
-    }
-    return true;
+function indexMatchers(ms: readonly Matcher[]): MatcherIndex {
+  const idx = new Map<string, Matcher[]>();
+  for (const m of ms) {
+    const k = head(m.seq[0]!);
+    idx.set(k, [...(idx.get(k) ?? []), m]);
   }
-  return false;
+  return idx;
 }
 
-function matchAll(tokens: readonly string[], matchers: readonly Matcher[]): Set<string> {
+const CATEGORY_MATCHERS = indexMatchers(compileRules(RULES));
+const TAG_MATCHERS = indexMatchers(compileRules(TAG_RULES));
+
+function matchesAt(tokens: readonly string[], i: number, m: Matcher): boolean {
+  const n = m.seq.length;
+  if (i + n > tokens.length) return false;
+  for (let j = 0; j < n; j++) {
+    const t = tokens[i + j]!;
+    const w = m.seq[j]!;
+    if (!(j === n - 1 && m.prefix ? t.startsWith(w) : t === w)) return false;
+  }
+  return true;
+}
+
+function matchAll(tokens: readonly string[], index: MatcherIndex): Set<string> {
   const hits = new Set<string>();
-  for (const m of matchers) if (!hits.has(m.key) && matches(tokens, m)) hits.add(m.key);
+  for (let i = 0; i < tokens.length; i++) {
+    const candidates = index.get(head(tokens[i]!));
+    if (candidates) for (const m of candidates) if (!hits.has(m.key) && matchesAt(tokens, i, m)) hits.add(m.key);
+  }
   return hits;
 }
 
@@ -93,6 +109,13 @@ export interface Classified {
  * An event that matches nothing is `community`.
  */
 export function classify(upstream: readonly string[], title: string, description: string | null): Classified {
+  // Copies: the memoized arrays are shared by every occurrence of a program.
+  const c = classifyMemo(JSON.stringify([upstream, title, description]));
+  return { categories: [...c.categories], tags: [...c.tags] };
+}
+
+const classifyMemo = memoize((key: string): Classified => {
+  const [upstream, title, description] = JSON.parse(key) as [string[], string, string | null];
   const cats = new Set<string>();
   const tags = new Set<string>();
   for (const raw of upstream) {
@@ -116,6 +139,6 @@ export function classify(upstream: readonly string[], title: string, description
     categories: CATEGORY_SLUGS.filter((s) => cats.has(s)),
     tags: [...tags].filter((t) => t.length <= 40).sort(),
   };
-}
+});
 
 export { fold };

@@ -1,6 +1,7 @@
 // Upstream text → plain text. html-to-text does the HTML (tags, entities, block breaks);
 // we only decide wrapping, link handling, and the summary cut.
 import { compile } from 'html-to-text';
+import { memoize } from './memo.ts';
 
 const htmlToText = compile({
   wordwrap: false,
@@ -26,14 +27,17 @@ const htmlToText = compile({
 // million-event builds from paying for a DOM per plain description.
 const MARKUP = /[<&]/;
 
-/** Plain text with no tags or entities; whitespace collapsed to single spaces. Null when empty. */
-export function plainText(input: string | null | undefined): string | null {
-  if (input == null) return null;
+const toPlain = memoize((input: string): string | null => {
   let text = MARKUP.test(input) ? htmlToText(input) : input;
   // Entities that were double-encoded upstream (&amp;amp;) survive one decode; a second pass settles them.
   if (/&(?:#\d+|#x[\da-f]+|[a-z]+);/i.test(text)) text = htmlToText(text.replaceAll('<', '&lt;'));
   text = text.replace(/\s+/g, ' ').trim();
   return text === '' ? null : text;
+});
+
+/** Plain text with no tags or entities; whitespace collapsed to single spaces. Null when empty. */
+export function plainText(input: string | null | undefined): string | null {
+  return input == null ? null : toPlain(input);
 }
 
 export const SUMMARY_MAX = 200;
@@ -57,9 +61,11 @@ export function fold(s: string): string {
   return s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
+const wordsMemo = memoize((s: string): readonly string[] => Object.freeze(fold(s).match(/[\p{L}\p{N}]+/gu) ?? []));
+
 /** Folded words, letters and digits only; the unit of the q filter's word-prefix match. */
-export function words(s: string): string[] {
-  return fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
+export function words(s: string): readonly string[] {
+  return wordsMemo(s);
 }
 
 export function slugify(s: string): string {

@@ -2,6 +2,7 @@
 // Known venues come from the gazetteer; unknown ones are parsed from "name, street, City, CA ZIP"
 // and located at the upstream coordinates or, failing those, the city's centre.
 import { streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
+import { memoize } from './memo.ts';
 import { fold } from './text.ts';
 
 export interface Venue {
@@ -92,8 +93,22 @@ function nearestKnown(g: Gazetteer, lat: number, lng: number): KnownVenue | unde
 const validCoord = (lat: number | null, lng: number | null): boolean =>
   lat !== null && lng !== null && Number.isFinite(lat) && Number.isFinite(lng) && Math.abs(lat) <= 90 && Math.abs(lng) <= 180 && !(lat === 0 && lng === 0);
 
+const memos = new WeakMap<Gazetteer, (key: string) => Venue | null>();
+
 /** Resolves an event's place; null when nothing locates it (the caller falls back to the source's default venue). */
 export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | null {
+  let memo = memos.get(g);
+  if (!memo) {
+    memo = memoize((key: string) => {
+      const [location, lat, lng, organizer] = JSON.parse(key) as [string | null, number | null, number | null, string | null];
+      return resolveUncached(g, { location, lat, lng, organizer });
+    });
+    memos.set(g, memo);
+  }
+  return memo(JSON.stringify([input.location, input.lat, input.lng, input.organizer]));
+}
+
+function resolveUncached(g: Gazetteer, input: LocationInput): Venue | null {
   const text = input.location?.replace(/\s+/g, ' ').trim() ?? '';
   const hasCoord = validCoord(input.lat, input.lng);
   if (text !== '') {

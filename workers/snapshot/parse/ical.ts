@@ -13,6 +13,10 @@ type ICalComponent = InstanceType<typeof ICAL.Component>;
 // Steps through a series before giving up on reaching the window (a daily series from 2010 is ~6k).
 const MAX_ITERATIONS = 100_000;
 
+/** Wall-clock minutes as one comparable number (not an instant): for cheap skipping only. */
+const wallKey = (t: { year: number; month: number; day: number; hour: number; minute: number }): number =>
+  ((((t.year * 13 + t.month) * 32 + t.day) * 24 + t.hour) * 60) + t.minute;
+
 function toUpstream(t: ICalTime, tzid: string | null): UpstreamTime {
   const parts = { year: t.year, month: t.month, day: t.day, hour: t.isDate ? 0 : t.hour, minute: t.isDate ? 0 : t.minute, second: t.isDate ? 0 : t.second };
   const zone = t.zone?.tzid === 'UTC' ? 'UTC' : zoneFor(tzid);
@@ -108,7 +112,15 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
     }
     const it = ev.iterator();
     let emitted = 0;
+    // Series often start years before the window: occurrences are skipped on wall-clock keys (a
+    // day of slack each side covers any zone offset) and only those near the window pay for luxon.
+    const durationDays = Math.ceil(ev.duration.toSeconds() / 86_400);
+    const skipBefore = wallKey(opts.window.start.minus({ days: durationDays + 1 }).toUTC());
+    const stopAfter = wallKey(opts.window.end.plus({ days: 1 }).toUTC());
     for (let i = 0, next = it.next(); next && i < MAX_ITERATIONS && emitted < MAX_OCCURRENCES; i++, next = it.next()) {
+      const key = wallKey(next);
+      if (key > stopAfter) break;
+      if (key < skipBefore) continue;
       const startMs = toUpstream(next, tzid).at.toMillis();
       if (startMs > winEnd) break;
       const occ = ev.getOccurrenceDetails(next);

@@ -1,0 +1,49 @@
+// family-events: the operator's command line. Every subcommand has --help; data goes to stdout
+// (JSON with --json), reports and progress to stderr/terminal.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Command } from 'commander';
+import { ConfigError } from '../server/config.ts';
+import { CliError, cliConfig } from './common.ts';
+import { registerSnapshotCommands } from './snapshot.ts';
+import { registerNormalizeCommand } from './normalize.ts';
+import { registerSampleCommands } from './sample.ts';
+
+const pkg = JSON.parse(await readFile(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+
+const program = new Command('family-events')
+  .description('Family events API: snapshots of Bay Area family events, and the tools around them.')
+  .version(pkg.version)
+  .showHelpAfterError('(run with --help for usage)')
+  .configureOutput({ outputError: (s, write) => write(s) });
+
+registerSnapshotCommands(program);
+registerNormalizeCommand(program);
+registerSampleCommands(program);
+
+program
+  .command('serve')
+  .description('Serve the API on HOST:PORT (builds the bundled sample snapshot first if there is none).')
+  .action(async () => {
+    const { ensureSnapshot } = await import('./snapshot.ts');
+    const manifest = await ensureSnapshot(cliConfig());
+    process.stderr.write(
+      `family-events: snapshot ${manifest.id} is current (${manifest.counts.events} events).\n` +
+        'family-events: the HTTP server arrives with the search API issue; until then `serve` only prepares the snapshot.\n',
+    );
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`family-events: configuration: ${err.message}\n`);
+    process.exitCode = 2;
+  } else if (err instanceof CliError) {
+    process.stderr.write(`family-events: ${err.message}\n`);
+    process.exitCode = 1;
+  } else {
+    process.stderr.write(`family-events: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,117 @@
+// family-events snapshot build|status
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { DateTime } from 'luxon';
+import type { Config } from '../server/config.ts';
+import { BuildError, buildSnapshot, DEFAULT_LOOKBACK_DAYS, DEFAULT_WINDOW_DAYS, type BuildResult } from '../workers/snapshot/build.ts';
+import { RegistryError } from '../workers/snapshot/registry.ts';
+import { writeSynthetic, syntheticStart } from '../workers/snapshot/sample/synthetic.ts';
+import { currentSnapshotId, readManifest, type Manifest } from '../workers/snapshot/store.ts';
+import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
+import { progress } from './progress.ts';
+
+interface BuildFlags {
+  sources?: string;
+  synthetic?: number;
+  seed: number;
+  windowDays: number;
+  lookbackDays: number;
+  json?: boolean;
+}
+
+function table(m: Manifest): string {
+  const head = ['source', 'format', 'status', 'parsed', 'kept', 'dropped', 'merged', 'KiB', 'ms'];
+  const rows = m.sources.map((s) => [
+    s.id,
+    s.format,
+    s.status,
+    String(s.parsed),
+    String(s.kept),
+    String(Object.values(s.dropped).reduce((a, b) => a + (b ?? 0), 0)),
+    String(s.merged_into_other_sources),
+    (s.bytes / 1024).toFixed(0),
+    String(s.ms),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const failures = m.sources.filter((s) => s.error).map((s) => `  ${s.id}: ${s.error}`);
+  const dropped = Object.entries(m.counts.dropped).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  return [
+    line(head),
+    ...rows.map(line),
+    '',
+    `snapshot ${m.id}: ${m.counts.events} events, ${m.counts.venues} venues, ${m.cities.length} cities from ${m.counts.sources - m.counts.sources_failed}/${m.counts.sources} sources`,
+    `merged across sources: ${m.counts.merged_across_sources}; dropped: ${dropped}`,
+    `parquet ${(m.files.events_bytes / 1024 / 1024).toFixed(2)} MiB; built in ${(m.build_ms / 1000).toFixed(1)} s (${Math.round(m.counts.events / (m.build_ms / 1000))} events/s)`,
+    ...(failures.length ? ['failed sources:', ...failures] : []),
+  ].join('\n');
+}
+
+/** Writes (once per N and seed) the synthetic feeds under DATA_DIR/synthetic and returns their registry. */
+async function syntheticRegistry(cfg: Config, events: number, seed: number, windowDays: number, bar: ReturnType<typeof progress>): Promise<string> {
+  const dir = path.join(cfg.dataDir, 'synthetic', `${events}-${seed}-${DateTime.fromJSDate(cfg.now()).toISODate()}`);
+  const registry = path.join(dir, 'registry.json');
+  if (await stat(registry).then(() => true, () => false)) return registry;
+  return writeSynthetic({ events, seed, outDir: dir, start: syntheticStart(cfg.now()), days: windowDays }, (done, total) => bar.update(done, total, 'generating'));
+}
+
+export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'seed'> & { seed?: number }, showProgress: boolean): Promise<BuildResult> {
+  const bar = progress(showProgress);
+  try {
+    const registryFile = flags.synthetic
+      ? await syntheticRegistry(cfg, flags.synthetic, flags.seed ?? 1, flags.windowDays, bar)
+      : (flags.sources ?? cfg.sourcesFile);
+    return await buildSnapshot({
+      dataDir: cfg.dataDir,
+      registryFile,
+      now: cfg.now(),
+      windowDays: flags.windowDays,
+      lookbackDays: flags.lookbackDays,
+      onProgress: (p) => bar.update(p.done, p.total, p.phase === 'sources' ? 'sources' : 'writing'),
+    });
+  } catch (err) {
+    if (err instanceof BuildError || err instanceof RegistryError) throw new CliError(`snapshot build failed: ${err.message}`);
+    throw err;
+  } finally {
+    bar.stop();
+  }
+}
+
+/** The current snapshot's manifest, building the configured sources first if there is none. */
+export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
+  const id = await currentSnapshotId(cfg.dataDir);
+  if (id) return readManifest(cfg.dataDir, id);
+  process.stderr.write(`family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`);
+  return (await runBuild(cfg, { windowDays: DEFAULT_WINDOW_DAYS, lookbackDays: DEFAULT_LOOKBACK_DAYS }, true)).manifest;
+}
+
+export function registerSnapshotCommands(program: Command): void {
+  const snapshot = program.command('snapshot').description('Build and inspect event snapshots under DATA_DIR/snapshots.');
+
+  snapshot
+    .command('build')
+    .description('Fetch every source in the registry, normalize, and publish a new snapshot (atomically switches `current`).')
+    .option('--sources <file>', 'source registry to build from (default: SOURCES_FILE, else the bundled sample registry)')
+    .option('--synthetic <n>', 'build a deterministic synthetic set of N events over many destinations instead (benchmarks; up to 10,000,000)', positiveInt('--synthetic', 10_000_000))
+    .option('--seed <n>', 'seed of the synthetic set', positiveInt('--seed'), 1)
+    .option('--window-days <n>', 'days after now to keep events for', positiveInt('--window-days', 730), DEFAULT_WINDOW_DAYS)
+    .option('--lookback-days <n>', 'days before now to keep events for', positiveInt('--lookback-days', 365), DEFAULT_LOOKBACK_DAYS)
+    .addOption(jsonOption())
+    .action(async (flags: BuildFlags) => {
+      const { manifest } = await runBuild(cliConfig(), flags, !flags.json);
+      process.stdout.write(flags.json ? `${JSON.stringify(manifest)}\n` : `${table(manifest)}\n`);
+    });
+
+  snapshot
+    .command('status')
+    .description('Show the current snapshot: id, build time, counts and per-source report.')
+    .addOption(jsonOption())
+    .action(async (flags: { json?: boolean }) => {
+      const cfg = cliConfig();
+      const id = await currentSnapshotId(cfg.dataDir);
+      if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
+      const m = await readManifest(cfg.dataDir, id);
+      process.stdout.write(flags.json ? `${JSON.stringify(m)}\n` : `built ${m.built_at}, window ${m.window.start} … ${m.window.end}\n${table(m)}\n`);
+    });
+}
