@@ -7,11 +7,10 @@ import { toRecord } from '../workers/record.ts';
 import { buildWindow } from '../workers/snapshot/build.ts';
 import { bundledGazetteer } from '../workers/snapshot/gazetteer.ts';
 import { mergeRows } from '../workers/snapshot/normalize/merge.ts';
-import { normalizeEvent } from '../workers/snapshot/normalize/event.ts';
-import { fold } from '../workers/snapshot/normalize/text.ts';
+import { normalizeEvent, sourceContext } from '../workers/snapshot/normalize/event.ts';
 import { decode } from '../workers/snapshot/fetch.ts';
 import { parseFeed, sniffFormat } from '../workers/snapshot/parse/index.ts';
-import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Source } from '../workers/snapshot/registry.ts';
+import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Registry, type Source } from '../workers/snapshot/registry.ts';
 import type { DropReason, EventRow } from '../workers/snapshot/types.ts';
 import { CliError, cliConfig } from './common.ts';
 
@@ -25,8 +24,7 @@ interface Flags {
   freeByDefault?: boolean;
 }
 
-async function sourceFor(file: string, flags: Flags, registryFile: string): Promise<Source> {
-  const registry = await loadRegistry(registryFile);
+function sourceFor(file: string, flags: Flags, registry: Registry, registryFile: string): Source {
   const byId = flags.source ?? path.basename(file).replace(/\.[^.]+$/, '');
   const known = registry.sources.find((s) => s.id === byId);
   if (flags.source && !known) throw new CliError(`no source "${flags.source}" in ${registryFile}`);
@@ -71,7 +69,8 @@ export function registerNormalizeCommand(program: Command): void {
       const window = buildWindow(cfg.now());
       const rows: EventRow[] = [];
       const dropped: Partial<Record<DropReason, number>> = {};
-      for (const [rank, file] of files.entries()) {
+      const registry = await loadRegistry(cfg.sourcesFile);
+      for (const file of files) {
         let buf: Buffer;
         try {
           buf = await readFile(file);
@@ -80,7 +79,7 @@ export function registerNormalizeCommand(program: Command): void {
         }
         const text = decode(buf, null);
         const format = flags.format ?? sniffFormat(text, file);
-        const source = { ...(await sourceFor(file, flags, cfg.sourcesFile)), format };
+        const source = { ...sourceFor(file, flags, registry, cfg.sourcesFile), format };
         let parsed;
         try {
           parsed = await parseFeed(format, text, { window, csvColumns: source.csv_columns, baseUrl: source.organizer.url });
@@ -88,7 +87,7 @@ export function registerNormalizeCommand(program: Command): void {
           throw new CliError(`${file}: ${(err as Error).message}`);
         }
         if (parsed.noStart) dropped.no_start = (dropped.no_start ?? 0) + parsed.noStart;
-        const ctx = { gazetteer: g, source, rank, feedAddresses: new Set<string>(), organizerSites: new Map([[fold(source.organizer.name), source.organizer.url]]), windowStartMs: window.start.toMillis(), windowEndMs: window.end.toMillis() };
+        const ctx = sourceContext(registry, source, g, window);
         for (const raw of parsed.events) {
           const r = normalizeEvent(raw, ctx);
           if (typeof r === 'string') dropped[r] = (dropped[r] ?? 0) + 1;

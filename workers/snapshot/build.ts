@@ -10,8 +10,7 @@ import { DateTime } from 'luxon';
 import { bundledGazetteer, extendedGazetteer, type Gazetteer } from './gazetteer.ts';
 import { fetchSource, type FetchOptions } from './fetch.ts';
 import { mergeRows } from './normalize/merge.ts';
-import { normalizeEvent, type NormalizeContext } from './normalize/event.ts';
-import { fold } from './normalize/text.ts';
+import { normalizeEvent, sourceContext } from './normalize/event.ts';
 import { LA } from './normalize/times.ts';
 import { parseFeed } from './parse/index.ts';
 import type { ParseWindow } from './parse/types.ts';
@@ -94,12 +93,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     ? await renderSampleFeeds({ dataDir: opts.dataDir, sources: registry.sources, now: opts.now, window, gazetteer: g })
     : new Map<string, string>();
   const registryDir = path.dirname(opts.registryFile);
-  const feedAddresses = new Set(registry.sources.filter((s) => /^https?:/.test(s.url)).map((s) => s.url));
-  const organizerSites = new Map(registry.sources.map((s) => [fold(s.organizer.name), s.organizer.url]));
   const cacheDir = path.join(opts.dataDir, 'cache', 'sources');
 
   let done = 0;
-  const perSource = await mapLimit(registry.sources, opts.concurrency ?? 6, async (src, rank) => {
+  const perSource = await mapLimit(registry.sources, opts.concurrency ?? 6, async (src) => {
     const started = performance.now();
     const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_into_other_sources: 0, ms: 0 };
     const rows: EventRow[] = [];
@@ -119,7 +116,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       const parsed = await parseFeed(src.format, fetched.text, { window, csvColumns: src.csv_columns, baseUrl: /^https?:/.test(location) ? location : src.organizer.url });
       report.parsed = parsed.events.length + parsed.noStart;
       if (parsed.noStart) drop('no_start', parsed.noStart);
-      const ctx: NormalizeContext = { gazetteer: g, source: src, rank, feedAddresses, organizerSites, windowStartMs: window.start.toMillis(), windowEndMs: window.end.toMillis() };
+      const ctx = sourceContext(registry, src, g, window);
       for (const raw of parsed.events) {
         let r: EventRow | DropReason;
         try {

@@ -1,7 +1,7 @@
 // RawEvent → EventRow: every normalization rule of the record, in one pass per event.
 import { createHash } from 'node:crypto';
 import type { Gazetteer } from '../gazetteer.ts';
-import type { Source } from '../registry.ts';
+import type { Registry, Source } from '../registry.ts';
 import type { DropReason, EventRow, RawEvent } from '../types.ts';
 import { parseAges } from './ages.ts';
 import { classify } from './categories.ts';
@@ -62,6 +62,25 @@ export interface NormalizeContext {
   readonly organizerSites: ReadonlyMap<string, string>;
   readonly windowStartMs: number;
   readonly windowEndMs: number;
+}
+
+/** The context of one source within its registry: the same for a build and for `normalize FILE`. */
+export function sourceContext(
+  registry: Registry,
+  source: Source,
+  gazetteer: Gazetteer,
+  window: { readonly start: { toMillis(): number }; readonly end: { toMillis(): number } },
+): NormalizeContext {
+  const rank = registry.sources.findIndex((s) => s.id === source.id);
+  return {
+    gazetteer,
+    source,
+    rank: rank >= 0 ? rank : registry.sources.length,
+    feedAddresses: new Set(registry.sources.filter((s) => /^https?:/.test(s.url)).map((s) => s.url)),
+    organizerSites: new Map([...registry.sources, source].map((s) => [fold(s.organizer.name), s.organizer.url])),
+    windowStartMs: window.start.toMillis(),
+    windowEndMs: window.end.toMillis(),
+  };
 }
 
 export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow | DropReason {

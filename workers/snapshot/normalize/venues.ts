@@ -117,8 +117,11 @@ function resolveUncached(g: Gazetteer, input: LocationInput): Venue | null {
     const parsed = parseAddress(g, text);
     const byName = parsed.name ? pick(g.venuesByName.get(fold(parsed.name)), input.organizer) : undefined;
     if (byName) return fromKnown(g, byName);
-    if (parsed.street && parsed.city) {
-      const byStreet = g.venueByStreet.get(streetKey(parsed.street, parsed.city.name));
+    // Some streets carry no house number ("Central Park Dr", "Dolores St & 19th St"), so an
+    // unparsed leading part may be the street line itself.
+    const streetLine = parsed.street ?? parsed.name;
+    if (streetLine && parsed.city) {
+      const byStreet = g.venueByStreet.get(streetKey(streetLine, parsed.city.name));
       if (byStreet) return fromKnown(g, byStreet);
     }
     if (parsed.city) {
