@@ -3,13 +3,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { toRecord } from '../workers/record.ts';
-import { buildWindow } from '../workers/snapshot/build.ts';
-import { bundledGazetteer } from '../workers/snapshot/gazetteer.ts';
-import { mergeRows } from '../workers/snapshot/normalize/merge.ts';
-import { normalizeEvent, sourceContext } from '../workers/snapshot/normalize/event.ts';
-import { decode } from '../workers/snapshot/fetch.ts';
-import { parseFeed, sniffFormat } from '../workers/snapshot/parse/index.ts';
 import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Registry, type Source } from '../workers/snapshot/registry.ts';
 import type { DropReason, EventRow } from '../workers/snapshot/types.ts';
 import { CliError, cliConfig } from './common.ts';
@@ -65,6 +58,15 @@ export function registerNormalizeCommand(program: Command): void {
     .option('--free-by-default', 'treat events as free unless they say otherwise')
     .action(async (files: string[], flags: Flags) => {
       const cfg = cliConfig();
+      const [{ toRecord }, { buildWindow }, { bundledGazetteer }, { mergeRows }, { normalizeEvent, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
+        import('../workers/record.ts'),
+        import('../workers/snapshot/build.ts'),
+        import('../workers/snapshot/gazetteer.ts'),
+        import('../workers/snapshot/normalize/merge.ts'),
+        import('../workers/snapshot/normalize/event.ts'),
+        import('../workers/snapshot/fetch.ts'),
+        import('../workers/snapshot/parse/index.ts'),
+      ]);
       const g = bundledGazetteer();
       const window = buildWindow(cfg.now());
       const rows: EventRow[] = [];

@@ -2,10 +2,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
-import { buildWindow } from '../workers/snapshot/build.ts';
-import { bundledGazetteer } from '../workers/snapshot/gazetteer.ts';
-import { loadRegistry } from '../workers/snapshot/registry.ts';
-import { renderSampleFeeds } from '../workers/snapshot/sample/feeds.ts';
 import { CliError, cliConfig } from './common.ts';
 
 export function registerSampleCommands(program: Command): void {
@@ -23,6 +19,12 @@ export function registerSampleCommands(program: Command): void {
         if (!d.isValid || !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new CliError('--date must be a calendar date such as 2026-11-21');
         now = d.set({ hour: 12 }).toJSDate();
       }
+      const [{ buildWindow }, { bundledGazetteer }, { loadRegistry }, { renderSampleFeeds }] = await Promise.all([
+        import('../workers/snapshot/build.ts'),
+        import('../workers/snapshot/gazetteer.ts'),
+        import('../workers/snapshot/registry.ts'),
+        import('../workers/snapshot/sample/feeds.ts'),
+      ]);
       const registry = await loadRegistry(cfg.sourcesFile);
       const files = await renderSampleFeeds({ dataDir: cfg.dataDir, sources: registry.sources, now, window: buildWindow(now), gazetteer: bundledGazetteer(), outDir: path.resolve(flags.out) });
       for (const [id, file] of files) process.stdout.write(`${id}\t${file}\n`);

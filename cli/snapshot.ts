@@ -4,12 +4,14 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import type { Config } from '../server/config.ts';
-import { BuildError, buildSnapshot, DEFAULT_LOOKBACK_DAYS, DEFAULT_WINDOW_DAYS, type BuildResult } from '../workers/snapshot/build.ts';
-import { RegistryError } from '../workers/snapshot/registry.ts';
-import { writeSynthetic, syntheticStart } from '../workers/snapshot/sample/synthetic.ts';
-import { currentSnapshotId, readManifest, type Manifest } from '../workers/snapshot/store.ts';
+import type { BuildResult } from '../workers/snapshot/build.ts';
+import type { Manifest } from '../workers/snapshot/store.ts';
 import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
 import { progress } from './progress.ts';
+
+// The builder's defaults, restated so that --help does not load the builder (a test checks they agree).
+export const WINDOW_DAYS = 90;
+export const LOOKBACK_DAYS = 14;
 
 interface BuildFlags {
   sources?: string;
@@ -53,10 +55,13 @@ async function syntheticRegistry(cfg: Config, events: number, seed: number, wind
   const dir = path.join(cfg.dataDir, 'synthetic', `${events}-${seed}-${DateTime.fromJSDate(cfg.now()).toISODate()}`);
   const registry = path.join(dir, 'registry.json');
   if (await stat(registry).then(() => true, () => false)) return registry;
+  const { writeSynthetic, syntheticStart } = await import('../workers/snapshot/sample/synthetic.ts');
   return writeSynthetic({ events, seed, outDir: dir, start: syntheticStart(cfg.now()), days: windowDays }, (done, total) => bar.update(done, total, 'generating'));
 }
 
 export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'seed'> & { seed?: number }, showProgress: boolean): Promise<BuildResult> {
+  const { BuildError, buildSnapshot } = await import('../workers/snapshot/build.ts');
+  const { RegistryError } = await import('../workers/snapshot/registry.ts');
   const bar = progress(showProgress);
   try {
     const registryFile = flags.synthetic
@@ -80,10 +85,11 @@ export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'se
 
 /** The current snapshot's manifest, building the configured sources first if there is none. */
 export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
+  const { currentSnapshotId, readManifest } = await import('../workers/snapshot/store.ts');
   const id = await currentSnapshotId(cfg.dataDir);
   if (id) return readManifest(cfg.dataDir, id);
   process.stderr.write(`family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`);
-  return (await runBuild(cfg, { windowDays: DEFAULT_WINDOW_DAYS, lookbackDays: DEFAULT_LOOKBACK_DAYS }, true)).manifest;
+  return (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest;
 }
 
 export function registerSnapshotCommands(program: Command): void {
@@ -95,8 +101,8 @@ export function registerSnapshotCommands(program: Command): void {
     .option('--sources <file>', 'source registry to build from (default: SOURCES_FILE, else the bundled sample registry)')
     .option('--synthetic <n>', 'build a deterministic synthetic set of N events over many destinations instead (benchmarks; up to 10,000,000)', positiveInt('--synthetic', 10_000_000))
     .option('--seed <n>', 'seed of the synthetic set', positiveInt('--seed'), 1)
-    .option('--window-days <n>', 'days after now to keep events for', positiveInt('--window-days', 730), DEFAULT_WINDOW_DAYS)
-    .option('--lookback-days <n>', 'days before now to keep events for', positiveInt('--lookback-days', 365), DEFAULT_LOOKBACK_DAYS)
+    .option('--window-days <n>', 'days after now to keep events for', positiveInt('--window-days', 730), WINDOW_DAYS)
+    .option('--lookback-days <n>', 'days before now to keep events for', positiveInt('--lookback-days', 365), LOOKBACK_DAYS)
     .addOption(jsonOption())
     .action(async (flags: BuildFlags) => {
       const { manifest } = await runBuild(cliConfig(), flags, !flags.json);
@@ -109,6 +115,7 @@ export function registerSnapshotCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (flags: { json?: boolean }) => {
       const cfg = cliConfig();
+      const { currentSnapshotId, readManifest } = await import('../workers/snapshot/store.ts');
       const id = await currentSnapshotId(cfg.dataDir);
       if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
       const m = await readManifest(cfg.dataDir, id);

@@ -4,6 +4,7 @@
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pRetry, { AbortError } from 'p-retry';
+import iconv from 'iconv-lite';
 import { fetch } from 'undici';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -28,9 +29,21 @@ export interface FetchOptions {
 export class FetchError extends Error {}
 
 interface CacheMeta {
+  /** The address the cached body came from: validators are only valid for it. */
+  url?: string;
   etag?: string;
   lastModified?: string;
   charset?: string;
+}
+
+// iconv-lite for legacy charsets: Node 20's TextDecoder decodes 'windows-1252' as plain ISO-8859-1
+// (nodejs/node#56542), turning the curly quotes, dashes and € of Windows-exported feeds into C1
+// control characters. UTF-8 stays on TextDecoder (fatal mode is how we detect it).
+function decodeLegacy(buf: Uint8Array, label: string): string | null {
+  const l = label.toLowerCase();
+  // Publishers who say latin1 almost always mean windows-1252 (the WHATWG encoding standard maps them so).
+  const name = l === 'iso-8859-1' || l === 'latin1' || l === 'us-ascii' || l === 'ascii' ? 'windows-1252' : l;
+  return iconv.encodingExists(name) ? iconv.decode(Buffer.from(buf), name) : null;
 }
 
 /** Decodes bytes by the declared charset (header, XML prolog, HTML meta), else UTF-8, else Windows-1252. */
@@ -41,17 +54,15 @@ export function decode(buf: Uint8Array, headerCharset: string | null): string {
     /<\?xml[^>]{0,200}encoding=["']([\w.:-]{1,40})["']/i.exec(head)?.[1] ??
     /<meta[^>]{0,200}charset=["']?([\w.:-]{1,40})/i.exec(head)?.[1] ??
     null;
-  if (declared) {
-    try {
-      return new TextDecoder(declared.toLowerCase()).decode(buf);
-    } catch {
-      // An unknown label falls through to detection.
-    }
+  if (declared && !/^utf-?8$/i.test(declared)) {
+    const text = decodeLegacy(buf, declared);
+    if (text !== null) return text;
+    // An unknown label falls through to detection.
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buf);
   } catch {
-    return new TextDecoder('windows-1252').decode(buf);
+    return decodeLegacy(buf, 'windows-1252')!;
   }
 }
 
@@ -94,8 +105,10 @@ export async function fetchSource(location: string, opts: FetchOptions): Promise
   const dir = path.join(opts.cacheDir, opts.sourceId);
   const metaFile = path.join(dir, 'meta.json');
   const bodyFile = path.join(dir, 'body');
-  const meta: CacheMeta = await readFile(metaFile, 'utf8').then((s) => JSON.parse(s) as CacheMeta, () => ({}));
-  const cached = await readFile(bodyFile).catch(() => null);
+  const stored: CacheMeta = await readFile(metaFile, 'utf8').then((s) => JSON.parse(s) as CacheMeta, () => ({}));
+  // A source whose registry address changed starts afresh: the old address's validators and body say nothing about the new one.
+  const meta: CacheMeta = stored.url === location ? stored : {};
+  const cached = stored.url === location ? await readFile(bodyFile).catch(() => null) : null;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   const attempt = async (): Promise<Fetched> => {
@@ -139,7 +152,7 @@ export async function fetchSource(location: string, opts: FetchOptions): Promise
       throw new FetchError(e.name === 'TimeoutError' || signal.aborted ? `timed out after ${timeoutMs} ms` : `read error: ${e.message}`);
     }
     const charset = charsetOf(res.headers.get('content-type'));
-    const next: CacheMeta = {};
+    const next: CacheMeta = { url: location };
     const etag = res.headers.get('etag');
     const lastModified = res.headers.get('last-modified');
     if (etag) next.etag = etag;

@@ -1,7 +1,7 @@
 // The snapshot directory: DATA_DIR/snapshots/<id>/{events.parquet, manifest.json}, and `current`,
 // a symlink switched atomically by rename(2). Readers resolve `current` once per query batch, so a
 // switch never mixes two snapshots; old snapshots are kept a while for readers still on them.
-import { open, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { SourceReport } from './types.ts';
 
@@ -64,14 +64,22 @@ export async function switchCurrent(dataDir: string, id: string): Promise<void> 
   await fsyncDir(dir);
 }
 
-/** Removes all but the newest KEEP_SNAPSHOTS published snapshots (never `current`), and stale temp dirs. */
+/** A build directory this old belongs to a build that died; a live build never takes this long to write. */
+const STALE_BUILD_MS = 6 * 60 * 60 * 1000;
+
+/** Removes all but the newest KEEP_SNAPSHOTS published snapshots (never `current`), and abandoned build dirs. */
 export async function pruneSnapshots(dataDir: string, keep = KEEP_SNAPSHOTS): Promise<string[]> {
   const dir = snapshotsDir(dataDir);
   const current = await currentSnapshotId(dataDir);
   const entries = await readdir(dir, { withFileTypes: true });
   const published = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort().reverse();
   const doomed = published.slice(keep).filter((n) => n !== current);
-  const stale = entries.filter((e) => e.name.startsWith('.building-') && !e.name.includes(`-${process.pid}-`)).map((e) => e.name);
+  // Another process may be building right now: only directories left long ago are abandoned.
+  const stale: string[] = [];
+  for (const e of entries.filter((x) => x.name.startsWith('.building-') && !x.name.includes(`-${process.pid}-`))) {
+    const st = await stat(path.join(dir, e.name)).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > STALE_BUILD_MS) stale.push(e.name);
+  }
   for (const name of [...doomed, ...stale]) await rm(path.join(dir, name), { recursive: true, force: true });
   return doomed;
 }

@@ -56,7 +56,8 @@ const RULES: readonly Rule[] = [
   // "ages 5 and under", "under 5", "5 & younger"
   [/\b(?:ages?\s{0,2})?(\d{1,2})\s{0,2}(?:and|&)\s(?:under|younger|below)\b/, (m) => years(0, Number(m[1]))],
   [/\bunder\s(\d{1,2})\b/, (m) => years(0, Number(m[1]) - 1)],
-  [/\bages?\s(\d{1,2})\b/, (m) => years(Number(m[1]), Number(m[1]))],
+  // A single age, unless it is the start of a range that failed above ("ages 9-3" is no age at all).
+  [/\bages?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)/, (m) => years(Number(m[1]), Number(m[1]))],
 ];
 
 const KEYWORDS: readonly Rule[] = [
@@ -92,7 +93,9 @@ export function parseAges(field: string | null, title: string, description: stri
 
 const agesMemo = memoize((key: string): AgeVerdict | null => {
   const [field, title, description] = JSON.parse(key) as [string | null, string, string | null];
-  const texts = [field, title, description].filter((t): t is string => t != null && t !== '').map((t) => fold(t).slice(0, 4000));
+  // An ages field that is only numbers ("7-12", "3+") is in years, as the field's name implies.
+  const fieldText = field && /^\s{0,3}\d/.test(field) ? `ages ${field}` : field;
+  const texts = [fieldText, title, description].filter((t): t is string => t != null && t !== '').map((t) => fold(t).slice(0, 4000));
   for (const t of texts) {
     const numeric = firstMatch(RULES, t);
     if (numeric) return numeric;

@@ -27,10 +27,13 @@ const htmlToText = compile({
 // million-event builds from paying for a DOM per plain description.
 const MARKUP = /[<&]/;
 
+// Feeds escape their HTML once more than they should (&amp;lt;p&amp;gt; in RSS, &amp;amp; in CMS
+// exports): while the text still looks like markup after a pass, it was markup, so decode again.
+const STILL_MARKUP = /<[a-z!/]|&(?:#\d+|#x[\da-f]+|[a-z]+);/i;
+
 const toPlain = memoize((input: string): string | null => {
   let text = MARKUP.test(input) ? htmlToText(input) : input;
-  // Entities that were double-encoded upstream (&amp;amp;) survive one decode; a second pass settles them.
-  if (/&(?:#\d+|#x[\da-f]+|[a-z]+);/i.test(text)) text = htmlToText(text.replaceAll('<', '&lt;'));
+  for (let pass = 0; pass < 3 && STILL_MARKUP.test(text); pass++) text = htmlToText(text);
   text = text.replace(/\s+/g, ' ').trim();
   return text === '' ? null : text;
 });

@@ -1,0 +1,157 @@
+// The family-events command as an operator runs it: a real process through the package's bin.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../../server/config.ts';
+
+const run = promisify(execFile);
+const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
+let dir: string;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', ...env }, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const ICS = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//Test//EN',
+  'BEGIN:VEVENT',
+  'UID:storytime-1@test',
+  'DTSTART;TZID=America/Los_Angeles:20261124T103000',
+  'DTEND;TZID=America/Los_Angeles:20261124T110000',
+  'SUMMARY:Toddler Storytime',
+  'DESCRIPTION:<p>Songs &amp; stories. Ages 1-3.</p>',
+  'LOCATION:Mission Branch Library\\, 300 Bartlett St\\, San Francisco\\, CA 94110',
+  'END:VEVENT',
+  'BEGIN:VEVENT',
+  'UID:club-1@test',
+  'DTSTART;TZID=America/Los_Angeles:20261125T190000',
+  'SUMMARY:Evening Book Club (adults only)',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+
+before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'fe-cli-'));
+  await writeFile(path.join(dir, 'branch.ics'), ICS);
+  await writeFile(
+    path.join(dir, 'registry.json'),
+    JSON.stringify({
+      sources: [{ id: 'branch', url: 'branch.ics', format: 'ical', organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'SFPL', free_by_default: true }],
+    }),
+  );
+});
+after(() => rm(dir, { recursive: true, force: true }));
+
+describe('family-events', () => {
+  test('--help on the program and on every subcommand', async () => {
+    const top = await cli(['--help']);
+    assert.equal(top.code, 0);
+    for (const cmd of ['snapshot', 'normalize', 'sample', 'serve']) assert.match(top.stdout, new RegExp(`\\b${cmd}\\b`));
+    for (const sub of [['snapshot', 'build'], ['snapshot', 'status'], ['normalize'], ['sample', 'write'], ['serve']]) {
+      const r = await cli([...sub, '--help']);
+      assert.equal(r.code, 0, sub.join(' '));
+      assert.match(r.stdout, /^Usage: family-events /m, sub.join(' '));
+    }
+  });
+
+  test('bad configuration stops with one line naming the variable', async () => {
+    for (const [name, value] of [['PORT', 'eighty'], ['WEB_BASE_URL', 'not a url'], ['FAMILY_EVENTS_NOW', 'yesterday']] as const) {
+      const r = await cli(['snapshot', 'status'], { [name]: value });
+      assert.equal(r.code, 2, name);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(name));
+    }
+  });
+
+  test('bad arguments say what to change', async () => {
+    const r = await cli(['snapshot', 'build', '--window-days', 'many']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /--window-days must be a whole number/);
+  });
+
+  test('snapshot build --json prints one JSON manifest; status agrees', async () => {
+    const b = await cli(['snapshot', 'build', '--sources', path.join(dir, 'registry.json'), '--json']);
+    assert.equal(b.code, 0, b.stderr);
+    const manifest = JSON.parse(b.stdout) as { id: string; counts: { events: number; dropped: Record<string, number> } };
+    assert.equal(b.stdout.trim().split('\n').length, 1);
+    assert.equal(manifest.counts.events, 1);
+    assert.equal(manifest.counts.dropped['adults_only'], 1);
+    const s = await cli(['snapshot', 'status', '--json']);
+    assert.equal((JSON.parse(s.stdout) as { id: string }).id, manifest.id);
+  });
+
+  test('snapshot build without --json prints the per-source report', async () => {
+    const b = await cli(['snapshot', 'build', '--sources', path.join(dir, 'registry.json')]);
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(b.stdout, /^branch\s+ical\s+ok\s+2\s+1\s+1\b/m);
+  });
+
+  test('a build whose every source fails exits non-zero and keeps the current snapshot', async () => {
+    const before = JSON.parse((await cli(['snapshot', 'status', '--json'])).stdout) as { id: string };
+    const broken = path.join(dir, 'broken.json');
+    await writeFile(broken, JSON.stringify({ sources: [{ id: 'gone', url: 'missing.ics', format: 'ical', organizer: { name: 'X', url: 'https://x.example' }, destination: 'san-francisco', attribution: 'X' }] }));
+    const b = await cli(['snapshot', 'build', '--sources', broken]);
+    assert.equal(b.code, 1);
+    assert.match(b.stderr, /snapshot build failed: .*current snapshot is unchanged/);
+    const afterwards = JSON.parse((await cli(['snapshot', 'status', '--json'])).stdout) as { id: string };
+    assert.equal(afterwards.id, before.id);
+  });
+
+  test('a registry with a mistake names the entry and field', async () => {
+    const bad = path.join(dir, 'bad.json');
+    await writeFile(bad, JSON.stringify({ sources: [{ id: 'Bad Id', url: 'x', format: 'ical', organizer: { name: 'X', url: 'https://x.example' }, destination: 'sf', attribution: 'X' }] }));
+    const b = await cli(['snapshot', 'build', '--sources', bad]);
+    assert.equal(b.code, 1);
+    assert.match(b.stderr, /sources\.0\.id: must be a lowercase slug/);
+  });
+
+  test('normalize prints one served record per line, exactly the record shape', async () => {
+    const r = await cli(['normalize', path.join(dir, 'branch.ics'), '--organizer', 'San Francisco Public Library', '--site', 'https://sfpl.org', '--free-by-default'], { WEB_BASE_URL: 'https://web.example' });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 1);
+    const rec = JSON.parse(lines[0]!) as Record<string, unknown> & { venue: { address: string }; age_range_years: unknown; event_url: string; description: string };
+    assert.equal(rec['title'], 'Toddler Storytime');
+    assert.equal(rec['start_datetime'], '2026-11-24T10:30:00-08:00');
+    assert.equal(rec.venue.address, '300 Bartlett St, San Francisco, CA 94110');
+    assert.equal(rec.description, 'Songs & stories. Ages 1-3.');
+    assert.deepEqual(rec.age_range_years, { min_years: 1, max_years: 3 });
+    assert.equal(rec.event_url, `https://web.example/events/${String(rec['id'])}`);
+    assert.equal(rec['source_url'], null);
+    assert.match(r.stderr, /1 records; dropped: adults_only 1/);
+  });
+
+  test('normalize on a feed it cannot place asks whose feed it is; a missing file is named', async () => {
+    const anon = await cli(['normalize', path.join(dir, 'branch.ics')]);
+    assert.equal(anon.code, 1);
+    assert.match(anon.stderr, /--source ID .* or --organizer NAME --site URL/);
+    const missing = await cli(['normalize', path.join(dir, 'nope.ics'), '--organizer', 'X', '--site', 'https://x.example']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /nope\.ics: no such file/);
+  });
+});
+
+test('the CLI restates the builder window defaults without loading it; they agree', async () => {
+  const cli = await import('../../cli/snapshot.ts');
+  const build = await import('../../workers/snapshot/build.ts');
+  assert.deepEqual([cli.WINDOW_DAYS, cli.LOOKBACK_DAYS], [build.DEFAULT_WINDOW_DAYS, build.DEFAULT_LOOKBACK_DAYS]);
+});
