@@ -63,6 +63,8 @@ const LOCAL_FORMATS = [
   'M/d/yyyy h:mma',
   'M/d/yyyy H:mm',
   'M/d/yy h:mm a',
+  'M/d/yyyy h a',
+  'M/d/yyyy ha',
   'MMMM d, yyyy h:mm a',
   'MMMM d, yyyy h a',
   'MMM d, yyyy h:mm a',

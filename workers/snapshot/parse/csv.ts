@@ -80,7 +80,9 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
     } else {
       // Separate "Date" and "Time" columns: "11/21/2026" + "10:30 AM - 11:15 AM".
       const date = get('date');
-      const [t1, t2] = get('time') ? splitTimeRange(get('time')!) : [null, null];
+      // "All Day", "TBA" and friends say there is no time of day: the date alone is the event.
+      const time = get('time');
+      const [t1, t2] = time && !/^(?:all[\s-]?day|tba|tbd|various|n\/a)$/i.test(time.trim()) ? splitTimeRange(time) : [null, null];
       start = date ? parseUpstreamTime(t1 ? `${date} ${t1}` : date) : null;
       end = date && t2 ? parseUpstreamTime(`${date} ${t2}`) : null;
     }

@@ -3,6 +3,7 @@
 // rather than by registering the feed's VTIMEZONE blocks: those are global state in ical.js, and one
 // feed's broken VTIMEZONE must not shift another feed's times.
 import ICAL from 'ical.js';
+import { DateTime } from 'luxon';
 import { fromWallClock, zoneFor, type UpstreamTime } from '../normalize/times.ts';
 import type { RawEvent } from '../types.ts';
 import { emptyRaw, FeedFormatError, MAX_OCCURRENCES, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
@@ -49,7 +50,7 @@ function describe(c: ICalComponent): Omit<RawEvent, 'uid' | 'start' | 'end'> {
   return {
     ...emptyRaw(),
     title: text(c, 'summary') ?? '',
-    description: text(c, 'x-alt-desc') ?? text(c, 'description'),
+    description: ((alt) => (alt === null ? null : unescapeText(alt)))(text(c, 'x-alt-desc')) ?? text(c, 'description'),
     location: text(c, 'location'),
     lat: lat ?? null,
     lng: lng ?? null,
@@ -63,11 +64,52 @@ function describe(c: ICalComponent): Omit<RawEvent, 'uid' | 'start' | 'end'> {
   };
 }
 
+// Some exporters write ISO dates with dashes ("DTSTART;VALUE=DATE:2026-12-09"); ical.js slices
+// basic-form values by position and would read that as another date entirely, so they are
+// rewritten to the basic form RFC 5545 requires before parsing.
+const DASHED_TIME = /^((?:DTSTART|DTEND|DUE|EXDATE|RDATE|RECURRENCE-ID)[^:\r\n]{0,200}:)(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/gim;
+
+function undash(input: string): string {
+  return input.replace(DASHED_TIME, (_m, head: string, y: string, mo: string, d: string, h?: string, mi?: string, sec?: string) =>
+    h === undefined ? `${head}${y}${mo}${d}` : `${head}${y}${mo}${d}T${h}${mi}${sec ?? '00'}`,
+  );
+}
+
+/** RFC 5545 TEXT unescaping, for x-properties ical.js does not know to be TEXT (X-ALT-DESC). */
+function unescapeText(v: string): string {
+  return v.replace(/\\([\\,;n])/gi, (_m, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
+}
+
+/**
+ * ical.js matches EXDATE and RECURRENCE-ID against occurrences by their wall-clock value. A series in
+ * a TZID zone we do not register runs on floating wall-clock times, so a UTC-form exclusion or
+ * override (allowed by RFC 5545) would never match: convert those to the series' own wall clock.
+ */
+function alignToSeriesZone(components: readonly ICalComponent[], tzid: string): void {
+  const zone = zoneFor(tzid);
+  const toWall = (t: ICalTime): ICalTime => {
+    if (t.zone?.tzid !== 'UTC' || t.isDate) return t;
+    const local = DateTime.fromMillis(Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second), { zone });
+    return ICAL.Time.fromData({ year: local.year, month: local.month, day: local.day, hour: local.hour, minute: local.minute, second: local.second });
+  };
+  for (const c of components) {
+    for (const name of ['exdate', 'recurrence-id']) {
+      for (const prop of c.getAllProperties(name)) {
+        const values = prop.getValues() as ICalTime[];
+        if (!values.some((t) => t.zone?.tzid === 'UTC' && !t.isDate)) continue;
+        if (name === 'exdate') prop.setValues(values.map(toWall));
+        else prop.setValue(toWall(values[0]!));
+        prop.setParameter('tzid', tzid);
+      }
+    }
+  }
+}
+
 export function parseICal(input: string, opts: ParseOptions): ParseOutput {
   if (!/BEGIN:VCALENDAR/i.test(input.slice(0, 4096))) throw new FeedFormatError('not an iCalendar document (no BEGIN:VCALENDAR)');
   let root: ICalComponent;
   try {
-    root = new ICAL.Component(ICAL.parse(input) as unknown[]);
+    root = new ICAL.Component(ICAL.parse(undash(input)) as unknown[]);
   } catch (err) {
     throw new FeedFormatError(`iCalendar syntax error: ${(err as Error).message}`);
   }
@@ -92,23 +134,38 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
     events.push({ ...base, uid, start: toUpstream(start, tzid), end: end ? toUpstream(end, endTzid ?? tzid) : null, endIsExclusiveDate: end?.isDate ?? false });
   };
 
+  // One unreadable VEVENT (DTSTART:TBD, a broken RRULE) is counted and skipped; the rest of the feed stands.
+  const guarded = (f: () => void): void => {
+    try {
+      f();
+    } catch {
+      noStart++;
+    }
+  };
+
   for (const ve of singles) {
-    const ev = new ICAL.Event(ve);
-    if (!ev.startDate) noStart++;
-    else emit(ve, null, ev.startDate, ve.hasProperty('dtend') || ve.hasProperty('duration') ? ev.endDate : null, tzidOf(ve, 'dtstart'), tzidOf(ve, 'dtend'));
+    guarded(() => {
+      const ev = new ICAL.Event(ve);
+      if (!ev.startDate) noStart++;
+      else emit(ve, null, ev.startDate, ve.hasProperty('dtend') || ve.hasProperty('duration') ? ev.endDate : null, tzidOf(ve, 'dtstart'), tzidOf(ve, 'dtend'));
+    });
   }
 
-  for (const [uid, ve] of masters) {
-    const ev = new ICAL.Event(ve, { exceptions: overrides.get(uid) ?? [], strictExceptions: true });
+  for (const [uid, ve] of masters) guarded(() => expandMaster(uid, ve));
+
+  function expandMaster(uid: string, ve: ICalComponent): void {
     const tzid = tzidOf(ve, 'dtstart');
+    const exceptions = overrides.get(uid) ?? [];
+    if (tzid) alignToSeriesZone([ve, ...exceptions], tzid);
+    const ev = new ICAL.Event(ve, { exceptions, strictExceptions: true });
     const hasEnd = ve.hasProperty('dtend') || ve.hasProperty('duration');
     if (!ev.startDate) {
       noStart++;
-      continue;
+      return;
     }
     if (!ev.isRecurring()) {
       emit(ve, uid, ev.startDate, hasEnd ? ev.endDate : null, tzid, tzidOf(ve, 'dtend'));
-      continue;
+      return;
     }
     const it = ev.iterator();
     let emitted = 0;
@@ -129,7 +186,7 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
       if (endMs < winStart) continue;
       // Occurrence uid: the series uid + its RECURRENCE-ID (the original start), stable across rebuilds.
       const rid = toUpstream(occ.recurrenceId, tzid).at.toUTC().toISO({ suppressMilliseconds: true });
-      const occTz = item === ve ? tzid : tzidOf(item, 'dtstart') ?? tzid;
+      const occTz = item === ve ? tzid : (tzidOf(item, 'dtstart') ?? tzid);
       emit(item, `${uid}#${rid}`, occ.startDate, hasEnd || item !== ve ? occ.endDate : null, occTz, occTz);
       emitted++;
     }

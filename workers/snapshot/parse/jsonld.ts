@@ -38,6 +38,13 @@ function place(loc: unknown): { text: string | null; lat: number | null; lng: nu
   return { text: [s(p['name']), a].filter(Boolean).join(', ') || null, lat: toNumber(geo['latitude']), lng: toNumber(geo['longitude']) };
 }
 
+/** schema.org Booleans arrive as true/false, "true"/"false", or the URLs https://schema.org/True|False. */
+function flag(x: unknown): boolean | null {
+  if (typeof x === 'boolean') return x;
+  const v = typeof x === 'string' ? x.trim().replace(/^https?:\/\/schema\.org\//i, '').toLowerCase() : '';
+  return v === 'true' ? true : v === 'false' ? false : null;
+}
+
 function toRaw(e: Obj): RawEvent | null {
   const start = parseUpstreamTime(s(e['startDate']));
   if (!start) return null;
@@ -53,7 +60,7 @@ function toRaw(e: Obj): RawEvent | null {
       const hi = toNumber(a['suggestedMaxAge']);
       return lo !== null || hi !== null ? `ages ${lo ?? 0}-${hi ?? 18}` : s(a['audienceType']);
     }).find(Boolean) ?? s(e['typicalAgeRange']);
-  const status = s(e['eventStatus']) ?? '';
+  const status = s(e['eventStatus']) ?? (isObj(e['eventStatus']) ? s(e['eventStatus']['@id']) : null) ?? '';
   return {
     ...emptyRaw(),
     uid: s(e['@id']) ?? s(e['identifier']) ?? s(e['url']),
@@ -76,7 +83,7 @@ function toRaw(e: Obj): RawEvent | null {
     priceText: offers.map((o) => s(o['description']) ?? s(o['name'])).find(Boolean) ?? null,
     priceMin: prices.length ? Math.min(...prices) : null,
     priceMax: prices.length ? Math.max(...prices) : null,
-    isFree: e['isAccessibleForFree'] === true || e['isAccessibleForFree'] === 'true' ? true : e['isAccessibleForFree'] === false ? false : null,
+    isFree: flag(e['isAccessibleForFree']),
     ages: ageText ?? null,
     cancelled: /EventCancelled$/.test(status),
   };

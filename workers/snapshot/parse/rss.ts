@@ -44,11 +44,16 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
       descriptionMaxLen: 0,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       getExtraEntryFields: (raw: Node): Extra => ({ raw }),
+      // Text stays text: "000123" is a guid, not the number 123; "5.00" is a price as written.
+      xmlParserOptions: { parseTagValue: false, parseAttributeValue: false },
     });
   } catch (err) {
+    // feed-extractor recognizes Atom by its entries, so a valid Atom feed that is empty today is
+    // "unrecognized"; it is an empty calendar, not a broken one.
+    if (/<feed[\s>]/.test(head) && !/<entry[\s>]/i.test(input) && /unrecognized feed format/i.test((err as Error).message)) return { events: [], noStart: 0 };
     throw new FeedFormatError(`feed syntax error: ${(err as Error).message}`);
   }
-  const entries = (feed.entries ?? []) as unknown as (Extra & { id?: string; link?: string; title?: string })[];
+  const entries = (feed.entries ?? []) as unknown as (Extra & { link?: string; title?: string })[];
   const events: RawEvent[] = [];
   let noStart = 0;
   for (const entry of entries) {
@@ -64,11 +69,14 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
     const categories = list(e['category']).map((c) => str(c) ?? attr(c, 'term')).filter((c): c is string => c !== null);
     for (const t of list(e['ev:type'])) {
       const s = str(t);
-      if (s) categories.push(...s.split(/[,;]/));
+      if (s) categories.push(...s.split(/[,;]/).map((c) => c.trim()).filter((c) => c !== ''));
     }
     events.push({
       ...emptyRaw(),
-      uid: str(e['guid']) ?? entry.id ?? null,
+      // The publisher's own id only (RSS guid, Atom id). feed-extractor's synthetic id for a guid-less
+      // item hashes the pubDate, which changes on every edit; without one the normalizer falls
+      // back to the item's link, which does not.
+      uid: str(e['guid']) ?? str(e['id']),
       title: str(e['title']) ?? entry.title ?? '',
       description: field(e, 'content:encoded', 'content', 'description', 'summary'),
       summary: field(e, 'ev:summary'),

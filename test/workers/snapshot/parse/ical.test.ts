@@ -163,7 +163,7 @@ describe('parseICal: Outlook export', () => {
     assert.equal(byTitle(events, 'Summer Movie Night').description, 'Outdoor movie on the field. Bring a blanket.');
   });
 
-  test('X-ALT-DESC text escapes (\\, \\n) are decoded like DESCRIPTION’s', { todo: 'ical.ts reads X-ALT-DESC as an unknown x-property: "\\," and "\\n" stay literal' }, () => {
+  test('X-ALT-DESC text escapes (\\, \\n) are decoded like DESCRIPTION’s', () => {
     const html = byTitle(events, 'Family Game Night').description ?? '';
     assert.ok(!html.includes('\\,'), 'no escaped commas');
     assert.ok(!html.includes('\\n'), 'no escaped newlines');
@@ -238,7 +238,7 @@ describe('parseICal: documents that are not iCalendar', () => {
   });
 });
 
-describe('parseICal: known defects', () => {
+describe('parseICal: malformed and unusual input', () => {
   const series = (...extra: string[]): string =>
     cal(
       'BEGIN:VEVENT',
@@ -249,14 +249,14 @@ describe('parseICal: known defects', () => {
       ...extra,
     );
 
-  test('an EXDATE in UTC form removes the occurrence of a TZID series', { todo: 'UTC EXDATE is compared with the floating (unregistered-zone) occurrence time and never matches' }, () => {
+  test('an EXDATE in UTC form removes the occurrence of a TZID series', () => {
     // RFC 5545 §3.8.5.1 allows EXDATE as UTC; 2026-12-01T18:30Z is 10:30 PST, the 4th occurrence.
     const { events } = parseICal(series('EXDATE:20261201T183000Z', 'SUMMARY:Chess Club', 'END:VEVENT'), { window: WINDOW });
     assert.equal(events.length, 5);
     assert.ok(!events.some((e) => e.start.at.toMillis() === wall('2026-12-01T10:30')));
   });
 
-  test('a RECURRENCE-ID in UTC form overrides the occurrence of a TZID series', { todo: 'UTC RECURRENCE-ID never matches (strictExceptions): the override is dropped and the original slot kept' }, () => {
+  test('a RECURRENCE-ID in UTC form overrides the occurrence of a TZID series', () => {
     const { events } = parseICal(
       series(
         'SUMMARY:Chess Club',
@@ -276,8 +276,8 @@ describe('parseICal: known defects', () => {
     assert.equal(moved.start.at.toMillis(), wall('2026-11-18T16:00'));
   });
 
-  test('one VEVENT with an unreadable DTSTART is counted, not fatal to the feed', { todo: 'ical.js throws a plain Error ("invalid date-time value") out of parseICal for DTSTART:TBD / empty / dashed ISO' }, () => {
-    for (const bad of ['DTSTART:TBD', 'DTSTART:', 'DTSTART;TZID=America/Los_Angeles:2026-12-09T10:30:00']) {
+  test('one VEVENT with an unreadable DTSTART is counted, not fatal to the feed', () => {
+    for (const bad of ['DTSTART:TBD', 'DTSTART:', 'DTSTART;TZID=America/Los_Angeles:Dec 9 2026']) {
       const out = parseICal(
         cal('BEGIN:VEVENT', 'UID:good@test', 'DTSTART:20261124T183000Z', 'SUMMARY:Good', 'END:VEVENT', 'BEGIN:VEVENT', 'UID:bad@test', bad, 'SUMMARY:Bad', 'END:VEVENT'),
         { window: WINDOW },
@@ -287,9 +287,12 @@ describe('parseICal: known defects', () => {
     }
   });
 
-  test('a dashed VALUE=DATE (2026-12-09) is read as that date or counted in noStart, never as another date', { todo: 'ical.js slices "2026-12-09" positionally and yields 2025-11-02 (silently wrong date)' }, () => {
+  test('a dashed VALUE=DATE (2026-12-09) is read as that date or counted in noStart, never as another date', () => {
     const out = parseICal(cal('BEGIN:VEVENT', 'UID:dashed@test', 'DTSTART;VALUE=DATE:2026-12-09', 'SUMMARY:Tree Lighting', 'END:VEVENT'), { window: WINDOW });
     if (out.events.length === 0) assert.equal(out.noStart, 1);
     else assert.equal(out.events[0]!.start.at.toMillis(), wall('2026-12-09T00:00'));
+    // A dashed date-time is read as written, in its TZID.
+    const dt = parseICal(cal('BEGIN:VEVENT', 'UID:dashed-dt@test', 'DTSTART;TZID=America/Los_Angeles:2026-12-09T10:30:00', 'SUMMARY:Tree Lighting', 'END:VEVENT'), { window: WINDOW });
+    assert.equal(dt.events[0]?.start.at.toMillis(), wall('2026-12-09T10:30'));
   });
 });

@@ -170,8 +170,8 @@ describe('parseJsonLd: broken and missing JSON-LD', () => {
   });
 });
 
-describe('parseJsonLd: known defects', () => {
-  test('isAccessibleForFree "false" (a string) → isFree false, as "true" → true', { todo: 'jsonld.ts accepts the string "true" but only the boolean false, so "false" gives null' }, () => {
+describe('parseJsonLd: malformed and unusual input', () => {
+  test('isAccessibleForFree "false" (a string) → isFree false, as "true" → true', () => {
     const ev = JSON.stringify({ '@context': 'https://schema.org', '@type': 'Event', name: 'Robotics Camp', startDate: '2026-12-28T09:00:00-08:00', isAccessibleForFree: 'false' });
     assert.equal(parseJsonLd(page(ev), { window: WINDOW }).events[0]!.isFree, false);
   });
