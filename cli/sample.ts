@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
-import { CliError, cliConfig } from './common.ts';
+import { CliError, cliConfig, jsonOption } from './common.ts';
 
 export function registerSampleCommands(program: Command): void {
   const sample = program.command('sample').description('The bundled sample data set (generated Bay Area feeds; not real listings).');
@@ -11,7 +11,8 @@ export function registerSampleCommands(program: Command): void {
     .description('Write the sample upstream feeds (iCal, RSS, HTML+JSON-LD, CSV) for a date into a directory.')
     .requiredOption('--out <dir>', 'directory to write the feed files into')
     .option('--date <yyyy-mm-dd>', 'the build date the feeds are rendered for (default: today, or FAMILY_EVENTS_NOW)')
-    .action(async (flags: { out: string; date?: string }) => {
+    .addOption(jsonOption())
+    .action(async (flags: { out: string; date?: string; json?: boolean }) => {
       const cfg = cliConfig();
       let now = cfg.now();
       if (flags.date) {
@@ -27,6 +28,7 @@ export function registerSampleCommands(program: Command): void {
       ]);
       const registry = await loadRegistry(cfg.sourcesFile);
       const files = await renderSampleFeeds({ dataDir: cfg.dataDir, sources: registry.sources, now, window: buildWindow(now), gazetteer: bundledGazetteer(), outDir: path.resolve(flags.out) });
-      for (const [id, file] of files) process.stdout.write(`${id}\t${file}\n`);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ files: Object.fromEntries(files) })}\n`);
+      else for (const [id, file] of files) process.stdout.write(`${id}\t${file}\n`);
     });
 }

@@ -34,7 +34,11 @@ export interface SyntheticOptions {
 
 const STREETS = ['Main St', 'Oak Ave', 'Park Blvd', 'Mission St', 'Elm St', 'Bay St', 'Hill Rd', 'Lake Dr', 'Pine St', 'Cedar Ave'];
 const KINDS = ['library', 'museum', 'zoo', 'parks'] as const;
-const ALL_PROGRAMS: readonly Program[] = [...Object.values(WEEKLY).flat(), ...Object.values(SEASONAL).flat(), ...FESTIVALS];
+// Adults-only programs would be dropped by the build, so they are left out: N generated events
+// become N snapshot events.
+const ALL_PROGRAMS: readonly Program[] = [...Object.values(WEEKLY).flat(), ...Object.values(SEASONAL).flat(), ...FESTIVALS].filter(
+  (p) => !/adults|21\+/i.test(`${p.title} ${p.html} ${p.agesField ?? ''}`),
+);
 
 /** Writes feeds, registry.json and gazetteer.json into outDir; returns the registry path. */
 export async function writeSynthetic(opts: SyntheticOptions, onProgress?: (done: number, total: number) => void): Promise<string> {
@@ -92,10 +96,14 @@ export async function writeSynthetic(opts: SyntheticOptions, onProgress?: (done:
       const chunks: Buffer[] = [];
       csv.on('data', (c: Buffer) => chunks.push(c)).on('error', reject).on('end', () => void writeFile(file, Buffer.concat(chunks)).then(resolve, reject));
     });
+    // Each event gets its own (venue, day, hour) slot, and sources that share a destination use
+    // different minutes, so no two synthetic events are the same event and none merge away.
+    const lane = Math.floor(s / nDest);
     for (let i = 0; i < count; i++) {
       const p = pick(ALL_PROGRAMS);
-      const v = pick(own);
-      const start = opts.start.plus({ days: Math.floor(rand() * opts.days) }).set({ hour: 8 + Math.floor(rand() * 12), minute: pick([0, 15, 30, 45]) });
+      const v = own[i % own.length]!;
+      const slot = Math.floor(i / own.length);
+      const start = opts.start.plus({ days: slot % opts.days }).set({ hour: 8 + (Math.floor(slot / opts.days) % 12), minute: (lane * 5) % 60 });
       const html = rand() < 0.35;
       csv.write({
         id: `${id}-${i}`,
