@@ -107,13 +107,18 @@ function alignToSeriesZone(components: readonly ICalComponent[], tzid: string): 
 
 export function parseICal(input: string, opts: ParseOptions): ParseOutput {
   if (!/BEGIN:VCALENDAR/i.test(input.slice(0, 4096))) throw new FeedFormatError('not an iCalendar document (no BEGIN:VCALENDAR)');
-  let root: ICalComponent;
+  let vevents: ICalComponent[];
   try {
-    root = new ICAL.Component(ICAL.parse(undash(input)) as unknown[]);
+    // Several root components come back as an array of them; a broken nesting as a malformed tree,
+    // which ical.js only notices when walked — so the walk is part of reading the document.
+    const jcal = ICAL.parse(undash(input)) as unknown[];
+    const roots = (Array.isArray(jcal[0]) ? jcal : [jcal]).map((c) => new ICAL.Component(c as unknown[]));
+    const calendar = roots.find((c) => c.name === 'vcalendar');
+    if (!calendar) throw new Error('no VCALENDAR component');
+    vevents = calendar.getAllSubcomponents('vevent');
   } catch (err) {
     throw new FeedFormatError(`iCalendar syntax error: ${(err as Error).message}`);
   }
-  const vevents = root.getAllSubcomponents('vevent');
   const masters = new Map<string, ICalComponent>();
   const overrides = new Map<string, ICalComponent[]>();
   const singles: ICalComponent[] = [];
