@@ -23,7 +23,7 @@ async function outcome(format: FeedFormat, text: string): Promise<void> {
     assert.ok(Array.isArray(out.events) && Number.isInteger(out.noStart));
     for (const e of out.events) assert.ok(e.start.at.isValid, 'every emitted event has a valid start');
   } catch (err) {
-    if (!(err instanceof FeedFormatError)) throw new Error(`${format} threw ${(err as Error).name}: ${(err as Error).message}`);
+    if (!(err instanceof FeedFormatError)) throw new Error(`${format} threw ${(err as Error).name}: ${(err as Error).message}`, { cause: err });
   }
 }
 
