@@ -357,6 +357,23 @@ describe('buildSnapshot', () => {
     assert.ok(rows2.some((r) => !by1.has(r.id)), 'an event entered the shifted window');
   });
 
+  test('threads change nothing: a build on a pool of source threads publishes the same snapshot as inline', { timeout: 60_000 }, async () => {
+    const { feeds, dataDir } = await workDir('threads');
+    const registry = await writeRegistry(feeds, 'registry.json', [
+      source('sfpl-test', 'library.ics', 'ical', 'sfpl'),
+      source('opl-test', 'oakland.rss', 'rss', 'opl'),
+      source('parks-test', 'parks.csv', 'csv', 'parks'),
+      source('merge-a', 'merge-library.ics', 'ical', 'sfpl'),
+      source('merge-b', 'merge-aggregator.rss', 'rss', 'kids'),
+    ]);
+    const inline = await buildSnapshot({ dataDir: path.join(dataDir, 'inline'), registryFile: registry, now: NOW, fetch: FETCH, threads: 1 });
+    const pooled = await buildSnapshot({ dataDir: path.join(dataDir, 'pooled'), registryFile: registry, now: NOW, fetch: FETCH, threads: 2 });
+    // The id ends in a hash of the Parquet bytes: same id, same file.
+    assert.equal(pooled.manifest.id, inline.manifest.id);
+    assert.deepEqual(pooled.manifest.sources.map((s) => ({ ...s, ms: 0 })), inline.manifest.sources.map((s) => ({ ...s, ms: 0 })));
+    assert.ok(inline.manifest.counts.events > 0);
+  });
+
   test('the same event from two sources is merged into the higher-ranked source\'s record', { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('merge');
     const registry = await writeRegistry(feeds, 'registry.json', [

@@ -72,13 +72,14 @@ function canonicalizeVenues(rows: EventRow[]): void {
   }
 }
 
+/** Merges the rows of a build. Takes ownership: rows are updated in place and returned. */
 export function mergeRows(input: readonly EventRow[]): MergeResult {
   const duplicateUids = new Map<string, number>();
   const mergedAway = new Map<string, number>();
   const byId = new Map<string, EventRow>();
   for (const r of input) {
     if (byId.has(r.id)) bump(duplicateUids, r.source_id);
-    else byId.set(r.id, { ...r });
+    else byId.set(r.id, r);
   }
   const rows = [...byId.values()];
   canonicalizeVenues(rows);
@@ -91,6 +92,11 @@ export function mergeRows(input: readonly EventRow[]): MergeResult {
   }
   const out: EventRow[] = [];
   for (const g of groups.values()) {
+    // Most events are published once: nothing to merge.
+    if (g.length === 1) {
+      out.push(g[0]!);
+      continue;
+    }
     const merged = mergeGroup(g);
     for (const r of g) if (r.id !== merged.id) bump(mergedAway, r.source_id);
     out.push(merged);
