@@ -3,29 +3,20 @@
 import { ageRangeYears } from './snapshot/normalize/ages.ts';
 import type { EventRow } from './snapshot/types.ts';
 
-export interface EventRecord {
-  id: string;
-  title: string;
-  description: string | null;
-  summary: string | null;
-  start_datetime: string;
-  end_datetime: string | null;
+/** The fields a served record takes unchanged from its row; their types are the row's. */
+type SameAsRow = 'id' | 'title' | 'description' | 'summary' | 'start_datetime' | 'end_datetime' | 'organizer' | 'organizer_url'
+  | 'image_url' | 'is_free' | 'ticket_url' | 'source' | 'destination' | 'is_canceled';
+
+export interface EventRecord extends Pick<EventRow, SameAsRow> {
   venue: { name: string; address: string; city: string; lat: number; lng: number };
-  organizer: string | null;
-  organizer_url: string | null;
   categories: string[];
   tags: string[];
-  image_url: string | null;
-  is_free: boolean;
   price: { min: number | null; max: number | null; note: string | null } | null;
-  ticket_url: string | null;
-  source: string | null;
   source_url: null;
-  destination: string;
   age_range: { min_months: number; max_months: number } | null;
   age_range_years: { min_years: number; max_years: number } | null;
-  is_canceled: boolean;
   event_url: string;
+  /** On geo searches only: great-circle distance from the search centre. */
   distance_km?: number;
 }
 

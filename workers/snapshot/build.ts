@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { DateTime } from 'luxon';
-import type { FetchOptions } from './fetch.ts';
+import type { FetchTuning } from './fetch.ts';
 import { mergeRows } from './normalize/merge.ts';
 import { LA } from './normalize/times.ts';
 import type { ParseWindow } from './parse/types.ts';
@@ -37,7 +37,7 @@ export interface BuildOptions {
   /** Threads that fetch, parse and normalize sources (default: one per core when the local input is large; 1 = inline). */
   readonly threads?: number;
   /** Test hooks for the fetcher (short timeouts and backoff). */
-  readonly fetch?: Partial<Pick<FetchOptions, 'timeoutMs' | 'retries' | 'backoffMs'>>;
+  readonly fetch?: FetchTuning;
   readonly onProgress?: (p: BuildProgress) => void;
 }
 

@@ -26,6 +26,9 @@ export interface FetchOptions {
   readonly backoffMs?: number | undefined;
 }
 
+/** The knobs a build may turn for every source (tests shorten them). */
+export type FetchTuning = Partial<Pick<FetchOptions, 'timeoutMs' | 'retries' | 'backoffMs'>>;
+
 export class FetchError extends Error {}
 
 interface CacheMeta {

@@ -1,15 +1,15 @@
 // One source's part of a build: fetch → parse → normalize, isolated so that whatever the source
 // does ends up as a report, never as a failed build. Runs inline or in a pool thread
 // (source-worker.ts); its task and outcome are plain data so they cross threads as they are.
+import path from 'node:path';
 import { DateTime } from 'luxon';
 import { bundledGazetteer, extendedGazetteer, type Gazetteer } from './gazetteer.ts';
-import { fetchSource, type FetchOptions } from './fetch.ts';
+import { fetchSource, type FetchTuning } from './fetch.ts';
 import { normalizeEvent, sourceContext } from './normalize/event.ts';
 import { LA } from './normalize/times.ts';
 import { parseFeed } from './parse/index.ts';
 import { loadRegistry, type Registry } from './registry.ts';
 import type { DropReason, EventRow, SourceReport } from './types.ts';
-import path from 'node:path';
 
 export interface SourceTask {
   readonly registryFile: string;
@@ -19,7 +19,7 @@ export interface SourceTask {
   readonly windowStartMs: number;
   readonly windowEndMs: number;
   readonly cacheDir: string;
-  readonly fetch?: Partial<Pick<FetchOptions, 'timeoutMs' | 'retries' | 'backoffMs'>> | undefined;
+  readonly fetch?: FetchTuning | undefined;
 }
 
 export interface SourceOutcome {
