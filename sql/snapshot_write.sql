@@ -4,6 +4,6 @@
 -- The TO target is the builder's own output path (a quoted literal: COPY takes no parameters there);
 -- no request value ever reaches this file.
 COPY (
-  SELECT * FROM events
+  SELECT * EXCLUDE (merge_key, source_rank) FROM events
   ORDER BY start_ms // 604800000, destination, venue_lat, start_ms, id
 ) TO {{target}} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 4096);

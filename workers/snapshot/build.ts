@@ -10,14 +10,13 @@ import path from 'node:path';
 import { Piscina } from 'piscina';
 import { DateTime } from 'luxon';
 import type { FetchTuning } from './fetch.ts';
-import { mergeRows } from './normalize/merge.ts';
 import { LA } from './normalize/times.ts';
 import type { ParseWindow } from './parse/types.ts';
 import type { Source } from './registry.ts';
 import { renderSampleFeeds, SAMPLE_SCHEME } from './sample/feeds.ts';
 import { pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
-import { writeParquet } from './write.ts';
+import { writeSnapshot } from './write.ts';
 
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
@@ -117,22 +116,30 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const registryDir = path.dirname(opts.registryFile);
   const cacheDir = path.join(opts.dataDir, 'cache', 'sources');
 
-  const tasks: SourceTask[] = registry.sources.map((src) => ({
-    registryFile: opts.registryFile,
-    sourceId: src.id,
-    location: locate(src, registryDir, sampleFiles),
-    windowStartMs: window.start.toMillis(),
-    windowEndMs: window.end.toMillis(),
-    cacheDir,
-    fetch: opts.fetch,
-  }));
-  // Remote sizes are unknown until fetched; local files (sample, synthetic, mirrored feeds) tell.
-  const sizes = await Promise.all(tasks.map((t) => (/^https?:/i.test(t.location) ? 0 : stat(t.location).then((st) => st.size, () => 0))));
-  const pool = sourcePool(opts.threads, tasks.length, sizes.reduce((a, b) => a + b, 0));
-  let done = 0;
-  const perSource = await (async () => {
+  const root = snapshotsDir(opts.dataDir);
+  await mkdir(root, { recursive: true });
+  // Everything of this build lives here until it is published by one rename; a failure removes it.
+  const tmp = path.join(root, `.building-${process.pid}-${Date.now()}`);
+  const stage = path.join(tmp, 'stage');
+  await mkdir(stage, { recursive: true });
+  try {
+    const tasks: SourceTask[] = registry.sources.map((src, rank) => ({
+      registryFile: opts.registryFile,
+      sourceId: src.id,
+      location: locate(src, registryDir, sampleFiles),
+      windowStartMs: window.start.toMillis(),
+      windowEndMs: window.end.toMillis(),
+      cacheDir,
+      stageFile: path.join(stage, `${String(rank).padStart(5, '0')}.ndjson`),
+      fetch: opts.fetch,
+    }));
+    // Remote sizes are unknown until fetched; local files (sample, synthetic, mirrored feeds) tell.
+    const sizes = await Promise.all(tasks.map((t) => (/^https?:/i.test(t.location) ? 0 : stat(t.location).then((st) => st.size, () => 0))));
+    const pool = sourcePool(opts.threads, tasks.length, sizes.reduce((a, b) => a + b, 0));
+    let done = 0;
+    let outcomes: SourceOutcome[];
     try {
-      return await mapLimit(tasks, opts.concurrency ?? 6, async (task) => {
+      outcomes = await mapLimit(tasks, opts.concurrency ?? 6, async (task) => {
         const outcome: SourceOutcome = pool ? ((await pool.run(task)) as SourceOutcome) : await processSource(task, { registry, gazetteer: g });
         opts.onProgress?.({ phase: 'sources', done: ++done, total: tasks.length, source: task.sourceId });
         return outcome;
@@ -140,35 +147,27 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     } finally {
       await pool?.destroy();
     }
-  })();
 
-  const all = perSource.flatMap((p) => p.rows);
-  const merged = mergeRows(all);
-  const reports = perSource.map((p) => p.report);
-  for (const rep of reports) {
-    const dups = merged.duplicateUids.get(rep.id) ?? 0;
-    if (dups) rep.dropped.duplicate_uid = dups;
-    rep.merged_into_other_sources = merged.mergedAway.get(rep.id) ?? 0;
-  }
-  for (const p of perSource) p.report.kept = p.rows.length - (p.report.dropped.duplicate_uid ?? 0) - p.report.merged_into_other_sources;
+    const reports = outcomes.map((o) => o.report);
+    const failNothingToPublish = (): never => {
+      const failed = reports.filter((r) => r.status === 'failed').map((r) => `${r.id}: ${r.error}`);
+      throw new BuildError(`no events to publish (${failed.length} of ${reports.length} sources failed${failed.length ? `; ${failed.slice(0, 3).join('; ')}` : ''}); the current snapshot is unchanged`);
+    };
+    const staged = tasks.filter((_, i) => outcomes[i]!.staged > 0).map((t) => t.stageFile);
+    if (staged.length === 0) failNothingToPublish();
 
-  if (merged.rows.length === 0) {
-    const failed = reports.filter((r) => r.status === 'failed').map((r) => `${r.id}: ${r.error}`);
-    throw new BuildError(`no events to publish (${failed.length} of ${reports.length} sources failed${failed.length ? `; ${failed.slice(0, 3).join('; ')}` : ''}); the current snapshot is unchanged`);
-  }
-
-  const root = snapshotsDir(opts.dataDir);
-  await mkdir(root, { recursive: true });
-  const tmp = path.join(root, `.building-${process.pid}-${Date.now()}`);
-  await mkdir(tmp, { recursive: true });
-  try {
     const parquet = path.join(tmp, 'events.parquet');
-    await writeParquet(merged.rows, parquet, (n) => opts.onProgress?.({ phase: 'write', done: n, total: merged.rows.length }));
+    const assembled = await writeSnapshot(staged, tmp, parquet, (n, total) => opts.onProgress?.({ phase: 'write', done: n, total }));
+    await rm(stage, { recursive: true, force: true });
+    if (assembled.events === 0) failNothingToPublish();
+    for (const rep of reports) {
+      rep.merged_into_other_sources = assembled.mergedAway.get(rep.id) ?? 0;
+      rep.kept = assembled.keptBySource.get(rep.id) ?? 0;
+    }
+
     const builtAt = DateTime.fromJSDate(opts.now).toUTC();
     const id = `${builtAt.toFormat("yyyyLLdd'T'HHmmss'Z'")}-${(await sha256File(parquet)).slice(0, 10)}`;
-    const categories: Record<string, number> = {};
     const dropped: Record<string, number> = {};
-    for (const r of merged.rows) for (const c of r.categories) categories[c] = (categories[c] ?? 0) + 1;
     for (const rep of reports) for (const [k, n] of Object.entries(rep.dropped)) dropped[k] = (dropped[k] ?? 0) + n;
     const manifest: Manifest = {
       id,
@@ -176,16 +175,16 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       built_at: builtAt.toISO() ?? '',
       window: { start: window.start.toISO() ?? '', end: window.end.toISO() ?? '' },
       counts: {
-        events: merged.rows.length,
-        venues: new Set(merged.rows.map((r) => r.venue_key)).size,
+        events: assembled.events,
+        venues: assembled.venues,
         sources: reports.length,
         sources_failed: reports.filter((r) => r.status === 'failed').length,
-        merged_across_sources: [...merged.mergedAway.values()].reduce((a, b) => a + b, 0),
+        merged_across_sources: [...assembled.mergedAway.values()].reduce((a, b) => a + b, 0),
         dropped,
       },
-      categories,
-      cities: [...new Set(merged.rows.map((r) => r.venue_city))].sort(),
-      destinations: [...new Set(merged.rows.map((r) => r.destination))].sort(),
+      categories: assembled.categories,
+      cities: assembled.cities,
+      destinations: assembled.destinations,
       files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,

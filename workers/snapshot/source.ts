@@ -9,6 +9,8 @@ import { normalizeEvent, sourceContext } from './normalize/event.ts';
 import { LA } from './normalize/times.ts';
 import { parseFeed } from './parse/index.ts';
 import { loadRegistry, type Registry } from './registry.ts';
+import { sameEventKey } from './normalize/merge.ts';
+import { writeStaged, type StagedRow } from './stage.ts';
 import type { DropReason, EventRow, SourceReport } from './types.ts';
 
 export interface SourceTask {
@@ -19,12 +21,15 @@ export interface SourceTask {
   readonly windowStartMs: number;
   readonly windowEndMs: number;
   readonly cacheDir: string;
+  /** Where this source's rows are staged (NDJSON) for the snapshot. */
+  readonly stageFile: string;
   readonly fetch?: FetchTuning | undefined;
 }
 
 export interface SourceOutcome {
   readonly report: SourceReport;
-  readonly rows: EventRow[];
+  /** Rows written to the stage file (0: nothing staged, the file may not exist). */
+  readonly staged: number;
 }
 
 export interface BuildInputs {
@@ -44,7 +49,8 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
   const src = inputs.registry.sources.find((s) => s.id === task.sourceId);
   if (!src) throw new Error(`no source ${task.sourceId} in ${task.registryFile}`);
   const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_into_other_sources: 0, ms: 0 };
-  const rows: EventRow[] = [];
+  const rows: StagedRow[] = [];
+  const ids = new Set<string>();
   const drop = (r: DropReason, n = 1): void => void (report.dropped[r] = (report.dropped[r] ?? 0) + n);
   const window = { start: DateTime.fromMillis(task.windowStartMs, { zone: LA }), end: DateTime.fromMillis(task.windowEndMs, { zone: LA }) };
   try {
@@ -71,13 +77,19 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
         r = 'invalid';
       }
       if (typeof r === 'string') drop(r);
-      else rows.push(r);
+      // A feed that lists one uid twice: the first listing is the event.
+      else if (ids.has(r.id)) drop('duplicate_uid');
+      else {
+        ids.add(r.id);
+        rows.push(Object.assign(r, { merge_key: sameEventKey(r) }));
+      }
     }
   } catch (err) {
     report.status = 'failed';
     report.error = (err as Error).message.slice(0, 500);
     rows.length = 0;
   }
+  const staged = rows.length ? await writeStaged(rows, task.stageFile) : 0;
   report.ms = Math.round(performance.now() - started);
-  return { report, rows };
+  return { report, staged };
 }

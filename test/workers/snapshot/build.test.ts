@@ -374,6 +374,19 @@ describe('buildSnapshot', () => {
     assert.ok(inline.manifest.counts.events > 0);
   });
 
+  test('a feed that lists one uid twice publishes it once and reports the duplicate; nothing but the snapshot is published', { timeout: 30_000 }, async () => {
+    const { feeds, dataDir } = await workDir('dup-uid');
+    const row = (title: string) => `twice-1,${title},2026-11-25 10:30,"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"`;
+    await fs.writeFile(path.join(feeds, 'dup.csv'), ['id,title,start,location', row('Toddler Time'), row('Toddler Time (listed again)'), ''].join('\n'));
+    const registry = await writeRegistry(feeds, 'registry.json', [source('dup-test', 'dup.csv', 'csv', 'sfpl')]);
+    const b = await build(dataDir, registry);
+    const rows = await readRows(b);
+    assert.deepEqual(rows.map((r) => r.title), ['Toddler Time']);
+    assert.equal(report(b.manifest, 'dup-test').dropped.duplicate_uid, 1);
+    assert.equal(report(b.manifest, 'dup-test').kept, 1);
+    assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json']);
+  });
+
   test('the same event from two sources is merged into the higher-ranked source\'s record', { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('merge');
     const registry = await writeRegistry(feeds, 'registry.json', [

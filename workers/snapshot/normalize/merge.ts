@@ -16,13 +16,14 @@ export interface MergeResult {
 const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
 
 /** Same title words, same start minute, same place ⇒ the same event. */
-function sameEventKey(r: EventRow): string {
+export function sameEventKey(r: Pick<EventRow, 'title' | 'start_ms' | 'venue_key'>): string {
   return `${words(r.title).join(' ')}|${Math.floor(r.start_ms / 60_000)}|${r.venue_key}`;
 }
 
 const FILLABLE = ['description', 'summary', 'end_datetime', 'organizer_url', 'image_url', 'price_note', 'ticket_url'] as const;
 
-function mergeGroup(group: EventRow[]): EventRow {
+/** One record from several sources' copies of an event: the best-ranked source wins, the others fill its gaps. */
+export function mergeGroup(group: EventRow[]): EventRow {
   group.sort((a, b) => a.source_rank - b.source_rank || (a.id < b.id ? -1 : 1));
   const primary: EventRow = { ...group[0]! };
   const cats = new Set<CategorySlug>(primary.categories);
@@ -51,21 +52,26 @@ function mergeGroup(group: EventRow[]): EventRow {
   return primary;
 }
 
+export type VenueForm = readonly [name: string, address: string, lat: number, lng: number];
+export const venueFormOf = (r: Pick<EventRow, 'venue_name' | 'venue_address' | 'venue_lat' | 'venue_lng'>): VenueForm => [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng];
+
+/** The spelling of an ad-hoc place most events use; ties go to the smallest, so the choice is stable. */
+export function chooseVenueForm(votes: ReadonlyMap<string, number>): VenueForm {
+  const best = [...votes].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
+  return JSON.parse(best) as VenueForm;
+}
+
 /** Ad-hoc venues (not in the gazetteer) may be spelled differently per event: keep the most common spelling. */
 function canonicalizeVenues(rows: EventRow[]): void {
   const votes = new Map<string, Map<string, number>>();
   for (const r of rows) {
     if (!r.venue_key.startsWith('adhoc:')) continue;
-    const form = JSON.stringify([r.venue_name, r.venue_address, r.venue_lat, r.venue_lng]);
     const m = votes.get(r.venue_key) ?? new Map<string, number>();
-    bump(m, form);
+    bump(m, JSON.stringify(venueFormOf(r)));
     votes.set(r.venue_key, m);
   }
-  const chosen = new Map<string, [string, string, number, number]>();
-  for (const [key, forms] of votes) {
-    const best = [...forms].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0];
-    chosen.set(key, JSON.parse(best) as [string, string, number, number]);
-  }
+  const chosen = new Map<string, VenueForm>();
+  for (const [key, forms] of votes) chosen.set(key, chooseVenueForm(forms));
   for (const r of rows) {
     const c = chosen.get(r.venue_key);
     if (c) [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng] = c;

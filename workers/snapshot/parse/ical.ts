@@ -126,7 +126,12 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
     const uid = text(ve, 'uid');
     if (!uid) singles.push(ve);
     else if (ve.hasProperty('recurrence-id')) overrides.set(uid, [...(overrides.get(uid) ?? []), ve]);
-    else masters.set(uid, ve);
+    else {
+      // The same UID twice: a revision (RFC 5545 §3.8.7.4 — the higher SEQUENCE supersedes); on a tie the first stands.
+      const seen = masters.get(uid);
+      const seq = (c: ICalComponent): number => Number(c.getFirstPropertyValue('sequence') ?? 0) || 0;
+      if (!seen || seq(ve) > seq(seen)) masters.set(uid, ve);
+    }
   }
 
   const winStart = opts.window.start.toMillis();
