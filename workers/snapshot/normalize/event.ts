@@ -47,8 +47,12 @@ export function normalizePrice(raw: Pick<RawEvent, 'priceText' | 'priceMin' | 'p
   const min = amounts.length ? Math.min(...amounts) : null;
   const max = amounts.length ? Math.max(...amounts) : null;
   const saysFree = note !== null && FREE.test(note) && !NOT_REALLY_FREE.test(note);
-  const isFree = raw.isFree ?? (max !== null ? max === 0 : saysFree ? true : freeByDefault);
-  if (note === null && min === null) return { isFree, min: isFree && raw.isFree !== null ? 0 : null, max: isFree && raw.isFree !== null ? 0 : null, note: null };
+  const isFree = raw.isFree ?? (max !== null ? max === 0 : saysFree || freeByDefault);
+  if (note === null && min === null) {
+    // Nothing said about price: an upstream "free" flag is a price of zero; a source default is no price at all.
+    const zero = raw.isFree === true ? 0 : null;
+    return { isFree, min: zero, max: zero, note: null };
+  }
   return { isFree, min: min ?? (saysFree ? 0 : null), max: max ?? (saysFree ? 0 : null), note };
 }
 
