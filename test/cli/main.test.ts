@@ -155,3 +155,29 @@ test('the CLI restates the builder window defaults without loading it; they agre
   const build = await import('../../workers/snapshot/build.ts');
   assert.deepEqual([cli.WINDOW_DAYS, cli.LOOKBACK_DAYS], [build.DEFAULT_WINDOW_DAYS, build.DEFAULT_LOOKBACK_DAYS]);
 });
+
+test('normalize prints exactly the records a build publishes, across the whole bundled sample', { timeout: 120_000 }, async () => {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const { toRecord } = await import('../../workers/record.ts');
+  const feeds = path.join(dir, 'sample-feeds');
+  const env = { DATA_DIR: path.join(dir, 'sample-data'), WEB_BASE_URL: 'https://web.example' };
+  const written = await cli(['sample', 'write', '--out', feeds, '--json'], env);
+  assert.equal(written.code, 0, written.stderr);
+  const files = Object.values((JSON.parse(written.stdout) as { files: Record<string, string> }).files);
+  assert.equal(files.length, 50);
+  const normalized = await cli(['normalize', ...files], env);
+  assert.equal(normalized.code, 0, normalized.stderr);
+  const fromNormalize = normalized.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+
+  const built = await cli(['snapshot', 'build', '--json'], env);
+  assert.equal(built.code, 0, built.stderr);
+  const { id } = JSON.parse(built.stdout) as { id: string };
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  const rows = (await c.runAndReadAll(`SELECT * EXCLUDE (start_ms, end_ms) FROM read_parquet('${path.join(env.DATA_DIR, 'snapshots', id, 'events.parquet')}')`)).getRowObjectsJson();
+  const fromBuild = rows.map((r) => toRecord(r as never, env.WEB_BASE_URL));
+
+  const byId = <T extends { id: string }>(xs: T[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1));
+  assert.equal(fromNormalize.length, fromBuild.length);
+  assert.deepEqual(byId(fromNormalize), JSON.parse(JSON.stringify(byId(fromBuild))));
+});
