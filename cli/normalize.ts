@@ -58,7 +58,7 @@ export function registerNormalizeCommand(program: Command): void {
     .option('--free-by-default', 'treat events as free unless they say otherwise')
     .action(async (files: string[], flags: Flags) => {
       const cfg = cliConfig();
-      const [{ toRecord }, { buildWindow }, { bundledGazetteer }, { mergeRows }, { normalizeEvent, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
+      const [{ toRecord }, { buildWindow }, { bundledGazetteer }, { mergeRows }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
         import('../workers/record.ts'),
         import('../workers/snapshot/build.ts'),
         import('../workers/snapshot/gazetteer.ts'),
@@ -89,19 +89,15 @@ export function registerNormalizeCommand(program: Command): void {
           throw new CliError(`${file}: ${(err as Error).message}`);
         }
         if (parsed.noStart) dropped.no_start = (dropped.no_start ?? 0) + parsed.noStart;
-        const ctx = sourceContext(registry, source, g, window);
-        for (const raw of parsed.events) {
-          const r = normalizeEvent(raw, ctx);
-          if (typeof r === 'string') dropped[r] = (dropped[r] ?? 0) + 1;
-          else rows.push(r);
-        }
+        const normalized = normalizeAll(parsed.events, sourceContext(registry, source, g, window));
+        for (const [k, n] of Object.entries(normalized.dropped)) dropped[k as DropReason] = (dropped[k as DropReason] ?? 0) + n;
+        if (normalized.itemError) process.stderr.write(`${file}: an item could not be normalized: ${normalized.itemError}\n`);
+        rows.push(...normalized.rows);
       }
       const merged = mergeRows(rows);
       const out: string[] = merged.rows.map((r) => JSON.stringify(toRecord(r, cfg.webBaseUrl)));
       if (out.length) process.stdout.write(`${out.join('\n')}\n`);
       const drops = Object.entries(dropped).map(([k, n]) => `${k} ${n}`);
-      const dupes = [...merged.duplicateUids.values()].reduce((a, b) => a + b, 0);
-      if (dupes) drops.push(`duplicate_uid ${dupes}`);
       process.stderr.write(`${merged.rows.length} records${drops.length ? `; dropped: ${drops.join(', ')}` : ''}\n`);
     });
 }

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { DateTime } from 'luxon';
 import { bundledGazetteer, extendedGazetteer, type Gazetteer } from './gazetteer.ts';
 import { fetchSource, type FetchTuning } from './fetch.ts';
-import { normalizeEvent, sourceContext } from './normalize/event.ts';
+import { normalizeAll, sourceContext } from './normalize/event.ts';
 import { LA } from './normalize/times.ts';
 import { parseFeed } from './parse/index.ts';
 import { loadRegistry, type Registry } from './registry.ts';
 import { sameEventKey } from './normalize/merge.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
-import type { DropReason, EventRow, SourceReport } from './types.ts';
+import type { DropReason, SourceReport } from './types.ts';
 
 export interface SourceTask {
   readonly registryFile: string;
@@ -50,7 +50,6 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
   if (!src) throw new Error(`no source ${task.sourceId} in ${task.registryFile}`);
   const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_into_other_sources: 0, ms: 0 };
   const rows: StagedRow[] = [];
-  const ids = new Set<string>();
   const drop = (r: DropReason, n = 1): void => void (report.dropped[r] = (report.dropped[r] ?? 0) + n);
   const window = { start: DateTime.fromMillis(task.windowStartMs, { zone: LA }), end: DateTime.fromMillis(task.windowEndMs, { zone: LA }) };
   try {
@@ -67,23 +66,10 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
     const parsed = await parseFeed(src.format, fetched.text, { window, csvColumns: src.csv_columns, baseUrl: /^https?:/.test(task.location) ? task.location : src.organizer.url });
     report.parsed = parsed.events.length + parsed.noStart;
     if (parsed.noStart) drop('no_start', parsed.noStart);
-    const ctx = sourceContext(inputs.registry, src, inputs.gazetteer, window);
-    for (const raw of parsed.events) {
-      let r: EventRow | DropReason;
-      try {
-        r = normalizeEvent(raw, ctx);
-      } catch (err) {
-        report.item_error ??= (err as Error).message.slice(0, 300);
-        r = 'invalid';
-      }
-      if (typeof r === 'string') drop(r);
-      // A feed that lists one uid twice: the first listing is the event.
-      else if (ids.has(r.id)) drop('duplicate_uid');
-      else {
-        ids.add(r.id);
-        rows.push(Object.assign(r, { merge_key: sameEventKey(r) }));
-      }
-    }
+    const normalized = normalizeAll(parsed.events, sourceContext(inputs.registry, src, inputs.gazetteer, window));
+    for (const [reason, n] of Object.entries(normalized.dropped)) drop(reason as DropReason, n);
+    report.item_error = normalized.itemError;
+    for (const r of normalized.rows) rows.push(Object.assign(r, { merge_key: sameEventKey(r) }));
   } catch (err) {
     report.status = 'failed';
     report.error = (err as Error).message.slice(0, 500);

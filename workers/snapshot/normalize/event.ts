@@ -161,3 +161,36 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
     source_rank: ctx.rank,
   };
 }
+
+export interface Normalized {
+  /** One row per upstream event: a uid listed twice keeps its first listing. */
+  readonly rows: EventRow[];
+  readonly dropped: Partial<Record<DropReason, number>>;
+  /** The first message of an item the normalizer could not handle (counted as `invalid`). */
+  readonly itemError: string | null;
+}
+
+/** Every item of one source, as a build and `family-events normalize` both see them. */
+export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext): Normalized {
+  const rows: EventRow[] = [];
+  const ids = new Set<string>();
+  const dropped: Partial<Record<DropReason, number>> = {};
+  let itemError: string | null = null;
+  const drop = (r: DropReason): void => void (dropped[r] = (dropped[r] ?? 0) + 1);
+  for (const raw of raws) {
+    let r: EventRow | DropReason;
+    try {
+      r = normalizeEvent(raw, ctx);
+    } catch (err) {
+      itemError ??= (err as Error).message.slice(0, 300);
+      r = 'invalid';
+    }
+    if (typeof r === 'string') drop(r);
+    else if (ids.has(r.id)) drop('duplicate_uid');
+    else {
+      ids.add(r.id);
+      rows.push(r);
+    }
+  }
+  return { rows, dropped, itemError };
+}

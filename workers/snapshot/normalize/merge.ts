@@ -1,14 +1,11 @@
-// Whole-snapshot passes that need every row at once: one record per upstream event (duplicate
-// uids within a source), one record per real-world event (the same event from two sources),
-// and one name/address/coordinates per place.
+// Passes over all of a snapshot's rows: one record per real-world event (the same event from two
+// sources), and one name/address/coordinates per place.
 import { CATEGORY_SLUGS, type CategorySlug } from '../taxonomy.ts';
 import type { EventRow } from '../types.ts';
 import { words } from './text.ts';
 
 export interface MergeResult {
   readonly rows: EventRow[];
-  /** Rows dropped because their id was already taken (a feed listing one uid twice), by source. */
-  readonly duplicateUids: ReadonlyMap<string, number>;
   /** Rows folded into a higher-ranked source's record, by the source that lost them. */
   readonly mergedAway: ReadonlyMap<string, number>;
 }
@@ -78,16 +75,14 @@ function canonicalizeVenues(rows: EventRow[]): void {
   }
 }
 
-/** Merges the rows of a build. Takes ownership: rows are updated in place and returned. */
+/**
+ * The in-memory twin of the build's DuckDB assembly (workers/snapshot/write.ts), for the few files
+ * `family-events normalize` reads; a test holds the two to the same records. Rows come from
+ * normalizeAll (one per uid). Takes ownership: rows are updated in place and returned.
+ */
 export function mergeRows(input: readonly EventRow[]): MergeResult {
-  const duplicateUids = new Map<string, number>();
   const mergedAway = new Map<string, number>();
-  const byId = new Map<string, EventRow>();
-  for (const r of input) {
-    if (byId.has(r.id)) bump(duplicateUids, r.source_id);
-    else byId.set(r.id, r);
-  }
-  const rows = [...byId.values()];
+  const rows = [...input];
   canonicalizeVenues(rows);
   const groups = new Map<string, EventRow[]>();
   for (const r of rows) {
@@ -108,5 +103,5 @@ export function mergeRows(input: readonly EventRow[]): MergeResult {
     out.push(merged);
   }
   out.sort((a, b) => a.start_ms - b.start_ms || (a.id < b.id ? -1 : 1));
-  return { rows: out, duplicateUids, mergedAway };
+  return { rows: out, mergedAway };
 }
