@@ -387,6 +387,27 @@ describe('buildSnapshot', () => {
     assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json']);
   });
 
+  test('a place the gazetteer does not know gets one spelling: the one most of its events use', { timeout: 30_000 }, async () => {
+    const { feeds, dataDir } = await workDir('adhoc');
+    const at = (name: string) => `"${name}, 666 Bellevue Ave, Oakland, CA 94610"`;
+    const rows = [
+      `a1,Garden Walk,2026-11-24 10:00,${at('Lakeside Garden Center')}`,
+      `a2,Seed Swap,2026-11-25 10:00,${at('Lakeside Garden Center')}`,
+      `a3,Bonsai Hour,2026-11-26 10:00,${at('Lakeside Park Garden Ctr')}`,
+    ];
+    await fs.writeFile(path.join(feeds, 'adhoc.csv'), ['id,title,start,location', ...rows, ''].join('\n'));
+    const registry = await writeRegistry(feeds, 'registry.json', [source('adhoc-test', 'adhoc.csv', 'csv', 'parks')]);
+    const b = await build(dataDir, registry);
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    const places = (await c.runAndReadAll(`SELECT DISTINCT venue_key, venue_name, venue_address FROM read_parquet('${path.join(b.dir, 'events.parquet')}')`)).getRowObjectsJson();
+    assert.equal(places.length, 1, JSON.stringify(places));
+    assert.match(String(places[0]!['venue_key']), /^adhoc:/);
+    assert.deepEqual([places[0]!['venue_name'], places[0]!['venue_address']], ['Lakeside Garden Center', '666 Bellevue Ave, Oakland, CA 94610']);
+    assert.equal(b.manifest.counts.events, 3);
+    assert.equal(b.manifest.counts.venues, 1);
+  });
+
   test('the same event from two sources is merged into the higher-ranked source\'s record', { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('merge');
     const registry = await writeRegistry(feeds, 'registry.json', [
