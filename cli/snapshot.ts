@@ -85,10 +85,15 @@ export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'se
 
 /** The current snapshot's manifest, building the configured sources first if there is none. */
 export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
-  const { currentSnapshotId, readManifest } = await import('../workers/snapshot/store.ts');
+  const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
   const id = await currentSnapshotId(cfg.dataDir);
-  if (id) return readManifest(cfg.dataDir, id);
-  process.stderr.write(`family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`);
+  const manifest = id ? await readManifest(cfg.dataDir, id) : null;
+  if (manifest?.schema_version === SNAPSHOT_SCHEMA_VERSION) return manifest;
+  process.stderr.write(
+    manifest
+      ? `family-events: snapshot ${manifest.id} has layout ${manifest.schema_version}, this version serves ${SNAPSHOT_SCHEMA_VERSION}; rebuilding from ${cfg.sourcesFile}…\n`
+      : `family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`,
+  );
   return (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest;
 }
 

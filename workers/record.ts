@@ -33,7 +33,14 @@ export function eventUrl(webBaseUrl: string, id: string): string {
   return `${webBaseUrl}/events/${id}`;
 }
 
+/** A served record without `event_url`, whose host is the server's configuration, not the snapshot's. */
+export type RecordBody = Omit<EventRecord, 'event_url' | 'distance_km'>;
+
 export function toRecord(r: RecordRow, webBaseUrl: string): EventRecord {
+  return { ...toRecordBody(r), event_url: eventUrl(webBaseUrl, r.id) };
+}
+
+export function toRecordBody(r: RecordRow): RecordBody {
   const age_range = r.age_min_months !== null && r.age_max_months !== null ? { min_months: r.age_min_months, max_months: r.age_max_months } : null;
   const hasPrice = r.price_min !== null || r.price_max !== null || r.price_note !== null;
   return {
@@ -58,6 +65,5 @@ export function toRecord(r: RecordRow, webBaseUrl: string): EventRecord {
     age_range,
     age_range_years: ageRangeYears(age_range),
     is_canceled: r.is_canceled,
-    event_url: eventUrl(webBaseUrl, r.id),
   };
 }

@@ -17,6 +17,8 @@ import { renderSampleFeeds, SAMPLE_SCHEME } from './sample/feeds.ts';
 import { pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
+import { workerExecArgv } from '../threads.ts';
+import { RECORDS_FILE, RECORDS_INDEX } from './records.ts';
 
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
@@ -76,21 +78,16 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, 
 // with them, a 200k-event synthetic set (~100 MB) 13% faster (sources phase 24.4 → 18.6 s).
 const MIN_BYTES_FOR_THREADS = 16 * 1024 * 1024;
 
-/**
- * A pool of source threads, or null to work inline. Threads need the TypeScript loader: the one
- * this process runs under, else tsx resolved from here (bin/family-events.js registers it by API,
- * which threads do not inherit).
- */
+/** A pool of source threads, or null to work inline. */
 function sourcePool(threads: number | undefined, sources: number, localBytes: number): Piscina | null {
   const n = Math.min(threads ?? os.availableParallelism(), sources);
   // An explicit thread count is obeyed; the default decides by size.
   if (n < 2 || (threads === undefined && localBytes < MIN_BYTES_FOR_THREADS)) return null;
-  const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
   return new Piscina({
     filename: new URL('./source-worker.ts', import.meta.url).href,
     minThreads: n,
     maxThreads: n,
-    execArgv: hasLoader ? process.execArgv : [...process.execArgv, '--import', import.meta.resolve('tsx')],
+    execArgv: workerExecArgv(),
   });
 }
 
@@ -185,7 +182,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       categories: assembled.categories,
       cities: assembled.cities,
       destinations: assembled.destinations,
-      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size },
+      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,
     };

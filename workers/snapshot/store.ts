@@ -5,7 +5,8 @@ import { open, readdir, readFile, readlink, rename, rm, stat, symlink } from 'no
 import path from 'node:path';
 import type { SourceReport } from './types.ts';
 
-export const SNAPSHOT_SCHEMA_VERSION = 1;
+/** 2: records.jsonl + records.idx beside the Parquet (the server refuses other versions). */
+export const SNAPSHOT_SCHEMA_VERSION = 2;
 export const KEEP_SNAPSHOTS = 5;
 
 export interface Manifest {
@@ -25,7 +26,7 @@ export interface Manifest {
   /** City names present, sorted: what /v1/cities publishes and the city filter accepts. */
   readonly cities: readonly string[];
   readonly destinations: readonly string[];
-  readonly files: { readonly events: string; readonly events_bytes: number };
+  readonly files: { readonly events: string; readonly events_bytes: number; readonly records: string; readonly records_index: string };
   readonly build_ms: number;
   readonly sources: readonly SourceReport[];
 }

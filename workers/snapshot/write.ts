@@ -1,11 +1,14 @@
 // Staged rows → one snapshot Parquet file, assembled by DuckDB in a file-backed database (so a
 // build larger than memory spills to disk): load every staging file, merge the rows that several
-// sources published, settle one spelling per ad-hoc place, count, and write sorted Parquet.
+// sources published, settle one spelling per ad-hoc place, count, write sorted Parquet, and render
+// the served records beside it in the same row order (records.ts).
 // Column types are sql/snapshot_schema.sql's (read back with DESCRIBE, so written once).
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { chooseVenueForm, mergeGroup, venueFormOf } from './normalize/merge.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
+import { RECORDS_FILE, RECORDS_INDEX, writeRecordFiles } from './records.ts';
 import { pathLiteral, sqlFile } from './sql.ts';
 
 export interface Assembled {
@@ -82,7 +85,11 @@ export async function writeSnapshot(stageFiles: readonly string[], scratch: stri
       events: number; venues: number; cities: string[]; destinations: string[]; categories: string; kept: string;
     };
     onStep?.(3, 4);
-    if (stats.events > 0) await conn.run(sqlFile('snapshot_write').replace('{{target}}', pathLiteral(target)));
+    if (stats.events > 0) {
+      await conn.run(sqlFile('snapshot_write').replace('{{target}}', pathLiteral(target)));
+      const dir = path.dirname(target);
+      await writeRecordFiles(conn, target, path.join(dir, RECORDS_FILE), path.join(dir, RECORDS_INDEX));
+    }
     onStep?.(4, 4);
     return {
       events: stats.events,
