@@ -23,14 +23,19 @@ registerSampleCommands(program);
 
 program
   .command('serve')
-  .description('Serve the API on HOST:PORT (builds the bundled sample snapshot first if there is none).')
+  .description('Serve the API on HOST:PORT (builds the bundled sample snapshot first if there is none). SIGTERM drains and exits 0.')
   .action(async () => {
+    const cfg = cliConfig();
     const { ensureSnapshot } = await import('./snapshot.ts');
-    const manifest = await ensureSnapshot(cliConfig());
-    process.stderr.write(
-      `family-events: snapshot ${manifest.id} is current (${manifest.counts.events} events).\n` +
-        'family-events: the HTTP server arrives with the search API issue; until then `serve` only prepares the snapshot.\n',
-    );
+    await ensureSnapshot(cfg);
+    const { startServer } = await import('../server/main.ts');
+    const server = await startServer(cfg);
+    const shutdown = (signal: string): void => {
+      server.logger.info({ signal }, 'shutting down');
+      void server.stop().then(() => process.exit(0));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
   });
 
 try {

@@ -1,5 +1,6 @@
 // The only place that reads process.env. Parsed once at boot, frozen, passed down.
 // A bad value stops start-up with one line naming the variable (see ConfigError).
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
@@ -12,6 +13,21 @@ const port = (fallback: string) =>
     v.regex(/^\d{1,5}$/, 'must be a whole number from 0 to 65535'),
     v.transform(Number),
     v.maxValue(65535, 'must be a whole number from 0 to 65535'),
+  );
+
+const wholeNumber = (fallback: string, min: number, max: number) =>
+  v.pipe(
+    v.optional(v.string(), fallback),
+    v.regex(/^\d{1,9}$/, `must be a whole number from ${min} to ${max}`),
+    v.transform(Number),
+    v.minValue(min, `must be a whole number from ${min} to ${max}`),
+    v.maxValue(max, `must be a whole number from ${min} to ${max}`),
+  );
+
+const flag = (fallback: 'true' | 'false') =>
+  v.pipe(
+    v.optional(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), fallback),
+    v.transform((s) => s === 'true' || s === '1'),
   );
 
 const baseUrl = () =>
@@ -37,6 +53,16 @@ const EnvSchema = v.object({
   ),
   SOURCES_FILE: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  ADMIN_PORT: port('9464'),
+  ADMIN_HOST: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '127.0.0.1'),
+  POOL_THREADS: wholeNumber(String(Math.max(1, os.availableParallelism())), 1, 64),
+  POOL_MAX_QUEUE: wholeNumber('256', 1, 100_000),
+  QUERY_TIMEOUT_MS: wholeNumber('2000', 10, 600_000),
+  CACHE_MAX_MB: wholeNumber('256', 0, 65_536),
+  DEMO_RATE_PER_MINUTE: wholeNumber('30', 1, 100_000),
+  TRUST_PROXY: flag('false'),
+  SNAPSHOT_POLL_MS: wholeNumber('1000', 50, 3_600_000),
+  DRAIN_TIMEOUT_MS: wholeNumber('10000', 0, 600_000),
 });
 
 export interface Config {
@@ -51,6 +77,24 @@ export interface Config {
   readonly logLevel: string;
   /** The clock. Pinned by FAMILY_EVENTS_NOW for tests and reproducible demos. */
   readonly now: () => Date;
+  /** The /metrics listener: loopback by default, never the public port. */
+  readonly adminPort: number;
+  readonly adminHost: string;
+  /** DuckDB query threads (Piscina workers), and tasks allowed to wait for one before 503. */
+  readonly poolThreads: number;
+  readonly poolMaxQueue: number;
+  /** A query running longer than this is interrupted and answered 503. */
+  readonly queryTimeoutMs: number;
+  /** Response cache budget in bytes (0 disables the cache). */
+  readonly cacheMaxBytes: number;
+  /** Keyless demo calls allowed per client address per minute. */
+  readonly demoRatePerMinute: number;
+  /** Take the client address from the last X-Forwarded-For hop (behind one trusted proxy). */
+  readonly trustProxy: boolean;
+  /** How often `current` is re-read, besides the directory watch. */
+  readonly snapshotPollMs: number;
+  /** On SIGTERM: how long in-flight requests may take to finish. */
+  readonly drainTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError(typeof variable === 'string' ? variable : 'environment', issue.message);
   }
   const e = parsed.output;
+  if (e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) throw new ConfigError('ADMIN_PORT', `must differ from PORT (${e.PORT}): metrics never share the public port`);
   const pinned = e.FAMILY_EVENTS_NOW;
   return Object.freeze({
     port: e.PORT,
@@ -85,5 +130,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sourcesFile: e.SOURCES_FILE ? path.resolve(cwd, e.SOURCES_FILE) : path.join(REPO_ROOT, 'sources', 'registry.json'),
     logLevel: e.LOG_LEVEL,
     now: pinned ? () => new Date(pinned.getTime()) : () => new Date(),
+    adminPort: e.ADMIN_PORT,
+    adminHost: e.ADMIN_HOST,
+    poolThreads: e.POOL_THREADS,
+    poolMaxQueue: e.POOL_MAX_QUEUE,
+    queryTimeoutMs: e.QUERY_TIMEOUT_MS,
+    cacheMaxBytes: e.CACHE_MAX_MB * 1024 * 1024,
+    demoRatePerMinute: e.DEMO_RATE_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
+    snapshotPollMs: e.SNAPSHOT_POLL_MS,
+    drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
   });
 }

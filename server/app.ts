@@ -1,0 +1,109 @@
+// Request → route → validated parameters → handler → reply. The one place that turns anything a
+// handler raises into a problem: ApiError as itself, anything else as a logged 500 whose body
+// says nothing about the cause.
+import * as v from 'valibot';
+import { ApiError, type ParamError } from './errors.ts';
+import type { Reply, Request } from './http.ts';
+import type { Logger } from './log.ts';
+import { errorReply, problemReply } from './reply.ts';
+import { paramEntries, type AnyRoute, type RouteRequest, type Services } from './routes/types.ts';
+
+/** The longest request target (path and query) accepted; longer is 414 request_too_large. */
+export const MAX_TARGET_BYTES = 8 * 1024;
+const ALLOW = 'GET, HEAD';
+
+/** Splits a query string into name → value, refusing duplicates and broken percent-encoding. */
+export function parseQuery(raw: string): { values: Record<string, string>; errors: ParamError[] } {
+  const values: Record<string, string> = {};
+  const errors: ParamError[] = [];
+  if (raw === '') return { values, errors };
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    const rawValue = eq < 0 ? '' : part.slice(eq + 1);
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent(rawName.replaceAll('+', ' '));
+      value = decodeURIComponent(rawValue.replaceAll('+', ' '));
+    } catch {
+      errors.push({ param: rawName.slice(0, 100), message: 'is not valid percent-encoding (encode the value as UTF-8, e.g. %C3%A9 for é)' });
+      continue;
+    }
+    if (Object.hasOwn(values, name)) {
+      if (!errors.some((e) => e.param === name)) errors.push({ param: name, message: 'is given more than once; give it once (lists are comma-separated)' });
+      continue;
+    }
+    values[name] = value;
+  }
+  return { values, errors };
+}
+
+function issuesToErrors(issues: readonly v.BaseIssue<unknown>[]): ParamError[] {
+  const out: ParamError[] = [];
+  for (const issue of issues) {
+    const key = issue.path?.[0]?.key;
+    const param = typeof key === 'string' ? key : 'query';
+    if (!out.some((e) => e.param === param)) out.push({ param, message: issue.message });
+  }
+  return out;
+}
+
+function sentence(errors: readonly ParamError[]): string {
+  const [first] = errors;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''}, listed in errors)` : '';
+  return `${first ? `${first.param} ${first.message}` : 'The query is invalid'}${more}.`;
+}
+
+export function createHandler(routes: readonly AnyRoute[], svc: Services, log: Logger): (req: Request) => Reply | Promise<Reply> {
+  const table = new Map<string, AnyRoute>();
+  for (const r of routes) table.set(r.path, r);
+  const web = svc.config.webBaseUrl;
+
+  const fail = (err: unknown, route: string): Reply => {
+    if (err instanceof ApiError) return { ...errorReply(web, err), route };
+    log.error({ route, err: (err as Error).message, stack: (err as Error).stack }, 'unhandled error');
+    return { ...problemReply(web, 'internal', 'The server failed to answer this request; it has been logged. Retry later.'), route };
+  };
+
+  return (req) => {
+    if (req.targetLength > MAX_TARGET_BYTES) {
+      return { ...problemReply(web, 'request_too_large', `The URL is ${req.targetLength} bytes; the limit is ${MAX_TARGET_BYTES}. Shorten the query.`), route: 'unmatched' };
+    }
+    const prefix = req.path.startsWith('/api/') ? '/api' : '';
+    const route = table.get(prefix ? req.path.slice(4) : req.path);
+    if (!route) {
+      return { ...problemReply(web, 'not_found', `There is no ${req.path}; the routes are listed at /v1/openapi.json.`), route: 'unmatched' };
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return {
+        ...problemReply(web, 'method_not_allowed', `${route.path} answers GET and HEAD only; ${req.method.slice(0, 20)} is not allowed.`, undefined, [['Allow', ALLOW]]),
+        route: route.path,
+      };
+    }
+    const { values, errors } = parseQuery(req.rawQuery);
+    const known = paramEntries(route);
+    const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k));
+    if (unknown.length) {
+      const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
+      return {
+        ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
+        route: route.path,
+      };
+    }
+    if (errors.length) return { ...problemReply(web, 'invalid_parameter', sentence(errors), errors), route: route.path };
+    const parsed = v.safeParse(route.params, values);
+    if (!parsed.success) {
+      const errs = issuesToErrors(parsed.issues);
+      return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
+    }
+    const rr: RouteRequest = { http: req, prefix };
+    try {
+      const out = route.handle(rr, parsed.output, svc);
+      return out instanceof Promise ? out.catch((err: unknown) => fail(err, route.path)) : out;
+    } catch (err) {
+      return fail(err, route.path);
+    }
+  };
+}

@@ -1,0 +1,67 @@
+// The one error table. Every non-2xx/3xx answer is RFC 9457 problem+json built from a row here;
+// routes, the HTTP adapter and the OpenAPI document all read it, and a test checks that each code
+// is documented. Codes are stable API: a retired code keeps its row (marked retired) and is never reused.
+
+export const ERRORS = {
+  invalid_parameter: { status: 400, title: 'Invalid parameter' },
+  unknown_parameter: { status: 400, title: 'Unknown parameter' },
+  missing_api_key: { status: 401, title: 'Missing API key' },
+  invalid_api_key: { status: 401, title: 'Invalid API key' },
+  category_not_in_plan: { status: 403, title: 'Category not in plan' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_too_large: { status: 414, title: 'Request too large' },
+  quota_exhausted: { status: 429, title: 'Quota exhausted' },
+  rate_limited: { status: 429, title: 'Rate limited' },
+  internal: { status: 500, title: 'Internal error' },
+  unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ParamError {
+  readonly param: string;
+  readonly message: string;
+}
+
+export interface Problem {
+  /** `${WEB_BASE_URL}/docs/errors#${code}`: where the website documents the code. */
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: ErrorCode;
+  readonly errors?: readonly ParamError[];
+}
+
+export function problem(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[]): Problem {
+  const row = ERRORS[code];
+  return {
+    type: `${webBaseUrl}/docs/errors#${code}`,
+    title: row.title,
+    status: row.status,
+    detail,
+    code,
+    ...(errors && errors.length ? { errors } : {}),
+  };
+}
+
+/**
+ * A failure that a handler raises to end the request with a problem. Anything else thrown inside a
+ * handler becomes a logged 500 `internal` whose body says nothing about the cause.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly errors?: readonly ParamError[],
+    /** Extra response headers, e.g. Retry-After or Allow. */
+    readonly headers: readonly (readonly [string, string])[] = [],
+  ) {
+    super(detail);
+  }
+
+  toProblem(webBaseUrl: string): Problem {
+    return problem(webBaseUrl, this.code, this.detail, this.errors);
+  }
+}

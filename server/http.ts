@@ -1,0 +1,224 @@
+// The one uWebSockets.js adapter: the only module that touches uWS `res`/`req`. Per request it
+// registers onAborted first, copies everything it needs out of the stack-allocated request before
+// any await, hands a plain Request to the application, and writes the Reply inside res.cork(),
+// streaming large bodies with tryEnd/onWritable so a slow reader never makes the server buffer
+// more than the socket accepts.
+import { createRequire } from 'node:module';
+import type * as UWS from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+
+// The package is CommonJS with a native addon; it falls back to a slow pure-JS server when the
+// addon does not load. We want the real thing or nothing.
+const uws = createRequire(import.meta.url)('@trufflesuite/uws-js-unofficial') as typeof UWS;
+if (!String(uws.App).includes('[native code]')) throw new Error('uWebSockets.js native addon did not load (fell back to the JS implementation)');
+
+/** What the application sees of a request: copied values only. */
+export interface Request {
+  /** Upper-case, as sent. */
+  readonly method: string;
+  /** The path, without the query string (percent-encoding left as sent). */
+  readonly path: string;
+  /** The raw query string after '?', or ''. */
+  readonly rawQuery: string;
+  /** Length of the request target (path + '?' + query) in bytes as sent. */
+  readonly targetLength: number;
+  /** Lower-case names; only the headers the API reads. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  /** Aborted when the client goes away before the reply is written. */
+  readonly signal: AbortSignal;
+  readonly receivedAt: number;
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Uint8Array | string;
+  /** Close the connection after this reply (used while draining). */
+  readonly close?: boolean;
+  /** For the access log and metrics: the route template and whether the cache answered. */
+  readonly route?: string;
+  readonly cache?: 'hit' | 'miss';
+}
+
+/** Whatever the application made of a request, for the access log and metrics. */
+export interface Finished {
+  readonly request: Request;
+  /** Null when the client went away first. */
+  readonly reply: Reply | null;
+  readonly status: number;
+  readonly bytes: number;
+  readonly aborted: boolean;
+}
+
+export type Handler = (req: Request) => Reply | Promise<Reply>;
+
+/** Request headers copied out of uWS; nothing else is read, so nothing else can leak. */
+const READ_HEADERS = ['authorization', 'if-none-match', 'accept-encoding', 'accept', 'x-forwarded-for'] as const;
+
+const REASONS: Record<number, string> = {
+  200: 'OK', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  404: 'Not Found', 405: 'Method Not Allowed', 414: 'URI Too Long', 429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+const statusLine = (status: number): string => `${status} ${REASONS[status] ?? ''}`.trimEnd();
+
+const decoder = new TextDecoder();
+const LAST_RESORT = JSON.stringify({ type: 'about:blank', title: 'Internal error', status: 500, detail: 'The server failed to answer; retry later.', code: 'internal' });
+
+function copyRequest(res: HttpResponse, req: HttpRequest, aborts: Aborts, trustProxy: boolean): Request {
+  const headers: Record<string, string> = {};
+  for (const name of READ_HEADERS) {
+    const value = req.getHeader(name);
+    if (value !== '') headers[name] = value;
+  }
+  const path = req.getUrl();
+  const rawQuery = req.getQuery() ?? '';
+  let remoteAddress = decoder.decode(res.getRemoteAddressAsText());
+  const forwarded = headers['x-forwarded-for'];
+  if (trustProxy && forwarded) remoteAddress = forwarded.split(',').at(-1)?.trim() || remoteAddress;
+  return {
+    method: req.getCaseSensitiveMethod(),
+    path,
+    rawQuery,
+    targetLength: Buffer.byteLength(path) + (rawQuery ? 1 + Buffer.byteLength(rawQuery) : 0),
+    headers,
+    remoteAddress,
+    get signal() {
+      return aborts.signal();
+    },
+    receivedAt: performance.now(),
+  };
+}
+
+/**
+ * The request's AbortSignal, made only when something asks for it: most answers come from the
+ * cache synchronously and never need one, and an AbortController per request is measurable.
+ */
+class Aborts {
+  private controller: AbortController | null = null;
+  private aborted = false;
+
+  signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort();
+  }
+}
+
+/** Bodies up to this size are handed to uWS whole (end); larger ones stream as the socket drains. */
+const STREAM_ABOVE_BYTES = 256 * 1024;
+
+function writeHead(res: HttpResponse, reply: Reply): void {
+  res.writeStatus(statusLine(reply.status));
+  for (const [k, v] of reply.headers) res.writeHeader(k, v);
+}
+
+/** Writes the reply; large bodies go out as the socket drains. Returns the body bytes. */
+function send(res: HttpResponse, reply: Reply, isHead: boolean, state: { done: boolean }): number {
+  const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+  writeHead(res, reply);
+  if (isHead || reply.status === 304) {
+    res.endWithoutBody(isHead ? body.length : undefined, reply.close ?? false);
+    state.done = true;
+    return 0;
+  }
+  const total = body.length;
+  if (total <= STREAM_ABOVE_BYTES) {
+    res.end(body, reply.close ?? false);
+    state.done = true;
+    return total;
+  }
+  const start = res.getWriteOffset();
+  const [, responded] = res.tryEnd(body, total);
+  if (responded) {
+    state.done = true;
+    if (reply.close) res.close();
+    return total;
+  }
+  res.onWritable((offset) => {
+    if (state.done) return true;
+    const [ok, finished] = res.tryEnd(body.subarray(offset - start), total);
+    if (finished) {
+      state.done = true;
+      if (reply.close) res.close();
+    }
+    return ok;
+  });
+  return total;
+}
+
+export interface HttpServer {
+  readonly port: number;
+  /** Stops accepting new connections; established ones keep being served until the process exits. */
+  stopListening(): void;
+}
+
+export interface ListenOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly trustProxy: boolean;
+  readonly handler: Handler;
+  readonly onFinished?: (f: Finished) => void;
+}
+
+export function listen(opts: ListenOptions): Promise<HttpServer> {
+  const app: TemplatedApp = uws.App();
+  app.any('/*', (res, req) => {
+    const aborts = new Aborts();
+    const state = { done: false };
+    res.onAborted(() => {
+      if (state.done) return;
+      state.done = true;
+      aborts.abort();
+      opts.onFinished?.({ request, reply: null, status: 499, bytes: 0, aborted: true });
+    });
+    const request = copyRequest(res, req, aborts, opts.trustProxy);
+    const isHead = request.method === 'HEAD';
+    const finish = (reply: Reply, corked: boolean): void => {
+      if (state.done) return;
+      let bytes = 0;
+      const write = (): void => {
+        bytes = send(res, reply, isHead, state);
+      };
+      if (corked) write();
+      else res.cork(write);
+      opts.onFinished?.({ request, reply, status: reply.status, bytes, aborted: false });
+    };
+    let out: Reply | Promise<Reply>;
+    try {
+      out = opts.handler(request);
+    } catch (err) {
+      out = Promise.reject(err as Error);
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (reply) => finish(reply, false),
+        // The application answers its own errors; this is the last line of defence, still a problem.
+        () => finish({ status: 500, headers: [['Content-Type', 'application/problem+json']], body: LAST_RESORT }, false),
+      );
+    } else {
+      // Answered synchronously (a cache hit): uWS has us corked already.
+      finish(out, true);
+    }
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(opts.host, opts.port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${opts.host}:${opts.port} (in use, or not an address of this machine)`));
+        return;
+      }
+      resolve({
+        port: uws.us_socket_local_port(socket),
+        stopListening: () => uws.us_listen_socket_close(socket),
+      });
+    });
+  });
+}

@@ -1,0 +1,78 @@
+// Prometheus metrics (prom-client), served as text on the admin listener only. Labels are route
+// templates and status codes, never anything a client typed.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricsSources {
+  readonly queueDepth: () => number;
+  readonly snapshotId: () => string | null;
+  readonly snapshotEvents: () => number;
+  readonly cacheBytes: () => number;
+  readonly inFlight: () => number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'status'>;
+  private readonly duration: Histogram<'route'>;
+  private readonly cache: Counter<'route' | 'result'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route template and status.', labelNames: ['route', 'status'], registers });
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from request to reply written, by route template.',
+      labelNames: ['route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.cache = new Counter({ name: 'response_cache_total', help: 'Searches answered from the response cache (hit) or by a worker (miss).', labelNames: ['route', 'result'], registers });
+    new Gauge({ name: 'query_pool_queue_depth', help: 'Searches waiting for a query worker.', registers, collect() { this.set(sources.queueDepth()); } });
+    new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers, collect() { this.set(sources.inFlight()); } });
+    new Gauge({ name: 'response_cache_bytes', help: 'Bytes held by the response cache.', registers, collect() { this.set(sources.cacheBytes()); } });
+    new Gauge({
+      name: 'snapshot_info',
+      help: 'The snapshot being served (value 1, id as label).',
+      labelNames: ['id'],
+      registers,
+      collect() {
+        this.reset();
+        const id = sources.snapshotId();
+        if (id) this.set({ id }, 1);
+      },
+    });
+    new Gauge({ name: 'snapshot_events', help: 'Events in the snapshot being served.', registers, collect() { this.set(sources.snapshotEvents()); } });
+  }
+
+  // Label children are looked up once per label set: hashing label objects on every request shows
+  // up in profiles of the cached path.
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly durationChildren = new Map<string, { observe(v: number): void }>();
+  private readonly cacheChildren = new Map<string, { inc(): void }>();
+
+  observe(route: string, status: number, seconds: number): void {
+    const key = `${route} ${status}`;
+    let req = this.requestChildren.get(key);
+    if (!req) this.requestChildren.set(key, (req = this.requests.labels({ route, status: String(status) })));
+    req.inc();
+    let dur = this.durationChildren.get(route);
+    if (!dur) this.durationChildren.set(route, (dur = this.duration.labels({ route })));
+    dur.observe(seconds);
+  }
+
+  cacheResult(route: string, hit: boolean): void {
+    const key = `${route} ${hit}`;
+    let c = this.cacheChildren.get(key);
+    if (!c) this.cacheChildren.set(key, (c = this.cache.labels({ route, result: hit ? 'hit' : 'miss' })));
+    c.inc();
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

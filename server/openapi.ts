@@ -1,0 +1,84 @@
+// The OpenAPI 3.1 document, generated from the route table: each route's valibot parameter schema
+// (converted with @valibot/to-json-schema, input side: the strings a client sends), its response
+// schemas (server/schemas.ts) and the error table. Nothing here is written twice.
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import type { Config } from './config.ts';
+import { ERRORS, type ErrorCode } from './errors.ts';
+import { RESPONSE_SCHEMAS } from './schemas.ts';
+import { paramEntries, type AnyRoute } from './routes/types.ts';
+
+/** Codes any route may answer with: routing, methods, request size, and our own failures. */
+const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];
+
+function describe(schema: v.GenericSchema): { description?: string; schema: object } {
+  const json = toJsonSchema(schema, { target: 'draft-2020-12', typeMode: 'input', errorMode: 'ignore' }) as Record<string, unknown>;
+  delete json.$schema;
+  const { description, ...rest } = json;
+  return typeof description === 'string' ? { description, schema: rest } : { schema: rest };
+}
+
+const componentSchema = (name: keyof typeof RESPONSE_SCHEMAS): object => {
+  const json = toJsonSchema(RESPONSE_SCHEMAS[name], { target: 'draft-2020-12', errorMode: 'ignore' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+};
+
+export function openApiDocument(routes: readonly AnyRoute[], config: Config, version: string): object {
+  const paths: Record<string, object> = {};
+  for (const r of routes) {
+    const parameters = Object.entries(paramEntries(r)).map(([name, schema]) => {
+      const d = describe(schema);
+      return { name, in: 'query', required: false, ...d };
+    });
+    const codes = [...new Set([...r.errors, ...EVERY_ROUTE])];
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const c of codes) byStatus.set(ERRORS[c].status, [...(byStatus.get(ERRORS[c].status) ?? []), c]);
+    const responses: Record<string, object> = {
+      200: {
+        description: r.summary,
+        content: Object.fromEntries(r.produces.map((p) => [p.type, { schema: { $ref: `#/components/schemas/${p.schema}` } }])),
+      },
+    };
+    for (const [status, cs] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+      responses[String(status)] = {
+        description: cs.map((c) => `\`${c}\`: ${ERRORS[c].title}`).join('; '),
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      };
+    }
+    const op = {
+      operationId: r.path.replace(/^\//, '').replace(/[^a-z0-9]+/gi, '_'),
+      summary: r.summary,
+      description: r.description,
+      tags: [r.tag],
+      parameters,
+      responses,
+      ...(r.access === 'live' ? { security: [{ bearer: [] }, { apiKey: [] }] } : { security: [] }),
+    };
+    paths[r.path] = { get: op, head: { ...op, operationId: `${op.operationId}_head`, summary: `${r.summary} (headers only)` } };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Family Events API',
+      version,
+      description:
+        'Family-friendly events in the San Francisco Bay Area. Every operation is a GET (HEAD gives the headers only). ' +
+        'Errors are RFC 9457 problem+json with a stable `code`:\n\n' +
+        Object.entries(ERRORS).map(([code, e]) => `- \`${code}\` (${e.status}): ${e.title}`).join('\n'),
+    },
+    servers: [
+      { url: config.publicBaseUrl, description: 'API host' },
+      { url: `${config.webBaseUrl}/api`, description: 'Website host (the same routes under /api)' },
+    ],
+    tags: [{ name: 'events' }, { name: 'reference' }, { name: 'operations' }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer bsc_live_…' },
+        apiKey: { type: 'apiKey', in: 'query', name: 'api_key' },
+      },
+      schemas: Object.fromEntries(Object.keys(RESPONSE_SCHEMAS).map((k) => [k, componentSchema(k as keyof typeof RESPONSE_SCHEMAS)])),
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// Parsed parameters → the one canonical SearchQuery (workers/protocol.ts). Everything that depends
+// on the snapshot (which cities exist), the plan (which categories it excludes) or the clock (which
+// week is "current") is resolved here, so a worker only ever sees plain values and equal searches
+// produce equal cache keys.
+import { DateTime } from 'luxon';
+import { ZONE } from '../workers/snapshot/normalize/times.ts';
+import { fold, words } from '../workers/snapshot/normalize/text.ts';
+import type { SearchQuery } from '../workers/protocol.ts';
+import { ApiError } from './errors.ts';
+import { DEFAULT_RADIUS_KM, type SearchParams, type WeekSpec } from './params.ts';
+
+export interface QueryContext {
+  /** Folded city name → the name as published, for the snapshot the request will be answered from. */
+  readonly cities: ReadonlyMap<string, string>;
+  readonly excludedCategories: readonly string[];
+  readonly planName: string;
+  readonly now: Date;
+  readonly defaultLimit: number;
+}
+
+export function weekRange(spec: WeekSpec, now: Date): { fromMs: number; toMs: number } {
+  const monday =
+    spec.kind === 'iso'
+      ? DateTime.fromObject({ weekYear: spec.year, weekNumber: spec.week, weekday: 1 }, { zone: ZONE })
+      : DateTime.fromJSDate(now, { zone: ZONE }).startOf('week').plus({ weeks: spec.kind === 'next' ? 1 : 0 });
+  const start = monday.startOf('day');
+  return { fromMs: start.toMillis(), toMs: start.plus({ weeks: 1 }).toMillis() - 1 };
+}
+
+const sortedDistinct = (xs: readonly string[]): string[] => [...new Set(xs)].sort();
+
+export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery {
+  let cities: string[] | null = null;
+  if (p.city) {
+    const unknown = p.city.filter((c) => !ctx.cities.has(fold(c)));
+    if (unknown.length) {
+      const message = `unknown city ${unknown.map((c) => `"${c}"`).join(', ')}; the accepted names are listed at /v1/cities`;
+      throw new ApiError('invalid_parameter', `The city filter names a city we have no events for: ${unknown.join(', ')}. Use a name from /v1/cities.`, [{ param: 'city', message }]);
+    }
+    cities = sortedDistinct(p.city.map(fold));
+  }
+
+  const categories = p.category ? sortedDistinct(p.category) : null;
+  const refused = (categories ?? []).filter((c) => ctx.excludedCategories.includes(c));
+  if (refused.length) {
+    throw new ApiError(
+      'category_not_in_plan',
+      `The ${ctx.planName} plan does not include ${refused.map((c) => `"${c}"`).join(' or ')} events; remove ${refused.length > 1 ? 'them' : 'it'} from category, or use a plan that includes ${refused.length > 1 ? 'them' : 'it'}.`,
+    );
+  }
+
+  let range: SearchQuery['range'] = 'upcoming';
+  if (p.week) range = weekRange(p.week, ctx.now);
+  else if (p.start_date || p.end_date) range = { fromMs: p.start_date?.startMs ?? 0, toMs: p.end_date?.endMs ?? Number.MAX_SAFE_INTEGER };
+
+  const qWords = p.q === undefined ? null : sortedDistinct(words(p.q));
+  return {
+    cities,
+    geo: p.lat !== undefined && p.lng !== undefined ? { lat: p.lat, lng: p.lng, radiusKm: p.radius_km ?? DEFAULT_RADIUS_KM } : null,
+    ages:
+      p.age_min !== undefined || p.age_max !== undefined
+        ? { loMonths: (p.age_min ?? 0) * 12, hiMonths: (p.age_max ?? 18) * 12 + 11 }
+        : null,
+    categories,
+    words: qWords && qWords.length ? qWords : null,
+    isFree: p.is_free ?? null,
+    range,
+    sort: p.sort ?? 'start',
+    limit: p.limit ?? ctx.defaultLimit,
+    offset: p.offset ?? 0,
+  };
+}
+
+/** The cache key of a search: the canonical query in a fixed field order. */
+export function queryKey(q: SearchQuery): string {
+  return JSON.stringify([q.cities, q.geo && [q.geo.lat, q.geo.lng, q.geo.radiusKm], q.ages && [q.ages.loMonths, q.ages.hiMonths], q.categories, q.words, q.isFree, q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs], q.sort, q.limit, q.offset]);
+}

@@ -1,0 +1,59 @@
+// The values the filters accept: /v1/categories (the fixed taxonomy, with this snapshot's counts)
+// and /v1/cities (the cities this snapshot has events in). Answers are built once per snapshot.
+import * as v from 'valibot';
+import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
+import { ApiError } from '../errors.ts';
+import { PLANS } from '../plans.ts';
+import { jsonReply } from '../reply.ts';
+import type { LoadedSnapshot } from '../snapshots.ts';
+import { defineRoute, type Services } from './types.ts';
+
+const noParams = v.object({});
+
+function perSnapshot(render: (s: LoadedSnapshot) => object): (svc: Services) => Buffer {
+  let memo: { id: string; body: Buffer } | null = null;
+  return (svc) => {
+    const snap = svc.snapshots.current;
+    if (!snap) throw new ApiError('unavailable', 'No event snapshot is loaded yet; retry in a few seconds.', undefined, [['Retry-After', '5']]);
+    if (memo?.id !== snap.ref.id) memo = { id: snap.ref.id, body: Buffer.from(JSON.stringify(render(snap))) };
+    return memo.body;
+  };
+}
+
+const categoriesBody = perSnapshot((s) => ({
+  snapshot: s.ref.id,
+  categories: CATEGORY_SLUGS.map((slug) => ({
+    slug,
+    name: CATEGORY_LABELS[slug],
+    events: s.manifest.categories[slug] ?? 0,
+    excluded_from_plans: Object.values(PLANS).filter((p) => p.excludedCategories.includes(slug)).map((p) => p.name),
+  })),
+}));
+
+const citiesBody = perSnapshot((s) => ({ snapshot: s.ref.id, cities: s.manifest.cities.map((name) => ({ name })) }));
+
+const PUBLIC_CACHE = 'public, max-age=300';
+
+export const categoriesRoute = defineRoute({
+  path: '/v1/categories',
+  summary: 'Category slugs',
+  description: 'Every slug the category filter accepts, with its display name, the number of events in the current snapshot, and the plans that exclude it.',
+  tag: 'reference',
+  access: 'public',
+  params: noParams,
+  produces: [{ type: 'application/json', schema: 'CategoryList' }],
+  errors: ['unknown_parameter', 'unavailable'],
+  handle: (_req, _p, svc) => ({ ...jsonReply(categoriesBody(svc), [['Cache-Control', PUBLIC_CACHE]]), route: '/v1/categories' }),
+});
+
+export const citiesRoute = defineRoute({
+  path: '/v1/cities',
+  summary: 'City names',
+  description: 'Every city name the city filter accepts: the cities the current snapshot has events in.',
+  tag: 'reference',
+  access: 'public',
+  params: noParams,
+  produces: [{ type: 'application/json', schema: 'CityList' }],
+  errors: ['unknown_parameter', 'unavailable'],
+  handle: (_req, _p, svc) => ({ ...jsonReply(citiesBody(svc), [['Cache-Control', PUBLIC_CACHE]]), route: '/v1/cities' }),
+});

@@ -1,0 +1,73 @@
+// The response bodies as valibot schemas: the OpenAPI document publishes them (openapi.ts) and the
+// tests parse every response with them, so the documented shape is the checked shape.
+import * as v from 'valibot';
+import { ERRORS } from './errors.ts';
+
+const nullableString = v.nullable(v.string());
+const iso = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 with the America/Los_Angeles offset'));
+
+export const EventRecordSchema = v.strictObject({
+  id: v.pipe(v.string(), v.startsWith('bsc_evt_')),
+  title: v.string(),
+  description: nullableString,
+  summary: nullableString,
+  start_datetime: iso,
+  end_datetime: v.nullable(iso),
+  venue: v.strictObject({ name: v.string(), address: v.string(), city: v.string(), lat: v.number(), lng: v.number() }),
+  organizer: nullableString,
+  organizer_url: nullableString,
+  categories: v.array(v.string()),
+  tags: v.array(v.string()),
+  image_url: nullableString,
+  is_free: v.boolean(),
+  price: v.nullable(v.strictObject({ min: v.nullable(v.number()), max: v.nullable(v.number()), note: nullableString })),
+  ticket_url: nullableString,
+  source: nullableString,
+  source_url: v.null(),
+  destination: v.string(),
+  age_range: v.nullable(v.strictObject({ min_months: v.number(), max_months: v.number() })),
+  age_range_years: v.nullable(v.strictObject({ min_years: v.number(), max_years: v.number() })),
+  is_canceled: v.boolean(),
+  event_url: v.pipe(v.string(), v.url()),
+  distance_km: v.optional(v.pipe(v.number(), v.description('Great-circle km from lat/lng, on geo searches only'))),
+});
+
+export const EventListSchema = v.strictObject({
+  events: v.array(EventRecordSchema),
+  total: v.pipe(v.number(), v.integer(), v.description('Events matching the filters, across all pages')),
+  limit: v.number(),
+  offset: v.number(),
+  next_offset: v.nullable(v.number()),
+  truncated: v.pipe(v.boolean(), v.description('The page was cut short by the monthly record quota')),
+  attribution: v.strictObject({ text: v.string(), url: v.string() }),
+});
+
+export const ProblemSchema = v.strictObject({
+  type: v.string(),
+  title: v.string(),
+  status: v.number(),
+  detail: v.string(),
+  code: v.picklist(Object.keys(ERRORS) as (keyof typeof ERRORS)[]),
+  errors: v.optional(v.array(v.strictObject({ param: v.string(), message: v.string() }))),
+});
+
+export const CategoryListSchema = v.strictObject({
+  snapshot: v.string(),
+  categories: v.array(v.strictObject({ slug: v.string(), name: v.string(), events: v.number(), excluded_from_plans: v.array(v.string()) })),
+});
+
+export const CityListSchema = v.strictObject({ snapshot: v.string(), cities: v.array(v.strictObject({ name: v.string() })) });
+
+export const HealthSchema = v.object({ status: v.picklist(['ok', 'ready']), snapshot: v.optional(v.string()) });
+
+export const OpenApiSchema = v.looseObject({ openapi: v.string() });
+
+export const RESPONSE_SCHEMAS = {
+  EventRecord: EventRecordSchema,
+  EventList: EventListSchema,
+  Problem: ProblemSchema,
+  CategoryList: CategoryListSchema,
+  CityList: CityListSchema,
+  Health: HealthSchema,
+  OpenApi: OpenApiSchema,
+} as const;

@@ -1,0 +1,104 @@
+// Which snapshot the server answers from. Watches DATA_DIR/snapshots/current (directory events,
+// plus a poll, since a rename over a symlink is not reported on every filesystem); on a switch it
+// has every worker load the new snapshot first, then moves new requests to it in one assignment.
+// A request resolves the snapshot once, when it is validated, and carries that reference to the
+// worker: no request ever mixes two snapshots, and requests in flight finish on the old one.
+import { watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fold } from '../workers/snapshot/normalize/text.ts';
+import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
+import type { SnapshotRef } from '../workers/protocol.ts';
+import type { Logger } from './log.ts';
+import type { QueryPool } from './pool.ts';
+
+export interface LoadedSnapshot {
+  readonly ref: SnapshotRef;
+  readonly manifest: Manifest;
+  /** Folded name → published name: what the city filter accepts. */
+  readonly cities: ReadonlyMap<string, string>;
+}
+
+/** How long workers get to load a new snapshot before requests move to it regardless. */
+const PREPARE_TIMEOUT_MS = 120_000;
+
+export class Snapshots {
+  private loaded: LoadedSnapshot | null = null;
+  private watcher: FSWatcher | null = null;
+  private poller: NodeJS.Timeout | null = null;
+  private checking: Promise<void> = Promise.resolve();
+  private recheck = false;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly pool: QueryPool,
+    private readonly log: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  get current(): LoadedSnapshot | null {
+    return this.loaded;
+  }
+
+  /** Loads the current snapshot (if any) and starts watching for switches. */
+  async start(): Promise<void> {
+    const dir = snapshotsDir(this.dataDir);
+    await mkdir(dir, { recursive: true });
+    await this.check();
+    this.watcher = watch(dir, () => this.schedule());
+    this.watcher.on('error', (err) => this.log.warn({ err: err.message }, 'snapshot directory watch failed; polling only'));
+    this.poller = setInterval(() => this.schedule(), this.pollMs);
+    this.poller.unref();
+  }
+
+  /** Checks now, and once more after a check in progress (events can arrive mid-check). */
+  private schedule(): void {
+    if (this.recheck) return;
+    this.recheck = true;
+    this.checking = this.checking.then(() => {
+      this.recheck = false;
+      return this.check();
+    });
+  }
+
+  /** Resolves when any pending switch has been processed (tests, and start-up). */
+  async settled(): Promise<void> {
+    await this.checking;
+  }
+
+  private async check(): Promise<void> {
+    let id: string | null;
+    try {
+      id = await currentSnapshotId(this.dataDir);
+    } catch {
+      return;
+    }
+    if (id === null || id === this.loaded?.ref.id) return;
+    let manifest: Manifest;
+    try {
+      manifest = await readManifest(this.dataDir, id);
+    } catch (err) {
+      this.log.warn({ snapshot: id, err: (err as Error).message }, 'snapshot manifest unreadable; staying on the current snapshot');
+      return;
+    }
+    if (manifest.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
+      this.log.error({ snapshot: id, layout: manifest.schema_version, wanted: SNAPSHOT_SCHEMA_VERSION }, 'snapshot has another layout; rebuild it with `family-events snapshot build`');
+      return;
+    }
+    const ref: SnapshotRef = { id, dir: path.join(snapshotsDir(this.dataDir), id) };
+    const t0 = performance.now();
+    const { ready, errors } = await this.pool.prepare(ref, PREPARE_TIMEOUT_MS);
+    if (errors.length) {
+      this.log.error({ snapshot: id, errors }, 'workers could not load the snapshot; staying on the current snapshot');
+      return;
+    }
+    const previous = this.loaded?.ref.id ?? null;
+    this.loaded = { ref, manifest, cities: new Map(manifest.cities.map((c) => [fold(c), c])) };
+    this.log.info({ snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) }, 'serving snapshot');
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    if (this.poller) clearInterval(this.poller);
+  }
+}
