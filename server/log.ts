@@ -5,8 +5,8 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string): { logger: Logger; flush: () => void } {
+export function createLogger(level: string, stream?: NodeJS.WritableStream): { logger: Logger; flush: () => void } {
+  if (stream) return { logger: pino({ level, base: null }, stream), flush: () => undefined };
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const logger = pino({ level, base: null }, destination);
-  return { logger, flush: () => destination.flushSync() };
+  return { logger: pino({ level, base: null }, destination), flush: () => destination.flushSync() };
 }

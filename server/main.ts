@@ -30,8 +30,13 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
-  const { logger, flush } = createLogger(config.logLevel);
+export interface StartOptions {
+  /** Where log lines go instead of stdout (tests capture them). */
+  readonly logStream?: NodeJS.WritableStream;
+}
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const { logger, flush } = createLogger(config.logLevel, opts.logStream);
   const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const pool = new QueryPool(config);
   const snapshots = new Snapshots(config.dataDir, pool, logger, config.snapshotPollMs);

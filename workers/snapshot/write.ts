@@ -6,6 +6,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { searchText } from './normalize/event.ts';
 import { chooseVenueForm, mergeGroup, venueFormOf } from './normalize/merge.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
 import { RECORDS_FILE, RECORDS_INDEX, writeRecordFiles } from './records.ts';
@@ -61,11 +62,19 @@ async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
     votes.set(f.venue_key, m);
   }
   const update = await conn.prepare(sqlFile('snapshot_adhoc_update'));
+  const rowsOf = await conn.prepare(sqlFile('snapshot_venue_rows'));
+  const setSearch = await conn.prepare(sqlFile('snapshot_search_update'));
   for (const [key, v] of votes) {
     if (v.size < 2) continue;
     const [name, address, lat, lng] = chooseVenueForm(v);
     update.bind([key, name, address, lat, lng]);
     await update.run();
+    rowsOf.bind([key]);
+    const rows = (await rowsOf.runAndReadAll()).getRowObjectsJson() as unknown as (Parameters<typeof searchText>[0] & { id: string })[];
+    for (const r of rows) {
+      setSearch.bind([r.id, searchText(r)]);
+      await setSearch.run();
+    }
   }
 }
 

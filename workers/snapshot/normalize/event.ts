@@ -120,10 +120,6 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
   const uid = raw.uid?.trim() || raw.url?.trim() || `${title}|${isoLocal(span.start)}|${raw.location ?? ''}`;
   const range = ages?.kind === 'range' ? ages.range : null;
 
-  const searchWords = new Set<string>();
-  for (const text of [title, summary, description, venue.name, organizer, ...tags]) {
-    if (text) for (const w of words(text)) searchWords.add(w);
-  }
 
   return {
     id: eventId(src.id, uid),
@@ -156,10 +152,23 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
     age_max_months: range?.max_months ?? null,
     is_canceled: raw.cancelled || cancelledByTitle,
     city_key: fold(venue.city),
-    search_text: ` ${[...searchWords].join(' ')}`,
+    search_text: searchText({ title, summary, description, venue_name: venue.name, organizer, tags }),
     source_id: src.id,
     source_rank: ctx.rank,
   };
+}
+
+/**
+ * " w1 w2 …": the distinct folded words of exactly the served fields the q filter searches (title,
+ * summary, description, venue name, organizer, tags). Recomputed whenever a merge or a venue
+ * spelling changes those fields, so q never matches text the record does not show.
+ */
+export function searchText(r: Pick<EventRow, 'title' | 'summary' | 'description' | 'venue_name' | 'organizer' | 'tags'>): string {
+  const out = new Set<string>();
+  for (const text of [r.title, r.summary, r.description, r.venue_name, r.organizer, ...r.tags]) {
+    if (text) for (const w of words(text)) out.add(w);
+  }
+  return ` ${[...out].join(' ')}`;
 }
 
 export interface Normalized {

@@ -2,6 +2,7 @@
 // sources), and one name/address/coordinates per place.
 import { CATEGORY_SLUGS, type CategorySlug } from '../taxonomy.ts';
 import type { EventRow } from '../types.ts';
+import { searchText } from './event.ts';
 import { words } from './text.ts';
 
 export interface MergeResult {
@@ -44,8 +45,7 @@ export function mergeGroup(group: EventRow[]): EventRow {
   if (cats.size > 1) cats.delete('community');
   primary.categories = CATEGORY_SLUGS.filter((c) => cats.has(c));
   primary.tags = [...tags].filter((t) => !cats.has(t as CategorySlug)).sort();
-  const extraWords = group.slice(1).flatMap((r) => r.search_text.trim().split(' '));
-  if (extraWords.length) primary.search_text = ` ${[...new Set([...primary.search_text.trim().split(' '), ...extraWords])].join(' ')}`;
+  primary.search_text = searchText(primary);
   return primary;
 }
 

@@ -1,0 +1,133 @@
+// Shared by the server tests: a real snapshot built by the pipeline from the bundled sample, a real
+// server on a loopback port (port 0), and the snapshot's full record list for test-local oracles.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig, REPO_ROOT, type Config } from '../../server/config.ts';
+import { startServer, type RunningServer } from '../../server/main.ts';
+import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
+
+/** The pinned clock of every server test: a Saturday morning in Pacific time. */
+export const NOW_ISO = '2026-11-21T09:00:00-08:00';
+export const NOW = new Date(NOW_ISO);
+export const WEB = 'https://web.example';
+export const PUBLIC = 'https://api.example';
+
+/** What a test sees of the snapshot: every row with the filter columns a search reads. */
+export interface OracleRow {
+  readonly id: string;
+  readonly rid: number;
+  readonly title: string;
+  readonly start_ms: number;
+  readonly end_ms: number;
+  readonly start_datetime: string;
+  readonly end_datetime: string | null;
+  readonly venue_city: string;
+  readonly venue_lat: number;
+  readonly venue_lng: number;
+  readonly categories: string[];
+  readonly tags: string[];
+  readonly is_free: boolean;
+  readonly age_min_months: number | null;
+  readonly age_max_months: number | null;
+  readonly description: string | null;
+  readonly summary: string | null;
+  readonly venue_name: string;
+  readonly organizer: string | null;
+}
+
+export interface Fixture {
+  readonly dataDir: string;
+  readonly build: BuildResult;
+  /** Every event of the snapshot, read straight from its Parquet file (not through the server). */
+  readonly rows: readonly OracleRow[];
+  cleanup(): Promise<void>;
+}
+
+/** Builds the bundled sample into a fresh DATA_DIR (about 4 s). */
+export async function sampleFixture(now: Date = NOW): Promise<Fixture> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fe-server-'));
+  const build = await buildSnapshot({ dataDir, registryFile: path.join(REPO_ROOT, 'sources', 'registry.json'), now });
+  return { dataDir, build, rows: await readRows(path.join(build.dir, 'events.parquet')), cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+}
+
+export async function readRows(parquet: string): Promise<OracleRow[]> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  const r = await c.runAndReadAll(
+    `SELECT id, file_row_number::INTEGER AS rid, title, start_ms::DOUBLE AS start_ms, end_ms::DOUBLE AS end_ms, start_datetime, end_datetime,
+            venue_city, venue_lat, venue_lng, categories, tags, is_free, age_min_months, age_max_months, description, summary, venue_name, organizer
+     FROM read_parquet('${parquet.replaceAll("'", "''")}', file_row_number = true) ORDER BY file_row_number`,
+  );
+  const rows = r.getRowObjectsJson() as unknown as OracleRow[];
+  c.closeSync();
+  db.closeSync();
+  return rows;
+}
+
+export interface TestServer {
+  readonly base: string;
+  readonly adminBase: string;
+  readonly server: RunningServer;
+  readonly config: Config;
+  /** Every log line the server wrote, parsed. */
+  readonly logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Starts the real server in-process on loopback ports chosen by the OS. `env` overrides the defaults. */
+export async function startTestServer(dataDir: string, env: Record<string, string> = {}): Promise<TestServer> {
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    HOST: '127.0.0.1',
+    FAMILY_EVENTS_NOW: NOW_ISO,
+    WEB_BASE_URL: WEB,
+    PUBLIC_BASE_URL: PUBLIC,
+    POOL_THREADS: '2',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const stream = new PassThrough();
+  let partial = '';
+  stream.on('data', (chunk: Buffer) => {
+    const text = partial + chunk.toString('utf8');
+    const lines = text.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  const server = await startServer(config, { logStream: stream });
+  return {
+    base: `http://127.0.0.1:${server.port}`,
+    adminBase: `http://127.0.0.1:${server.adminPort}`,
+    server,
+    config,
+    logs,
+    stop: () => server.stop(),
+  };
+}
+
+export interface Got {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of any route; tests narrow it with the response schemas
+  readonly json: any;
+}
+
+/** GET (or another method) over real HTTP; parses JSON bodies. */
+export async function get(base: string, pathAndQuery: string, init: RequestInit = {}): Promise<Got> {
+  const res = await fetch(`${base}${pathAndQuery}`, init);
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  return { status: res.status, headers: res.headers, text, json: type.includes('json') && text ? JSON.parse(text) : null };
+}
+
+/** The records.jsonl body of a row, as the snapshot stores it (for byte-level comparisons). */
+export async function recordLines(build: BuildResult): Promise<string[]> {
+  return (await readFile(path.join(build.dir, 'records.jsonl'), 'utf8')).split('\n').filter((l) => l !== '');
+}
