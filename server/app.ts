@@ -1,6 +1,7 @@
 // Request → route → validated parameters → handler → reply. The one place that turns anything a
 // handler raises into a problem: ApiError as itself, anything else as a logged 500 whose body
 // says nothing about the cause.
+import { LRUCache } from 'lru-cache';
 import * as v from 'valibot';
 import { ApiError, type ParamError } from './errors.ts';
 import type { Reply, Request } from './http.ts';
@@ -10,7 +11,11 @@ import { paramEntries, type AnyRoute, type RouteRequest, type Services } from '.
 
 /** The longest request target (path and query) accepted; longer is 414 request_too_large. */
 export const MAX_TARGET_BYTES = 8 * 1024;
+/** The most header bytes accepted (names and values); more is 431 request_too_large. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 const ALLOW = 'GET, HEAD';
+/** Distinct valid query strings whose parse is remembered (parsed values are never mutated). */
+const PARSE_MEMO_ENTRIES = 10_000;
 
 /** Splits a query string into name → value, refusing duplicates and broken percent-encoding. */
 export function parseQuery(raw: string): { values: Record<string, string>; errors: ParamError[] } {
@@ -67,9 +72,25 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     return { ...problemReply(web, 'internal', 'The server failed to answer this request; it has been logged. Retry later.'), route };
   };
 
+  const parsedMemo = new LRUCache<string, object>({ max: PARSE_MEMO_ENTRIES });
+  const run = (route: AnyRoute, rr: RouteRequest, params: unknown): Reply | Promise<Reply> => {
+    try {
+      const out = route.handle(rr, params, svc);
+      return out instanceof Promise ? out.catch((err: unknown) => fail(err, route.path)) : out;
+    } catch (err) {
+      return fail(err, route.path);
+    }
+  };
+
   return (req) => {
     if (req.targetLength > MAX_TARGET_BYTES) {
       return { ...problemReply(web, 'request_too_large', `The URL is ${req.targetLength} bytes; the limit is ${MAX_TARGET_BYTES}. Shorten the query.`), route: 'unmatched' };
+    }
+    if (req.headerBytes > MAX_HEADER_BYTES) {
+      return {
+        ...problemReply(web, 'request_too_large', `The request headers are ${req.headerBytes} bytes; the limit is ${MAX_HEADER_BYTES}. Send fewer or shorter headers.`, undefined, [], 431),
+        route: 'unmatched',
+      };
     }
     const prefix = req.path.startsWith('/api/') ? '/api' : '';
     const route = table.get(prefix ? req.path.slice(4) : req.path);
@@ -82,6 +103,11 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
         route: route.path,
       };
     }
+    // Pollers repeat the exact same query string: its parse (a pure function of route and string)
+    // is remembered, so a cached answer costs no validation work.
+    const memoKey = `${route.path}?${req.rawQuery}`;
+    const remembered = parsedMemo.get(memoKey);
+    if (remembered !== undefined) return run(route, { http: req, prefix }, remembered);
     const { values, errors } = parseQuery(req.rawQuery);
     const known = paramEntries(route);
     const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k));
@@ -98,12 +124,7 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
       const errs = issuesToErrors(parsed.issues);
       return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
     }
-    const rr: RouteRequest = { http: req, prefix };
-    try {
-      const out = route.handle(rr, parsed.output, svc);
-      return out instanceof Promise ? out.catch((err: unknown) => fail(err, route.path)) : out;
-    } catch (err) {
-      return fail(err, route.path);
-    }
+    parsedMemo.set(memoKey, parsed.output);
+    return run(route, { http: req, prefix }, parsed.output);
   };
 }

@@ -10,12 +10,13 @@ export const ERRORS = {
   category_not_in_plan: { status: 403, title: 'Category not in plan' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
-  request_too_large: { status: 414, title: 'Request too large' },
+  // 414 for a URL over the limit; 431 (Request Header Fields Too Large) for headers over it.
+  request_too_large: { status: 414, title: 'Request too large', otherStatuses: [431] },
   quota_exhausted: { status: 429, title: 'Quota exhausted' },
   rate_limited: { status: 429, title: 'Rate limited' },
   internal: { status: 500, title: 'Internal error' },
   unavailable: { status: 503, title: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>;
+} as const satisfies Record<string, { status: number; title: string; otherStatuses?: readonly number[] }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -34,12 +35,19 @@ export interface Problem {
   readonly errors?: readonly ParamError[];
 }
 
-export function problem(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[]): Problem {
+/** A code's statuses: its own and, for a few, the alternatives its table row names. */
+export function statusesOf(code: ErrorCode): readonly number[] {
+  const row: { status: number; otherStatuses?: readonly number[] } = ERRORS[code];
+  return [row.status, ...(row.otherStatuses ?? [])];
+}
+
+export function problem(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[], status?: number): Problem {
   const row = ERRORS[code];
+  if (status !== undefined && !statusesOf(code).includes(status)) throw new Error(`${code} is never answered with ${status}`);
   return {
     type: `${webBaseUrl}/docs/errors#${code}`,
     title: row.title,
-    status: row.status,
+    status: status ?? row.status,
     detail,
     code,
     ...(errors && errors.length ? { errors } : {}),

@@ -4,18 +4,40 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { Config } from './config.ts';
-import { ERRORS, type ErrorCode } from './errors.ts';
+import { ERRORS, statusesOf, type ErrorCode } from './errors.ts';
 import { RESPONSE_SCHEMAS } from './schemas.ts';
 import { paramEntries, type AnyRoute } from './routes/types.ts';
 
 /** Codes any route may answer with: routing, methods, request size, and our own failures. */
 const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];
 
+interface Walkable {
+  readonly type?: string;
+  readonly description?: unknown;
+  readonly wrapped?: Walkable;
+  readonly pipe?: readonly Walkable[];
+}
+
+/**
+ * A parameter's v.description, wherever its pipe puts it. The JSON Schema conversion of the input
+ * side stops at the first transform, and our descriptions sit after the parsing steps they describe.
+ */
+function descriptionOf(s: Walkable | undefined): string | undefined {
+  if (!s) return undefined;
+  if (s.type === 'description' && typeof s.description === 'string') return s.description;
+  for (const item of s.pipe ?? []) {
+    const d = item === s ? undefined : descriptionOf(item);
+    if (d) return d;
+  }
+  return descriptionOf(s.wrapped);
+}
+
 function describe(schema: v.GenericSchema): { description?: string; schema: object } {
   const json = toJsonSchema(schema, { target: 'draft-2020-12', typeMode: 'input', errorMode: 'ignore' }) as Record<string, unknown>;
   delete json.$schema;
-  const { description, ...rest } = json;
-  return typeof description === 'string' ? { description, schema: rest } : { schema: rest };
+  delete json.description;
+  const description = descriptionOf(schema as Walkable);
+  return description ? { description, schema: json } : { schema: json };
 }
 
 const componentSchema = (name: keyof typeof RESPONSE_SCHEMAS): object => {
@@ -33,7 +55,7 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     });
     const codes = [...new Set([...r.errors, ...EVERY_ROUTE])];
     const byStatus = new Map<number, ErrorCode[]>();
-    for (const c of codes) byStatus.set(ERRORS[c].status, [...(byStatus.get(ERRORS[c].status) ?? []), c]);
+    for (const c of codes) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
@@ -65,7 +87,7 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       description:
         'Family-friendly events in the San Francisco Bay Area. Every operation is a GET (HEAD gives the headers only). ' +
         'Errors are RFC 9457 problem+json with a stable `code`:\n\n' +
-        Object.entries(ERRORS).map(([code, e]) => `- \`${code}\` (${e.status}): ${e.title}`).join('\n'),
+        Object.entries(ERRORS).map(([code, e]) => `- \`${code}\` (${statusesOf(code as ErrorCode).join(' or ')}): ${e.title}`).join('\n'),
     },
     servers: [
       { url: config.publicBaseUrl, description: 'API host' },

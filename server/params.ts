@@ -107,7 +107,7 @@ const category = () =>
       if (!dataset.typed) return;
       const known = new Set<string>(CATEGORY_SLUGS);
       const unknown = dataset.value.filter((c) => !known.has(c));
-      if (unknown.length) addIssue({ message: `unknown category ${unknown.map((c) => `"${c}"`).join(', ')}; the slugs are listed at /v1/categories` });
+      if (unknown.length) addIssue({ message: `names an unknown category: ${unknown.map((c) => `"${c}"`).join(', ')}; the slugs are listed at /v1/categories` });
     }),
   );
 

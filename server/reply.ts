@@ -12,8 +12,8 @@ export function jsonReply(body: Uint8Array | string | object, headers: Headers =
   return { status, headers: [['Content-Type', JSON_TYPE], ...headers], body: bytes };
 }
 
-export function problemReply(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[], headers: Headers = []): Reply {
-  const p = problem(webBaseUrl, code, detail, errors);
+export function problemReply(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[], headers: Headers = [], status?: number): Reply {
+  const p = problem(webBaseUrl, code, detail, errors, status);
   const extra: (readonly [string, string])[] = [...headers];
   if (code === 'missing_api_key') extra.push(['WWW-Authenticate', 'Bearer']);
   return { status: p.status, headers: [['Content-Type', PROBLEM_TYPE], ['Cache-Control', 'no-store'], ...extra], body: JSON.stringify(p) };
