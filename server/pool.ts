@@ -1,10 +1,11 @@
 // The Piscina pool of DuckDB query workers, as the main thread uses it: bounded queue (full → a
 // failure the route answers 503), a deadline per task, cancellation through a shared flag, and the
 // snapshot broadcast that lets every worker load a new snapshot before requests are switched to it.
+import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
-  SNAPSHOT_CHANNEL,
+  type QueryWorkerData,
   type PrepareMessage, type PreparedMessage, type SearchResult, type SearchTask, type SnapshotRef, type TaskFailure,
 } from '../workers/protocol.ts';
 import { workerExecArgv } from '../workers/threads.ts';
@@ -19,10 +20,13 @@ const unavailable = (detail: string): TaskFailure => ({ ok: false, code: 'unavai
 
 export class QueryPool {
   private readonly piscina: Piscina;
-  private readonly channel = new BroadcastChannel(SNAPSHOT_CHANNEL);
+  private readonly channel: BroadcastChannel;
 
   constructor(private readonly config: Config) {
+    const data: QueryWorkerData = { snapshotChannel: `family-events:snapshots:${randomUUID()}` };
+    this.channel = new BroadcastChannel(data.snapshotChannel);
     this.piscina = new Piscina({
+      workerData: data,
       filename: WORKER.href,
       minThreads: config.poolThreads,
       maxThreads: config.poolThreads,

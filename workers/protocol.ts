@@ -90,4 +90,11 @@ export interface PreparedMessage {
   readonly error: string | null;
 }
 
-export const SNAPSHOT_CHANNEL = 'family-events:snapshots';
+/** What each query worker is started with (Piscina workerData). */
+export interface QueryWorkerData {
+  /**
+   * The BroadcastChannel name of this pool's snapshot announcements. One per pool: channels are
+   * process-wide, and a pool must never count another pool's workers as ready.
+   */
+  readonly snapshotChannel: string;
+}

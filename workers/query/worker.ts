@@ -2,9 +2,9 @@
 // the current one and the one requests still in flight may name), runs one search at a time, and
 // returns the serialized body as a transferred buffer. Failures are returned, never thrown.
 import { BroadcastChannel, threadId } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { Piscina, workerData } from 'piscina';
 import {
-  SNAPSHOT_CHANNEL,
+  type QueryWorkerData,
   type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef, type TaskFailure,
 } from '../protocol.ts';
 import { SnapshotDb } from './db.ts';
@@ -32,7 +32,7 @@ function snapshot(ref: SnapshotRef): Promise<SnapshotDb> {
 
 // The main thread announces a new snapshot before it switches requests to it, so the load happens
 // here, off the request path; requests keep using the old snapshot until every worker is ready.
-const channel = new BroadcastChannel(SNAPSHOT_CHANNEL);
+const channel = new BroadcastChannel((workerData as QueryWorkerData).snapshotChannel);
 channel.onmessage = (event) => {
   const msg = (event as { data: PrepareMessage | PreparedMessage }).data;
   if (msg.type !== 'prepare') return;
@@ -76,8 +76,10 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
   let db: SnapshotDb;
   try {
     db = await snapshot(task.snapshot);
-  } catch (err) {
-    return fail('internal', `snapshot ${task.snapshot.id} could not be opened: ${(err as Error).message}`);
+  } catch {
+    // The snapshot on disk is unreadable: the server's state, not the request's fault, and it
+    // may pass (a rebuild); the cause is logged by the main thread when it tries to switch.
+    return fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
   }
 
   let timedOut = false;
