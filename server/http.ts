@@ -22,6 +22,8 @@ export interface Request {
   readonly rawQuery: string;
   /** Length of the request target (path + '?' + query) in bytes as sent. */
   readonly targetLength: number;
+  /** Total size of the header fields as received (names, values, separators). */
+  readonly headerBytes: number;
   /** Lower-case names; only the headers the API reads. */
   readonly headers: Readonly<Record<string, string>>;
   readonly remoteAddress: string;
@@ -72,6 +74,11 @@ function copyRequest(res: HttpResponse, req: HttpRequest, aborts: Aborts, trustP
     const value = req.getHeader(name);
     if (value !== '') headers[name] = value;
   }
+  // uWS's own cap on the request head is far above what an API client sends; we enforce ours.
+  let headerBytes = 0;
+  req.forEach((k, v) => {
+    headerBytes += k.length + v.length + 4;
+  });
   const path = req.getUrl();
   const rawQuery = req.getQuery() ?? '';
   let remoteAddress = decoder.decode(res.getRemoteAddressAsText());
@@ -82,6 +89,7 @@ function copyRequest(res: HttpResponse, req: HttpRequest, aborts: Aborts, trustP
     path,
     rawQuery,
     targetLength: Buffer.byteLength(path) + (rawQuery ? 1 + Buffer.byteLength(rawQuery) : 0),
+    headerBytes,
     headers,
     remoteAddress,
     get signal() {
@@ -138,18 +146,16 @@ function send(res: HttpResponse, reply: Reply, isHead: boolean, state: { done: b
   }
   const start = res.getWriteOffset();
   const [, responded] = res.tryEnd(body, total);
+  // A streamed body is not followed by a forced close (that could cut what uWS still buffers);
+  // while draining, the process exits once in-flight requests are done, which closes it anyway.
   if (responded) {
     state.done = true;
-    if (reply.close) res.close();
     return total;
   }
   res.onWritable((offset) => {
     if (state.done) return true;
     const [ok, finished] = res.tryEnd(body.subarray(offset - start), total);
-    if (finished) {
-      state.done = true;
-      if (reply.close) res.close();
-    }
+    if (finished) state.done = true;
     return ok;
   });
   return total;
@@ -173,10 +179,13 @@ export function listen(opts: ListenOptions): Promise<HttpServer> {
   const app: TemplatedApp = uws.App();
   app.any('/*', (res, req) => {
     const aborts = new Aborts();
-    const state = { done: false };
+    // done: the response may no longer be touched; reported: onFinished has run (exactly once).
+    const state = { done: false, reported: false };
     res.onAborted(() => {
-      if (state.done) return;
+      const wasDone = state.done;
       state.done = true;
+      if (wasDone || state.reported) return;
+      state.reported = true;
       aborts.abort();
       opts.onFinished?.({ request, reply: null, status: 499, bytes: 0, aborted: true });
     });
@@ -190,6 +199,7 @@ export function listen(opts: ListenOptions): Promise<HttpServer> {
       };
       if (corked) write();
       else res.cork(write);
+      state.reported = true;
       opts.onFinished?.({ request, reply, status: reply.status, bytes, aborted: false });
     };
     let out: Reply | Promise<Reply>;

@@ -1,6 +1,7 @@
 // /v1/events (JSON search) and /v1/demo/events (the keyless sample: at most 10 a call, rate-limited
 // per client address). Both: parameters → canonical query → response cache (single-flight) →
 // query worker, which returns the finished body.
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.ts';
 import type { Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
@@ -40,20 +41,44 @@ function unavailable(detail: string, retryAfterS = 1): ApiError {
   return new ApiError('unavailable', detail, undefined, [['Retry-After', String(retryAfterS)]]);
 }
 
+interface Prepared {
+  readonly query: SearchQuery;
+  readonly key: string;
+  readonly validUntilMs: number;
+}
+
+const canonicalMemo = new LRUCache<string, Prepared>({ max: 10_000 });
+
 /** Answers a search from the cache when it can (synchronously), else from a worker. */
 function search(req: RouteRequest, path: string, params: SearchParams, svc: Services, plan: Plan, maxLimit: number, extra: readonly (readonly [string, string])[]): Reply | Promise<Reply> {
   const snap = svc.snapshots.current;
   if (!snap) throw unavailable('No event snapshot is loaded yet; retry in a few seconds.', 5);
   const now = svc.config.now();
-  const query: SearchQuery = canonicalQuery(params, {
-    cities: snap.cities,
-    excludedCategories: plan.excludedCategories,
-    planName: plan.name,
-    now,
-    defaultLimit: Math.min(20, maxLimit),
-  });
-  const key = `${snap.ref.id}\0${plan.name}\0json\0${queryKey(query)}`;
   const nowMs = now.getTime();
+  // The canonical query of a query string depends on the snapshot (its cities), the plan and, for
+  // week=current|next, the week we are in: remembered under the first two until the week ends.
+  const memoKey = `${snap.ref.id}\0${plan.name}\0${path}\0${req.http.rawQuery}`;
+  let prepared = canonicalMemo.get(memoKey);
+  if (prepared === undefined || nowMs > prepared.validUntilMs) {
+    const query: SearchQuery = canonicalQuery(params, {
+      cities: snap.cities,
+      excludedCategories: plan.excludedCategories,
+      planName: plan.name,
+      now,
+      defaultLimit: Math.min(20, maxLimit),
+    });
+    // "current" resolves anew when its week ends; "next" when the week before it (today's) ends.
+    const w = params.week;
+    const range = query.range;
+    const relativeWeekEnd = w !== undefined && w.kind !== 'iso' && range !== 'upcoming' ? (w.kind === 'current' ? range.toMs : range.fromMs - 1) : null;
+    prepared = {
+      query,
+      key: `${snap.ref.id}\0${plan.name}\0json\0${queryKey(query)}`,
+      validUntilMs: relativeWeekEnd ?? Number.POSITIVE_INFINITY,
+    };
+    canonicalMemo.set(memoKey, prepared);
+  }
+  const { query, key } = prepared;
   const hit = svc.cache.peek(key, nowMs);
   if (hit) {
     svc.metrics.cacheResult(path, true);
