@@ -1,6 +1,6 @@
 -- Reads the published Parquet back in file order so records.jsonl line N is Parquet row N (the
 -- row number a search returns). Selects exactly the columns of a served record (RecordRow).
--- {{parquet}} is the builder's own output path as a quoted literal; no request value reaches this file.
+-- The read_parquet path is the builder's own output, as a quoted literal; no request value reaches this file.
 SELECT id, title, description, summary, start_datetime, end_datetime, venue_name, venue_address,
        venue_city, venue_lat, venue_lng, organizer, organizer_url, categories, tags, image_url,
        is_free, price_min, price_max, price_note, ticket_url, source, destination,

@@ -6,12 +6,14 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { REPO_ROOT } from '../../server/config.ts';
+import { searchSql } from '../../workers/query/db.ts';
 import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
+import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 
-/** Files the query worker runs, in order; search_load creates the table search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_load', 'search'];
+/** Files the query worker runs; search_load creates the table the assembled search prepares against. */
+const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_filters'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -33,8 +35,20 @@ test('every sql file prepares against the schema it runs on', async () => {
 
     const query = await (await DuckDBInstance.create(':memory:')).connect();
     await query.run(sqlFile('search_macros'));
-    await query.run(fill(sqlFile('search_load')));
-    await assert.doesNotReject(query.prepare(sqlFile('search')), 'search');
+    const load = await query.prepare(fill(sqlFile('search_load')));
+    load.bind({ slugs: listValue([...CATEGORY_SLUGS]) }, { slugs: LIST(VARCHAR) });
+    await load.run();
+    // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
+    let prepared = 0;
+    for (let mask = 0; mask < 1 << 6; mask++) {
+      for (const [cities, words] of [[0, 0], [1, 3], [2, 1]] as const) {
+        const geo = (mask & 1) !== 0;
+        const shape = { geo, cities, ages: (mask & 2) !== 0, categories: (mask & 4) !== 0, excluded: (mask & 8) !== 0, isFree: (mask & 16) !== 0, words, byDistance: geo && (mask & 32) !== 0 };
+        await assert.doesNotReject(query.prepare(searchSql(shape)), `search ${JSON.stringify(shape)}`);
+        prepared++;
+      }
+    }
+    assert.equal(prepared, 192);
     query.closeSync();
   } finally {
     await rm(dir, { recursive: true, force: true });

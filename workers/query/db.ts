@@ -1,5 +1,6 @@
 // One snapshot as a query worker holds it: a single-threaded in-memory DuckDB with the snapshot's
-// filter columns (sql/search_load.sql), the search statement prepared once, and the record store.
+// filter columns (sql/search_load.sql), a prepared search per combination of filters, and the
+// record store.
 import path from 'node:path';
 import {
   BIGINT, BOOLEAN, DOUBLE, DuckDBInstance, INTEGER, LIST, VARCHAR, listValue,
@@ -7,18 +8,71 @@ import {
 } from '@duckdb/node-api';
 import { pathLiteral, sqlFile } from '../snapshot/sql.ts';
 import { RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
+import { CATEGORY_SLUGS } from '../snapshot/taxonomy.ts';
 import type { SearchQuery, SnapshotRef } from '../protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
 const FOREVER_MS = Number.MAX_SAFE_INTEGER;
 const KM_PER_DEGREE_LAT = 111.32;
 
-const PARAM_TYPES: Record<string, DuckDBType> = {
-  from_ms: BIGINT, to_ms: BIGINT,
-  lat: DOUBLE, lng: DOUBLE, lat_lo: DOUBLE, lat_hi: DOUBLE, lng_lo: DOUBLE, lng_hi: DOUBLE, radius_km: DOUBLE,
-  cities: LIST(VARCHAR), age_lo: INTEGER, age_hi: INTEGER, categories: LIST(VARCHAR), excluded: LIST(VARCHAR),
-  is_free: BOOLEAN, words: LIST(VARCHAR), by_distance: BOOLEAN, limit: INTEGER, offset: INTEGER,
+/**
+ * sql/search_filters.sql split at its "-- fragment: NAME" headers. The fragments are the only SQL
+ * a search is assembled from; request values never reach the text, only the parameters.
+ */
+function fragments(): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  const parts = sqlFile('search_filters').split(/^-- fragment: ([a-z_]+)$/m);
+  for (let i = 1; i + 1 < parts.length; i += 2) out.set(parts[i]!, parts[i + 1]!.trim());
+  return out;
+}
+
+const FRAGMENTS = fragments();
+const fragment = (name: string): string => {
+  const f = FRAGMENTS.get(name);
+  if (f === undefined) throw new Error(`sql/search_filters.sql has no fragment ${name}`);
+  return f;
 };
+
+/** Which filters a search uses, and how many values the repeated ones have: one statement each. */
+interface Shape {
+  readonly geo: boolean;
+  readonly cities: number;
+  readonly ages: boolean;
+  readonly categories: boolean;
+  readonly excluded: boolean;
+  readonly isFree: boolean;
+  readonly words: number;
+  readonly byDistance: boolean;
+}
+
+const repeat = (name: string, n: number, joiner: string): string =>
+  Array.from({ length: n }, (_, i) => fragment(name).replaceAll('{{i}}', String(i + 1))).join(joiner);
+
+export function searchSql(shape: Shape): string {
+  const filters = [
+    shape.geo ? fragment('geo') : '',
+    shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})` : '',
+    shape.ages ? fragment('ages') : '',
+    shape.categories ? fragment('categories') : '',
+    shape.excluded ? fragment('excluded') : '',
+    shape.isFree ? fragment('is_free') : '',
+    repeat('word', shape.words, '\n'),
+  ].filter((f) => f !== '');
+  return sqlFile('search')
+    .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
+    .replaceAll('{{filters}}', filters.join('\n  '))
+    .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
+}
+
+/** Bit i for CATEGORY_SLUGS[i], as sql/search_load.sql computes category_bits. */
+export function categoryBits(slugs: readonly string[]): bigint {
+  let bits = 0n;
+  for (const s of slugs) {
+    const i = CATEGORY_SLUGS.indexOf(s as (typeof CATEGORY_SLUGS)[number]);
+    if (i >= 0) bits |= 1n << BigInt(i);
+  }
+  return bits;
+}
 
 export interface PageRow {
   readonly rid: number;
@@ -50,16 +104,16 @@ export function boundingBox(lat: number, lng: number, radiusKm: number): { latLo
   return { latLo, latHi, lngLo: lng - dLng, lngHi: lng + dLng };
 }
 
-function list(values: readonly string[] | null): DuckDBValue {
-  return values === null ? null : listValue([...values]);
-}
+/** Statements kept per connection: every combination a client actually uses, least recent dropped. */
+const MAX_STATEMENTS = 256;
 
 export class SnapshotDb {
+  private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
+
   private constructor(
     readonly ref: SnapshotRef,
     private readonly instance: DuckDBInstance,
     private readonly conn: DuckDBConnection,
-    private readonly search: DuckDBPreparedStatement,
     readonly records: RecordStore,
   ) {}
 
@@ -69,10 +123,12 @@ export class SnapshotDb {
     const conn = await instance.connect();
     try {
       await conn.run(sqlFile('search_macros'));
-      await conn.run(sqlFile('search_load').replaceAll('{{parquet}}', pathLiteral(path.join(ref.dir, 'events.parquet'))));
-      const search = await conn.prepare(sqlFile('search'));
+      const load = await conn.prepare(sqlFile('search_load').replaceAll('{{parquet}}', pathLiteral(path.join(ref.dir, 'events.parquet'))));
+      load.bind({ slugs: listValue([...CATEGORY_SLUGS]) }, { slugs: LIST(VARCHAR) });
+      await load.run();
+      load.destroySync();
       const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
-      return new SnapshotDb(ref, instance, conn, search, records);
+      return new SnapshotDb(ref, instance, conn, records);
     } catch (err) {
       conn.closeSync();
       instance.closeSync();
@@ -85,34 +141,66 @@ export class SnapshotDb {
     this.conn.interrupt();
   }
 
+  private statement(shape: Shape): Promise<DuckDBPreparedStatement> {
+    const key = JSON.stringify(shape);
+    let st = this.statements.get(key);
+    if (st === undefined) {
+      st = this.conn.prepare(searchSql(shape));
+      st.catch(() => this.statements.delete(key));
+    } else {
+      this.statements.delete(key);
+    }
+    this.statements.set(key, st);
+    if (this.statements.size > MAX_STATEMENTS) {
+      const [oldest, doomed] = this.statements.entries().next().value as [string, Promise<DuckDBPreparedStatement>];
+      this.statements.delete(oldest);
+      void doomed.then((d) => d.destroySync(), () => undefined);
+    }
+    return st;
+  }
+
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
-    const box = q.geo ? boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm) : { latLo: -90, latHi: 90, lngLo: -180, lngHi: 180 };
+    const excludedBits = categoryBits(excluded);
+    const shape: Shape = {
+      geo: q.geo !== null,
+      cities: q.cities?.length ?? 0,
+      ages: q.ages !== null,
+      categories: q.categories !== null,
+      excluded: excludedBits !== 0n,
+      isFree: q.isFree !== null,
+      words: q.words?.length ?? 0,
+      byDistance: q.sort === 'distance' && q.geo !== null,
+    };
     const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
-    this.search.bind(
-      {
-        from_ms: BigInt(Math.trunc(range.fromMs)),
-        to_ms: BigInt(Math.trunc(range.toMs)),
-        lat: q.geo?.lat ?? null,
-        lng: q.geo?.lng ?? null,
-        lat_lo: box.latLo,
-        lat_hi: box.latHi,
-        lng_lo: box.lngLo,
-        lng_hi: box.lngHi,
-        radius_km: q.geo?.radiusKm ?? null,
-        cities: list(q.cities),
-        age_lo: q.ages?.loMonths ?? null,
-        age_hi: q.ages?.hiMonths ?? null,
-        categories: list(q.categories),
-        excluded: listValue([...excluded]),
-        is_free: q.isFree,
-        words: list(q.words),
-        by_distance: q.sort === 'distance',
-        limit: q.limit,
-        offset: q.offset,
-      },
-      PARAM_TYPES,
-    );
-    const rows = (await this.search.runAndReadAll()).getRows();
+    const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)), limit: q.limit, offset: q.offset };
+    const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT, limit: INTEGER, offset: INTEGER };
+    const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {
+      values[name] = value;
+      types[name] = type;
+    };
+    if (q.geo) {
+      const box = boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm);
+      set('lat', q.geo.lat, DOUBLE);
+      set('lng', q.geo.lng, DOUBLE);
+      set('radius_km', q.geo.radiusKm, DOUBLE);
+      set('lat_lo', box.latLo, DOUBLE);
+      set('lat_hi', box.latHi, DOUBLE);
+      set('lng_lo', box.lngLo, DOUBLE);
+      set('lng_hi', box.lngHi, DOUBLE);
+    }
+    q.cities?.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
+    if (q.ages) {
+      set('age_lo', q.ages.loMonths, INTEGER);
+      set('age_hi', q.ages.hiMonths, INTEGER);
+    }
+    if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
+    if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
+    if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
+    q.words?.forEach((w, i) => set(`word_${i + 1}`, ` ${w}`, VARCHAR));
+
+    const statement = await this.statement(shape);
+    statement.bind(values, types);
+    const rows = (await statement.runAndReadAll()).getRows();
     const first = rows[0];
     const total = first ? Number(first[0]) : 0;
     const firstEnd = first?.[1];
@@ -128,7 +216,7 @@ export class SnapshotDb {
 
   close(): void {
     this.records.close();
-    this.search.destroySync();
+    for (const st of this.statements.values()) void st.then((d) => d.destroySync(), () => undefined);
     this.conn.closeSync();
     this.instance.closeSync();
   }
