@@ -37,4 +37,4 @@ AND contains(search_text, $word_{{i}})
 start_ms, id
 
 -- fragment: order_distance
-distance_km, start_ms, id
+great_circle_km($lat, $lng, venue_lat, venue_lng), start_ms, id

@@ -13,7 +13,7 @@ import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
 import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 
 /** Files the query worker runs; search_load creates the table the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_filters'];
+const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_count', 'search_filters'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -45,6 +45,7 @@ test('every sql file prepares against the schema it runs on', async () => {
         const geo = (mask & 1) !== 0;
         const shape = { geo, cities, ages: (mask & 2) !== 0, categories: (mask & 4) !== 0, excluded: (mask & 8) !== 0, isFree: (mask & 16) !== 0, words, byDistance: geo && (mask & 32) !== 0 };
         await assert.doesNotReject(query.prepare(searchSql(shape)), `search ${JSON.stringify(shape)}`);
+        await assert.doesNotReject(query.prepare(searchSql(shape, true)), `search_count ${JSON.stringify(shape)}`);
         prepared++;
       }
     }

@@ -48,7 +48,8 @@ interface Shape {
 const repeat = (name: string, n: number, joiner: string): string =>
   Array.from({ length: n }, (_, i) => fragment(name).replaceAll('{{i}}', String(i + 1))).join(joiner);
 
-export function searchSql(shape: Shape): string {
+/** The search statement of a shape, or with `count`, its total-only twin (sql/search_count.sql). */
+export function searchSql(shape: Shape, count = false): string {
   const filters = [
     shape.geo ? fragment('geo') : '',
     shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})` : '',
@@ -58,7 +59,7 @@ export function searchSql(shape: Shape): string {
     shape.isFree ? fragment('is_free') : '',
     repeat('word', shape.words, '\n'),
   ].filter((f) => f !== '');
-  return sqlFile('search')
+  return sqlFile(count ? 'search_count' : 'search')
     .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
     .replaceAll('{{filters}}', filters.join('\n  '))
     .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
@@ -141,11 +142,11 @@ export class SnapshotDb {
     this.conn.interrupt();
   }
 
-  private statement(shape: Shape): Promise<DuckDBPreparedStatement> {
-    const key = JSON.stringify(shape);
+  private statement(shape: Shape, count: boolean): Promise<DuckDBPreparedStatement> {
+    const key = `${count ? 'count' : 'page'} ${JSON.stringify(shape)}`;
     let st = this.statements.get(key);
     if (st === undefined) {
-      st = this.conn.prepare(searchSql(shape));
+      st = this.conn.prepare(searchSql(shape, count));
       st.catch(() => this.statements.delete(key));
     } else {
       this.statements.delete(key);
@@ -172,8 +173,8 @@ export class SnapshotDb {
       byDistance: q.sort === 'distance' && q.geo !== null,
     };
     const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
-    const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)), limit: q.limit, offset: q.offset };
-    const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT, limit: INTEGER, offset: INTEGER };
+    const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)) };
+    const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT };
     const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {
       values[name] = value;
       types[name] = type;
@@ -198,19 +199,21 @@ export class SnapshotDb {
     if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
     q.words?.forEach((w, i) => set(`word_${i + 1}`, ` ${w}`, VARCHAR));
 
-    const statement = await this.statement(shape);
-    statement.bind(values, types);
+    const statement = await this.statement(shape, false);
+    statement.bind({ ...values, limit: q.limit, offset: q.offset }, { ...types, limit: INTEGER, offset: INTEGER });
     const rows = (await statement.runAndReadAll()).getRows();
-    const first = rows[0];
-    const total = first ? Number(first[0]) : 0;
-    const firstEnd = first?.[1];
+    let stats = rows[0];
+    if (stats === undefined && q.offset > 0) {
+      // Past the last match: no row carries the total, so count without the page parameters.
+      const counting = await this.statement(shape, true);
+      counting.bind(values, types);
+      stats = (await counting.runAndReadAll()).getRows()[0];
+    }
+    const firstEnd = stats?.[1];
     return {
-      total,
+      total: stats ? Number(stats[0]) : 0,
       firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
-      // A search with no page rows (offset past the end) still returns the stats row, with rid NULL.
-      rows: rows
-        .filter((r) => r[2] !== null)
-        .map((r) => ({ rid: Number(r[2]), id: String(r[3]), distanceKm: typeof r[4] === 'number' ? r[4] : null })),
+      rows: rows.map((r) => ({ rid: Number(r[2]), id: String(r[3]), distanceKm: typeof r[4] === 'number' ? r[4] : null })),
     };
   }
 
