@@ -1,0 +1,133 @@
+// The data a benchmark runs on: a fresh bundled-sample snapshot, or the 1M-event synthetic one
+// (reused across runs, rebuilt only when missing or of an older layout), and the facts about it
+// that both benchmarks draw their queries from, so ours and PostGIS ask the same questions.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { PLANS } from '../../server/plans.ts';
+import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
+import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, type Manifest } from '../../workers/snapshot/store.ts';
+import { BenchError, log, NOW_ISO, NOW_MS, REPO_ROOT, runOk, SCRATCH_DIR } from './common.ts';
+
+export const DATASETS = ['sample', 'synthetic-1m'] as const;
+export type DatasetName = (typeof DATASETS)[number];
+
+export const SYNTHETIC_EVENTS = 1_000_000;
+export const DEFAULT_DIR_1M = path.join(SCRATCH_DIR, 'bench-1m');
+/** Live routes answer under the Community plan until API keys exist. */
+export const EXCLUDED_CATEGORIES: readonly string[] = PLANS.community?.excludedCategories ?? [];
+
+export interface Dataset {
+  readonly name: DatasetName;
+  readonly dataDir: string;
+  readonly manifest: Manifest;
+  readonly parquet: string;
+  /** Seconds spent building it in this run (0 when reused). */
+  readonly setupS: number;
+}
+
+const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
+
+async function currentManifest(dataDir: string): Promise<Manifest | null> {
+  const id = await currentSnapshotId(dataDir);
+  return id ? readManifest(dataDir, id).catch(() => null) : null;
+}
+
+async function build(dataDir: string, extra: string[]): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  await runOk(process.execPath, [BIN, 'snapshot', 'build', '--json', ...extra], {
+    env: { ...process.env, DATA_DIR: dataDir, FAMILY_EVENTS_NOW: NOW_ISO, LOG_LEVEL: 'warn' },
+  });
+}
+
+/**
+ * sample: always a fresh DATA_DIR under runDir, so every run measures the current pipeline's output.
+ * synthetic-1m: dataDir1m (default .tmp/bench-1m) if it holds a current-layout snapshot of ~1M
+ * events; otherwise it is built there (about 2 minutes and 3 GB of RAM) and kept for later runs.
+ */
+export async function prepareDataset(name: DatasetName, runDir: string, dataDir1m: string = DEFAULT_DIR_1M): Promise<Dataset> {
+  const t = performance.now();
+  let dataDir: string;
+  if (name === 'sample') {
+    dataDir = path.join(runDir, 'data-sample');
+    log(`building the bundled sample snapshot into ${path.relative(REPO_ROOT, dataDir)} (about 5 s)`);
+    await build(dataDir, []);
+  } else {
+    dataDir = path.resolve(dataDir1m);
+    const m = await currentManifest(dataDir);
+    // Synthetic events are unique by construction, so anything far from 1M is another data set.
+    const usable = m?.schema_version === SNAPSHOT_SCHEMA_VERSION && Math.abs(m.counts.events - SYNTHETIC_EVENTS) < SYNTHETIC_EVENTS * 0.05;
+    if (!usable) {
+      const why = !m ? 'has no snapshot' : m.schema_version !== SNAPSHOT_SCHEMA_VERSION ? `has layout ${m.schema_version}, the server serves ${SNAPSHOT_SCHEMA_VERSION}` : `holds ${m.counts.events} events`;
+      log(`${dataDir} ${why}: building the ${SYNTHETIC_EVENTS}-event synthetic snapshot there (about 2 minutes, ~3 GB RAM; kept for later runs)`);
+      await build(dataDir, ['--synthetic', String(SYNTHETIC_EVENTS)]);
+    }
+  }
+  const manifest = await currentManifest(dataDir);
+  if (!manifest) throw new BenchError(`no snapshot under ${dataDir} after building`);
+  return {
+    name,
+    dataDir,
+    manifest,
+    parquet: path.join(dataDir, 'snapshots', manifest.id, 'events.parquet'),
+    setupS: +((performance.now() - t) / 1000).toFixed(1),
+  };
+}
+
+export interface BoundingBox {
+  readonly latLo: number;
+  readonly latHi: number;
+  readonly lngLo: number;
+  readonly lngHi: number;
+}
+
+/** What the scenarios draw their parameters from; all of it computed from the Parquet file, none from the server. */
+export interface DatasetFacts {
+  readonly events: number;
+  /** Events a Community search can return with no filter: not ended at NOW, not in an excluded category. */
+  readonly upcoming: number;
+  /** Venues of those events. */
+  readonly bbox: BoundingBox;
+  /** The city with the most such events: the fixed search of the "repeated" scenario. */
+  readonly city: string;
+  readonly cityKey: string;
+  readonly cityEvents: number;
+  /** Category slugs a Community search may ask for. */
+  readonly categories: readonly string[];
+  readonly nowMs: number;
+}
+
+export const sqlString = (s: string): string => `'${s.replaceAll("'", "''")}'`;
+
+export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    const eligible = `end_ms >= ${NOW_MS} AND NOT list_has_any(categories, [${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]::VARCHAR[])`;
+    await c.run(`CREATE VIEW ev AS SELECT * FROM read_parquet(${sqlString(parquet)})`);
+    const stats = (
+      await c.runAndReadAll(
+        `SELECT (SELECT count(*) FROM ev)::DOUBLE AS events, count(*)::DOUBLE AS upcoming,
+                min(venue_lat) AS lat_lo, max(venue_lat) AS lat_hi, min(venue_lng) AS lng_lo, max(venue_lng) AS lng_hi
+         FROM ev WHERE ${eligible}`,
+      )
+    ).getRowObjectsJson()[0] as { events: number; upcoming: number; lat_lo: number; lat_hi: number; lng_lo: number; lng_hi: number } | undefined;
+    const top = (
+      await c.runAndReadAll(`SELECT venue_city, city_key, count(*)::DOUBLE AS n FROM ev WHERE ${eligible} GROUP BY ALL ORDER BY n DESC, venue_city LIMIT 1`)
+    ).getRowObjectsJson()[0] as { venue_city: string; city_key: string; n: number } | undefined;
+    if (!stats || !top || !stats.upcoming) throw new BenchError(`${parquet} has no upcoming events at ${NOW_ISO}`);
+    return {
+      events: stats.events,
+      upcoming: stats.upcoming,
+      bbox: { latLo: stats.lat_lo, latHi: stats.lat_hi, lngLo: stats.lng_lo, lngHi: stats.lng_hi },
+      city: top.venue_city,
+      cityKey: top.city_key,
+      cityEvents: top.n,
+      categories: CATEGORY_SLUGS.filter((s) => !EXCLUDED_CATEGORIES.includes(s)),
+      nowMs: NOW_MS,
+    };
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}

@@ -1,0 +1,23 @@
+// The benchmark's ceiling: a bare uWebSockets.js server answering "Hello" on one thread, as our
+// server's front end does, so "repeated" can be stated as a fraction of what uWS alone manages here.
+// Usage: node --import tsx bench/lib/hello.ts PORT   (prints "listening PORT" once ready)
+import { createRequire } from 'node:module';
+import type * as UWS from '@trufflesuite/uws-js-unofficial';
+
+const uws = createRequire(import.meta.url)('@trufflesuite/uws-js-unofficial') as typeof UWS;
+// The package silently falls back to a pure-JS server without its addon; that would be no ceiling.
+if (!String(uws.App).includes('[native code]')) throw new Error('uWebSockets.js native addon did not load');
+
+const port = Number(process.argv[2] ?? '0');
+uws
+  .App()
+  .any('/*', (res) => {
+    res.end('Hello');
+  })
+  .listen('127.0.0.1', port, (socket) => {
+    if (!socket) {
+      process.stderr.write(`hello: cannot listen on 127.0.0.1:${port}\n`);
+      process.exit(1);
+    }
+    process.stdout.write(`listening ${uws.us_socket_local_port(socket)}\n`);
+  });

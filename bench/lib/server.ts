@@ -1,0 +1,166 @@
+// The processes under load: our server (`family-events serve`, a child process exactly as an
+// operator runs it, logging to a file) and the uWS hello-world ceiling; plus the admin /metrics
+// counters that tell us every status the server answered, which wrk alone does not.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { BenchError, freePort, NOW_ISO, REPO_ROOT, sleep } from './common.ts';
+
+export interface Child {
+  readonly base: string;
+  readonly adminBase: string | null;
+  readonly pid: number;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+function stopper(child: ChildProcess, what: string): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    // SIGTERM drains in-flight requests; wrk has stopped by now, so a few seconds is plenty.
+    const timer = setTimeout(() => {
+      process.stderr.write(`[bench] ${what} did not exit after SIGTERM; sending SIGKILL\n`);
+      child.kill('SIGKILL');
+    }, 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no output)';
+  }
+}
+
+async function waitFor(url: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new BenchError(`the process exited (${child.exitCode}) before ${url} answered 200; its output:\n${tail(logFile)}`);
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      if (r.status === 200) return;
+      last = `status ${r.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(200);
+  }
+  throw new BenchError(`${url} did not answer 200 within ${timeoutMs / 1000} s (${last}); output:\n${tail(logFile)}`);
+}
+
+export interface ServerOptions {
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly logLevel: string;
+  readonly poolThreads: number;
+}
+
+/** Starts `node bin/family-events.js serve` and resolves once /readyz answers 200. */
+export async function startServer(o: ServerOptions): Promise<Child> {
+  const [port, adminPort] = [await freePort(), await freePort()];
+  // stdout straight into a file: logging is part of the product's cost, but a pipe read by this
+  // process would add our own CPU time to the figures.
+  const fd = openSync(o.logFile, 'a');
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: o.dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      FAMILY_EVENTS_NOW: NOW_ISO,
+      LOG_LEVEL: o.logLevel,
+      POOL_THREADS: String(o.poolThreads),
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const s: Child = {
+    base: `http://127.0.0.1:${port}`,
+    adminBase: `http://127.0.0.1:${adminPort}`,
+    pid: child.pid ?? -1,
+    logFile: o.logFile,
+    stop: stopper(child, 'the server'),
+  };
+  try {
+    // A fresh DATA_DIR builds the sample on first start (~5 s); loading 1M events takes longer.
+    await waitFor(`${s.base}/readyz`, child, o.logFile, 300_000);
+  } catch (err) {
+    await s.stop();
+    throw err;
+  }
+  return s;
+}
+
+/** Starts the bare uWS hello-world and resolves once it answers. */
+export async function startHello(logFile: string): Promise<Child> {
+  const port = await freePort();
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', 'hello.ts'), String(port)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const s: Child = { base: `http://127.0.0.1:${port}`, adminBase: null, pid: child.pid ?? -1, logFile, stop: stopper(child, 'the hello-world server') };
+  try {
+    await waitFor(`${s.base}/`, child, logFile, 30_000);
+  } catch (err) {
+    await s.stop();
+    throw err;
+  }
+  return s;
+}
+
+/** Counter samples by metric name and label set, e.g. counters.get('http_requests_total{route="/v1/events",status="200"}'). */
+export type Counters = ReadonlyMap<string, number>;
+
+export async function scrapeCounters(adminBase: string): Promise<Counters> {
+  const text = await (await fetch(`${adminBase}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('http_requests_total{') && !line.startsWith('response_cache_total{')) continue;
+    const space = line.lastIndexOf(' ');
+    out.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return out;
+}
+
+function labels(key: string): Record<string, string> {
+  const inner = key.slice(key.indexOf('{') + 1, key.lastIndexOf('}'));
+  const out: Record<string, string> = {};
+  for (const part of inner.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq)] = part.slice(eq + 1).replaceAll('"', '');
+  }
+  return out;
+}
+
+export interface CounterDelta {
+  /** Status → responses during the interval, every route. */
+  readonly statuses: Record<string, number>;
+  readonly cache_hits: number;
+  readonly cache_misses: number;
+}
+
+export function counterDelta(before: Counters, after: Counters): CounterDelta {
+  const statuses: Record<string, number> = {};
+  let hits = 0;
+  let misses = 0;
+  for (const [key, value] of after) {
+    const d = value - (before.get(key) ?? 0);
+    if (!d) continue;
+    const l = labels(key);
+    if (key.startsWith('http_requests_total{') && l.status) statuses[l.status] = (statuses[l.status] ?? 0) + d;
+    else if (l.result === 'hit') hits += d;
+    else if (l.result === 'miss') misses += d;
+  }
+  return { statuses, cache_hits: hits, cache_misses: misses };
+}

@@ -1,0 +1,64 @@
+// The search benchmark's scenarios as data: what each one asks and why. bench/search.ts runs them
+// in this order (the repeat of "repeated" comes last, so the noise floor spans the whole run).
+import path from 'node:path';
+import { REPO_ROOT } from './lib/common.ts';
+import type { DatasetFacts } from './lib/dataset.ts';
+
+export interface ScenarioContext {
+  readonly facts: DatasetFacts;
+  /** Seed of the Lua generator: a run can be replayed with --seed. */
+  readonly seed: number;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly description: string;
+  /** "hello": the bare uWS server; "server": family-events serve. */
+  readonly target: 'hello' | 'server';
+  /** One fixed request path... */
+  readonly path?: (ctx: ScenarioContext) => string;
+  /** ...or a wrk Lua script generating every request, with the arguments its init() gets. */
+  readonly lua?: { readonly script: string; readonly args: (ctx: ScenarioContext, check: boolean) => string[] };
+  /** This run repeats the named scenario; the ratio of the two is the run's noise floor. */
+  readonly repeats?: string;
+}
+
+/** Scenario (1): a parent's everyday search, in the city with the most events. */
+export const repeatedPath = (f: DatasetFacts): string => `/v1/events?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=20`;
+
+export const DISTINCT_LUA = path.join(REPO_ROOT, 'bench', 'wrk', 'distinct.lua');
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'baseline',
+    description: 'bare uWS hello-world on one thread: the ceiling "repeated" is measured against (target: repeated >= 50% of it)',
+    target: 'hello',
+    path: () => '/',
+  },
+  {
+    name: 'repeated',
+    description: 'one fixed search (city, ages 3-6, limit 20) repeated: every request after the first is a response-cache hit',
+    target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts),
+  },
+  {
+    name: 'distinct',
+    description:
+      'a different search per request (random lat/lng in the data bounding box, radius 2-15 km, random age range, one allowed category, offset 0-40): every request runs a DuckDB query',
+    target: 'server',
+    lua: {
+      script: DISTINCT_LUA,
+      args: ({ facts, seed }, check) => {
+        const b = facts.bbox;
+        return [String(b.latLo), String(b.latHi), String(b.lngLo), String(b.lngHi), facts.categories.join(','), String(seed), ...(check ? ['check'] : [])];
+      },
+    },
+  },
+  {
+    name: 'same-vs-same',
+    description: '"repeated" run again at the end: its ratio to the first run is the noise floor of this machine and run',
+    target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts),
+    repeats: 'repeated',
+  },
+];
