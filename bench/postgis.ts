@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, NOW_MS, percentile, REPO_ROOT, RESULTS_DIR, runOk, SCRATCH_DIR, stamp, table, writeResult } from './lib/common.ts';
+import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, NOW_MS, percentile, REPO_ROOT, RESULTS_DIR, runOk, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { DATASETS, datasetFacts, DEFAULT_DIR_1M, EXCLUDED_CATEGORIES, prepareDataset, sqlString, type Dataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
 import { asPostgres, DATABASE, ensureCluster, ensureDatabase, ensurePostgis, pgOptions, psql, type PgRun } from './lib/pg.ts';
 
@@ -27,12 +27,6 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-
-function wholeArg(name: string, value: string | undefined, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new BenchError(`--${name} must be a whole number >= ${min} (got ${value})`);
-  return n;
-}
 
 if (!DATASETS.includes(opts.dataset as DatasetName)) throw new BenchError(`--dataset must be sample or synthetic-1m (got ${opts.dataset})`);
 const datasetName = opts.dataset as DatasetName;

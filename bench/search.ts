@@ -7,7 +7,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.ts';
-import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, writeResult } from './lib/common.ts';
+import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { DATASETS, datasetFacts, DEFAULT_DIR_1M, EXCLUDED_CATEGORIES, prepareDataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
 import { counterDelta, scrapeCounters, startHello, startServer, type Child, type CounterDelta } from './lib/server.ts';
 import { runWrk, type WrkResult } from './lib/wrk.ts';
@@ -26,12 +26,6 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-
-function wholeArg(name: string, value: string | undefined, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new BenchError(`--${name} must be a whole number >= ${min} (got ${value})`);
-  return n;
-}
 
 const datasets: DatasetName[] = opts.dataset === 'both' ? [...DATASETS] : DATASETS.includes(opts.dataset as DatasetName) ? [opts.dataset as DatasetName] : [];
 if (!datasets.length) throw new BenchError(`--dataset must be sample, synthetic-1m or both (got ${opts.dataset})`);

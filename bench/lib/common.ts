@@ -158,3 +158,10 @@ export function table(head: readonly string[], rows: readonly (readonly string[]
   const line = (r: readonly string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
+
+/** A command-line option that must be a whole number of at least `min`. */
+export function wholeArg(name: string, value: string | undefined, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new BenchError(`--${name} must be a whole number >= ${min} (got ${value})`);
+  return n;
+}
