@@ -1,7 +1,8 @@
 // The family-events command as an operator runs it: a real process through the package's bin.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -180,4 +181,48 @@ test('normalize prints exactly the records a build publishes, across the whole b
   const byId = <T extends { id: string }>(xs: T[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1));
   assert.equal(fromNormalize.length, fromBuild.length);
   assert.deepEqual(byId(fromNormalize), JSON.parse(JSON.stringify(byId(fromBuild))));
+});
+
+/** A port nothing listens on right now (the OS picks it; the serve process then binds it). */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+test('serve on an empty DATA_DIR builds the bundled sample, answers searches, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fe-serve-'));
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), ADMIN_PORT: String(adminPort), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    let ready = false;
+    for (let i = 0; i < 240 && !ready && child.exitCode === null; i++) {
+      ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+      if (!ready) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(ready, `never ready; stderr: ${stderr}`);
+    assert.match(stderr, /building one from .*registry\.json/);
+    const manifest = JSON.parse(await readFile(path.join(dataDir, 'snapshots', 'current', 'manifest.json'), 'utf8')) as { id: string; counts: { events: number } };
+    assert.ok(manifest.counts.events > 1000);
+    const ready200 = (await (await fetch(`${base}/readyz`)).json()) as { snapshot: string };
+    assert.equal(ready200.snapshot, manifest.id);
+    const res = await fetch(`${base}/v1/events?limit=5`);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { events: unknown[]; total: number };
+    assert.equal(body.events.length, 5);
+    assert.ok(body.total > 5 && body.total < manifest.counts.events, `total ${body.total}`);
+  } finally {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
