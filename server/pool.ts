@@ -54,9 +54,6 @@ export class QueryPool {
    * thread itself is never killed for it (that would cost a DuckDB reload).
    */
   async run(input: TaskInput, signal: AbortSignal): Promise<SearchResult> {
-    if (this.piscina.queueSize >= this.config.poolMaxQueue) {
-      return unavailable('The server is at capacity; retry in a moment.');
-    }
     const cancel = new SharedArrayBuffer(4);
     const flag = new Int32Array(cancel);
     const onAbort = (): void => void Atomics.store(flag, 0, 1);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fold } from '../workers/snapshot/normalize/text.ts';
 import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
 import type { SnapshotRef } from '../workers/protocol.ts';
+import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { QueryPool } from './pool.ts';
 
@@ -38,6 +39,12 @@ export class Snapshots {
 
   get current(): LoadedSnapshot | null {
     return this.loaded;
+  }
+
+  /** The snapshot to answer from, or the 503 every route gives before the first one is loaded. */
+  require(): LoadedSnapshot {
+    if (this.loaded) return this.loaded;
+    throw new ApiError('unavailable', 'No event snapshot is loaded yet; retry in a few seconds.', undefined, [['Retry-After', '5']]);
   }
 
   /** Loads the current snapshot (if any) and starts watching for switches. */

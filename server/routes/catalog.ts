@@ -2,7 +2,6 @@
 // and /v1/cities (the cities this snapshot has events in). Answers are built once per snapshot.
 import * as v from 'valibot';
 import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
-import { ApiError } from '../errors.ts';
 import { PLANS } from '../plans.ts';
 import { jsonReply } from '../reply.ts';
 import type { LoadedSnapshot } from '../snapshots.ts';
@@ -13,8 +12,7 @@ const noParams = v.object({});
 function perSnapshot(render: (s: LoadedSnapshot) => object): (svc: Services) => Buffer {
   let memo: { id: string; body: Buffer } | null = null;
   return (svc) => {
-    const snap = svc.snapshots.current;
-    if (!snap) throw new ApiError('unavailable', 'No event snapshot is loaded yet; retry in a few seconds.', undefined, [['Retry-After', '5']]);
+    const snap = svc.snapshots.require();
     if (memo?.id !== snap.ref.id) memo = { id: snap.ref.id, body: Buffer.from(JSON.stringify(render(snap))) };
     return memo.body;
   };

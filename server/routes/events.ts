@@ -37,8 +37,8 @@ function answerReply(req: RouteRequest, path: string, svc: Services, a: Answer, 
   return { ...jsonReply(a.body, headers), route: path, cache };
 }
 
-function unavailable(detail: string, retryAfterS = 1): ApiError {
-  return new ApiError('unavailable', detail, undefined, [['Retry-After', String(retryAfterS)]]);
+function unavailable(detail: string): ApiError {
+  return new ApiError('unavailable', detail, undefined, [['Retry-After', '1']]);
 }
 
 interface Prepared {
@@ -51,8 +51,7 @@ const canonicalMemo = new LRUCache<string, Prepared>({ max: 10_000 });
 
 /** Answers a search from the cache when it can (synchronously), else from a worker. */
 function search(req: RouteRequest, path: string, params: SearchParams, svc: Services, plan: Plan, maxLimit: number, extra: readonly (readonly [string, string])[]): Reply | Promise<Reply> {
-  const snap = svc.snapshots.current;
-  if (!snap) throw unavailable('No event snapshot is loaded yet; retry in a few seconds.', 5);
+  const snap = svc.snapshots.require();
   const now = svc.config.now();
   const nowMs = now.getTime();
   // The canonical query of a query string depends on the snapshot (its cities), the plan and, for

@@ -1,6 +1,5 @@
 // Liveness, readiness and the API description.
 import * as v from 'valibot';
-import { ApiError } from '../errors.ts';
 import { jsonReply } from '../reply.ts';
 import { defineRoute } from './types.ts';
 
@@ -28,8 +27,7 @@ export const readyzRoute = defineRoute({
   produces: [{ type: 'application/json', schema: 'Health' }],
   errors: ['unavailable'],
   handle: (_req, _p, svc) => {
-    const snap = svc.snapshots.current;
-    if (!snap) throw new ApiError('unavailable', 'No event snapshot is loaded yet; retry in a few seconds.', undefined, [['Retry-After', '5']]);
+    const snap = svc.snapshots.require();
     return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id }, [['Cache-Control', 'no-store']]), route: '/readyz' };
   },
 });
