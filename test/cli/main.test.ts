@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../server/config.ts';
+import { freePort } from '../ports.ts';
 
 const run = promisify(execFile);
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
@@ -182,15 +182,6 @@ test('normalize prints exactly the records a build publishes, across the whole b
   assert.equal(fromNormalize.length, fromBuild.length);
   assert.deepEqual(byId(fromNormalize), JSON.parse(JSON.stringify(byId(fromBuild))));
 });
-
-/** A port nothing listens on right now (the OS picks it; the serve process then binds it). */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 test('serve on an empty DATA_DIR builds the bundled sample, answers searches, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fe-serve-'));

@@ -15,6 +15,7 @@ import { REPO_ROOT } from '../../server/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
 import { get, NOW, NOW_ISO, PUBLIC, readRows, sampleFixture, startTestServer, WEB, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import { freePort } from '../ports.ts';
 
 const NOW_MS = NOW.getTime();
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -121,14 +122,6 @@ function assertRetryAfter(got: Got): void {
   const ra = got.headers.get('retry-after');
   assert.ok(ra !== null, 'Retry-After header missing');
   assert.match(ra, /^\d+$/, `Retry-After ${ra} is not delta-seconds`);
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 /** Resolves with the connect outcome: 'connected' or the error code (ECONNREFUSED, …). */
