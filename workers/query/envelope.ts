@@ -27,7 +27,8 @@ function recordParts(store: RecordStore, row: PageRow, webBaseUrl: string): Buff
   return [body.subarray(0, body.length - 1), Buffer.from(tail), CLOSE];
 }
 
-export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore): Buffer {
+/** The envelope's bytes; `next` is the page's next offset, which the worker also returns beside the body. */
+export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore, next: number | null): Buffer {
   const q = task.query;
   const parts: Buffer[] = [Buffer.from('{"events":[')];
   page.rows.forEach((row, i) => {
@@ -37,7 +38,7 @@ export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordSt
   parts.push(
     Buffer.from(
       `],"total":${page.total},"limit":${q.limit},"offset":${q.offset},` +
-        `"next_offset":${JSON.stringify(nextOffset(page.total, q.limit, q.offset, task.maxOffset))},"truncated":false,` +
+        `"next_offset":${JSON.stringify(next)},"truncated":false,` +
         `"attribution":${JSON.stringify(task.attribution)}}`,
     ),
   );

@@ -90,13 +90,13 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
   try {
     const page = await db.page(task.query, task.excludedCategories, task.nowMs);
     if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
-    const body = jsonEnvelope(task, page, db.records);
+    const next = nextOffset(page.total, task.query.limit, task.query.offset, task.maxOffset);
     const ok: SearchOk = {
       ok: true,
-      body,
+      body: jsonEnvelope(task, page, db.records, next),
       total: page.total,
       count: page.rows.length,
-      nextOffset: nextOffset(page.total, task.query.limit, task.query.offset, task.maxOffset),
+      nextOffset: next,
       validUntilMs: task.query.range === 'upcoming' ? page.firstEndMs : null,
     };
     return transferable(ok);
