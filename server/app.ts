@@ -6,7 +6,10 @@ import * as v from 'valibot';
 import { ApiError, type ParamError } from './errors.ts';
 import type { Reply, Request } from './http.ts';
 import type { Logger } from './log.ts';
+import { authenticate, type Account } from './auth.ts';
+import { quotaHeaders } from './quota.ts';
 import { errorReply, problemReply } from './reply.ts';
+import type { QuotaState } from '../workers/protocol.ts';
 import { paramEntries, type AnyRoute, type RouteRequest, type Services } from './routes/types.ts';
 
 /** The longest request target (path and query) accepted; longer is 414 request_too_large. */
@@ -73,6 +76,16 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
   };
 
   const parsedMemo = new LRUCache<string, object>({ max: PARSE_MEMO_ENTRIES });
+
+  /** A refusal on a live route still tells the caller where its quota stands. */
+  const withQuota = (r: Reply, a: Account): Reply | Promise<Reply> => {
+    if (r.status < 400 || r.headers.some(([k]) => k === 'X-Quota-Limit')) return r;
+    const nowMs = svc.config.now().getTime();
+    const add = (q: QuotaState): Reply => ({ ...r, headers: [...r.headers, ...quotaHeaders(q, nowMs)] });
+    const known = svc.meter.lastQuota(a.orgId);
+    if (known && nowMs >= known.periodStartMs && nowMs < known.resetMs) return add(known);
+    return svc.meter.peek(a.keyId, nowMs).then((p) => (p.ok ? add(p.quota) : r));
+  };
   const run = (route: AnyRoute, rr: RouteRequest, params: unknown): Reply | Promise<Reply> => {
     try {
       const out = route.handle(rr, params, svc);
@@ -103,28 +116,48 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
         route: route.path,
       };
     }
-    // Pollers repeat the exact same query string: its parse (a pure function of route and string)
-    // is remembered, so a cached answer costs no validation work.
-    const memoKey = `${route.path}?${req.rawQuery}`;
-    const remembered = parsedMemo.get(memoKey);
-    if (remembered !== undefined) return run(route, { http: req, prefix }, remembered);
-    const { values, errors } = parseQuery(req.rawQuery);
-    const known = paramEntries(route);
-    const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k));
-    if (unknown.length) {
-      const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
-      return {
-        ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
-        route: route.path,
-      };
+    const validated = (account: Account | null): Reply | Promise<Reply> => {
+      const rr: RouteRequest = { http: req, prefix, account };
+      // Pollers repeat the exact same query string: its parse (a pure function of route and
+      // string) is remembered, so a cached answer costs no validation work.
+      const memoKey = `${route.path}?${req.rawQuery}`;
+      const remembered = parsedMemo.get(memoKey);
+      if (remembered !== undefined) return run(route, rr, remembered);
+      const { values, errors } = parseQuery(req.rawQuery);
+      const known = paramEntries(route);
+      const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k));
+      if (unknown.length) {
+        const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
+        return {
+          ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
+          route: route.path,
+        };
+      }
+      if (errors.length) return { ...problemReply(web, 'invalid_parameter', sentence(errors), errors), route: route.path };
+      const parsed = v.safeParse(route.params, values);
+      if (!parsed.success) {
+        const errs = issuesToErrors(parsed.issues);
+        return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
+      }
+      parsedMemo.set(memoKey, parsed.output);
+      return run(route, rr, parsed.output);
+    };
+    if (route.access !== 'live') return validated(null);
+
+    // Live routes: who is calling comes first (401 before any 400), and every answer after that
+    // carries the caller's quota headers.
+    const remembered = parsedMemo.get(`${route.path}?${req.rawQuery}`) as { api_key?: string } | undefined;
+    const apiKey = remembered ? remembered.api_key : parseQuery(req.rawQuery).values['api_key'];
+    let account: Account | Promise<Account>;
+    try {
+      account = authenticate(svc.meter, req, apiKey);
+    } catch (err) {
+      return fail(err, route.path);
     }
-    if (errors.length) return { ...problemReply(web, 'invalid_parameter', sentence(errors), errors), route: route.path };
-    const parsed = v.safeParse(route.params, values);
-    if (!parsed.success) {
-      const errs = issuesToErrors(parsed.issues);
-      return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
-    }
-    parsedMemo.set(memoKey, parsed.output);
-    return run(route, { http: req, prefix }, parsed.output);
+    const proceed = (a: Account): Reply | Promise<Reply> => {
+      const out = validated(a);
+      return out instanceof Promise ? out.then((r) => withQuota(r, a)) : withQuota(out, a);
+    };
+    return account instanceof Promise ? account.then(proceed, (err: unknown) => fail(err, route.path)) : proceed(account);
   };
 }

@@ -11,7 +11,7 @@ export type Outcome = { readonly hit: boolean; readonly answer: Answer } | { rea
 /** Bodies larger than this are answered but not kept: one huge export must not evict everything. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 
-const toAnswer = (r: SearchOk): Answer => ({ body: r.body, total: r.total, count: r.count, nextOffset: r.nextOffset, validUntilMs: r.validUntilMs });
+const toAnswer = (r: SearchOk): Answer => ({ body: r.body, total: r.total, count: r.count, nextOffset: r.nextOffset, truncated: r.truncated, validUntilMs: r.validUntilMs });
 
 interface Flight {
   readonly promise: Promise<SearchOk | TaskFailure>;

@@ -51,6 +51,7 @@ const EnvSchema = v.object({
       v.transform((s) => new Date(s)),
     ),
   ),
+  LEDGER_DIR: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   SOURCES_FILE: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   ADMIN_PORT: port('9464'),
@@ -59,7 +60,7 @@ const EnvSchema = v.object({
   POOL_MAX_QUEUE: wholeNumber('256', 1, 100_000),
   QUERY_TIMEOUT_MS: wholeNumber('2000', 10, 600_000),
   CACHE_MAX_MB: wholeNumber('256', 0, 65_536),
-  DEMO_RATE_PER_MINUTE: wholeNumber('30', 1, 100_000),
+  DEMO_RATE_PER_MINUTE: wholeNumber('30', 1, 100_000_000),
   TRUST_PROXY: flag('false'),
   SNAPSHOT_POLL_MS: wholeNumber('1000', 50, 3_600_000),
   DRAIN_TIMEOUT_MS: wholeNumber('10000', 0, 600_000),
@@ -70,6 +71,8 @@ export interface Config {
   readonly host: string;
   /** Absolute. Everything the program writes lives below it. */
   readonly dataDir: string;
+  /** Absolute. The accounts store and the usage ledger (default DATA_DIR/ledger): a disk with fast fsync helps. */
+  readonly ledgerDir: string;
   readonly publicBaseUrl: string;
   readonly webBaseUrl: string;
   /** Absolute path of the source registry. Defaults to the bundled sample registry. */
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     port: e.PORT,
     host: e.HOST,
     dataDir: path.resolve(cwd, e.DATA_DIR),
+    ledgerDir: e.LEDGER_DIR ? path.resolve(cwd, e.LEDGER_DIR) : path.join(path.resolve(cwd, e.DATA_DIR), 'ledger'),
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     webBaseUrl: e.WEB_BASE_URL,
     sourcesFile: e.SOURCES_FILE ? path.resolve(cwd, e.SOURCES_FILE) : path.join(REPO_ROOT, 'sources', 'registry.json'),

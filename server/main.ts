@@ -8,6 +8,7 @@ import { ResponseCache } from './cache.ts';
 import { REPO_ROOT, type Config } from './config.ts';
 import { listen, type Finished, type HttpServer, type Reply } from './http.ts';
 import { createLogger, type Logger } from './log.ts';
+import { Meter } from './meter.ts';
 import { Metrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { QueryPool } from './pool.ts';
@@ -16,10 +17,11 @@ import { problemReply } from './reply.ts';
 import { categoriesRoute, citiesRoute } from './routes/catalog.ts';
 import { demoRoute, eventsRoute } from './routes/events.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from './routes/operations.ts';
+import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
 
-export const ROUTES: readonly AnyRoute[] = [eventsRoute, demoRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
+export const ROUTES: readonly AnyRoute[] = [eventsRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
 
 export interface RunningServer {
   readonly port: number;
@@ -42,6 +44,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const snapshots = new Snapshots(config.dataDir, pool, logger, config.snapshotPollMs);
   const cache = new ResponseCache(config.cacheMaxBytes);
   const demoLimiter = new RateLimiter(config.demoRatePerMinute);
+  const keyLimiter = new RateLimiter(1);
   let inFlight = 0;
   let draining = false;
   const metrics = new Metrics({
@@ -51,6 +54,17 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     cacheBytes: () => cache.bytes,
     inFlight: () => inFlight,
   });
+  // The ledger opens before anything listens: a server that cannot meter must not serve keys.
+  let meter: Meter;
+  try {
+    meter = await Meter.start(config, logger, metrics);
+  } catch (err) {
+    await pool.close();
+    demoLimiter.close();
+    keyLimiter.close();
+    flush();
+    throw err;
+  }
   let openapi: Buffer | null = null;
   const svc: Services = {
     config,
@@ -58,6 +72,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     pool,
     cache,
     demoLimiter,
+    keyLimiter,
+    meter,
     metrics,
     openapi: () => (openapi ??= Buffer.from(JSON.stringify(openApiDocument(ROUTES, config, version)))),
   };
@@ -121,6 +137,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       admin.stopListening();
       snapshots.stop();
       demoLimiter.close();
+      keyLimiter.close();
+      await meter.close();
       await pool.close();
       logger.info({ in_flight: inFlight }, 'stopped');
       flush();

@@ -15,6 +15,10 @@ export class Metrics {
   private readonly requests: Counter<'route' | 'status'>;
   private readonly duration: Histogram<'route'>;
   private readonly cache: Counter<'route' | 'result'>;
+  private readonly meterOps: Histogram;
+  private readonly meterCommit: Histogram;
+  private readonly meterCharges: Counter;
+  private readonly meterFsyncs: Counter;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -28,6 +32,20 @@ export class Metrics {
       registers,
     });
     this.cache = new Counter({ name: 'response_cache_total', help: 'Searches answered from the response cache (hit) or by a worker (miss).', labelNames: ['route', 'result'], registers });
+    this.meterOps = new Histogram({
+      name: 'meter_batch_requests',
+      help: 'Requests the metering thread handled per batch (one transaction each).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+      registers,
+    });
+    this.meterCommit = new Histogram({
+      name: 'meter_commit_seconds',
+      help: 'Time to commit (and fsync) one batch of charges.',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers,
+    });
+    this.meterCharges = new Counter({ name: 'meter_charges_total', help: 'Responses charged to the usage ledger.', registers });
+    this.meterFsyncs = new Counter({ name: 'meter_commits_total', help: 'Ledger transactions that held at least one charge (one fsync each).', registers });
     new Gauge({ name: 'query_pool_queue_depth', help: 'Searches waiting for a query worker.', registers, collect() { this.set(sources.queueDepth()); } });
     new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers, collect() { this.set(sources.inFlight()); } });
     new Gauge({ name: 'response_cache_bytes', help: 'Bytes held by the response cache.', registers, collect() { this.set(sources.cacheBytes()); } });
@@ -66,6 +84,15 @@ export class Metrics {
     let c = this.cacheChildren.get(key);
     if (!c) this.cacheChildren.set(key, (c = this.cache.labels({ route, result: hit ? 'hit' : 'miss' })));
     c.inc();
+  }
+
+  meterBatch(ops: number, charges: number, commitSeconds: number): void {
+    this.meterOps.observe(ops);
+    if (charges > 0) {
+      this.meterCharges.inc(charges);
+      this.meterFsyncs.inc();
+      this.meterCommit.observe(commitSeconds);
+    }
   }
 
   text(): Promise<string> {

@@ -11,6 +11,19 @@ import { paramEntries, type AnyRoute } from './routes/types.ts';
 /** Codes any route may answer with: routing, methods, request size, and our own failures. */
 const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];
 
+/** Codes every keyed route may answer with. */
+const LIVE_ROUTE: readonly ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'invalid_parameter'];
+
+/** The headers of every answer on a keyed route (see server/quota.ts). */
+const QUOTA_HEADERS = {
+  'X-Quota-Limit': { description: 'Event records a month on your plan, or "unlimited".', schema: { type: 'string' } },
+  'X-Quota-Remaining': { description: 'Records left this month (after this response), or "unlimited".', schema: { type: 'string' } },
+  'X-Quota-Reset': { description: 'Unix time (seconds) when the monthly quota resets: the first instant of next month, Pacific time.', schema: { type: 'integer' } },
+  'X-Quota-Truncated': { description: '"true" when the page was cut short because the quota ran out (the JSON body says truncated: true).', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF draft: "<plan>";q=<records a month>;w=<seconds in the month>. Capped plans only.', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF draft: "<plan>";r=<records remaining>;t=<seconds to reset>. Capped plans only.', schema: { type: 'string' } },
+};
+
 interface Walkable {
   readonly type?: string;
   readonly description?: unknown;
@@ -53,12 +66,13 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       const d = describe(schema);
       return { name, in: 'query', required: false, ...d };
     });
-    const codes = [...new Set([...r.errors, ...EVERY_ROUTE])];
+    const codes = [...new Set([...r.errors, ...(r.access === 'live' ? LIVE_ROUTE : []), ...EVERY_ROUTE])];
     const byStatus = new Map<number, ErrorCode[]>();
     for (const c of codes) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
+        ...(r.access === 'live' ? { headers: QUOTA_HEADERS } : {}),
         content: Object.fromEntries(r.produces.map((p) => [p.type, { schema: { $ref: `#/components/schemas/${p.schema}` } }])),
       },
     };
@@ -93,7 +107,7 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       { url: config.publicBaseUrl, description: 'API host' },
       { url: `${config.webBaseUrl}/api`, description: 'Website host (the same routes under /api)' },
     ],
-    tags: [{ name: 'events' }, { name: 'reference' }, { name: 'operations' }],
+    tags: [{ name: 'events' }, { name: 'account' }, { name: 'reference' }, { name: 'operations' }],
     paths,
     components: {
       securitySchemes: {

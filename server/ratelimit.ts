@@ -1,5 +1,6 @@
-// Per-client-address token buckets for the keyless demo: `perMinute` calls a minute, refilled
-// continuously, so a steady poller is never locked out for long and a burst is cut at the limit.
+// Token buckets, refilled continuously, so a steady caller is never locked out for long and a burst
+// is cut at the limit. One instance per kind of caller: client addresses on the keyless demo, API
+// keys on live routes (each at its plan's rate; a bucket keeps the rate it was last taken at).
 export interface Verdict {
   readonly allowed: boolean;
   readonly limit: number;
@@ -13,38 +14,40 @@ export interface Verdict {
 interface Bucket {
   tokens: number;
   at: number;
+  perMinute: number;
 }
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly perMs: number;
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly perMinute: number) {
-    this.perMs = perMinute / 60_000;
+  constructor(private readonly defaultPerMinute: number) {
     // Full buckets carry no state worth keeping: drop them so the map tracks only recent callers.
     this.sweeper = setInterval(() => this.sweep(performance.now()), 60_000);
     this.sweeper.unref();
   }
 
-  take(address: string, nowMs = performance.now()): Verdict {
-    const b = this.buckets.get(address) ?? { tokens: this.perMinute, at: nowMs };
-    b.tokens = Math.min(this.perMinute, b.tokens + (nowMs - b.at) * this.perMs);
+  /** Takes one token from `id`'s bucket of `perMinute` calls a minute. */
+  take(id: string, perMinute = this.defaultPerMinute, nowMs = performance.now()): Verdict {
+    const b = this.buckets.get(id) ?? { tokens: perMinute, at: nowMs, perMinute };
+    const perMs = perMinute / 60_000;
+    b.perMinute = perMinute;
+    b.tokens = Math.min(perMinute, b.tokens + (nowMs - b.at) * perMs);
     b.at = nowMs;
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;
-    this.buckets.set(address, b);
+    this.buckets.set(id, b);
     return {
       allowed,
-      limit: this.perMinute,
+      limit: perMinute,
       remaining: Math.floor(b.tokens),
-      retryAfterS: allowed ? 0 : Math.ceil((1 - b.tokens) / this.perMs / 1000),
-      resetS: Math.ceil((this.perMinute - b.tokens) / this.perMs / 1000),
+      retryAfterS: allowed ? 0 : Math.ceil((1 - b.tokens) / perMs / 1000),
+      resetS: Math.ceil((perMinute - b.tokens) / perMs / 1000),
     };
   }
 
   private sweep(nowMs: number): void {
-    for (const [k, b] of this.buckets) if (b.tokens + (nowMs - b.at) * this.perMs >= this.perMinute) this.buckets.delete(k);
+    for (const [k, b] of this.buckets) if (b.tokens + ((nowMs - b.at) * b.perMinute) / 60_000 >= b.perMinute) this.buckets.delete(k);
   }
 
   close(): void {

@@ -58,6 +58,27 @@ export const CategoryListSchema = v.strictObject({
 
 export const CityListSchema = v.strictObject({ snapshot: v.string(), cities: v.array(v.strictObject({ name: v.string() })) });
 
+const day = v.pipe(v.string(), v.isoDate());
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+export const UsageSchema = v.strictObject({
+  organization: v.strictObject({ id: v.string(), name: v.string() }),
+  plan: v.strictObject({
+    name: v.string(),
+    monthly_record_limit: v.pipe(v.nullable(count), v.description('Event records per calendar month; null: no cap')),
+    excluded_categories: v.array(v.string()),
+    attribution_required: v.boolean(),
+  }),
+  period: v.strictObject({
+    start: iso,
+    end: v.pipe(iso, v.description('The last second of the period')),
+    resets_at: v.pipe(iso, v.description('When the quota starts afresh: the first instant of next month, Pacific time')),
+  }),
+  records: v.strictObject({ used: count, remaining: v.nullable(count), limit: v.nullable(count) }),
+  requests: v.strictObject({ count: v.pipe(count, v.description('Live data requests answered with 200 this period')) }),
+  by_day: v.array(v.strictObject({ date: day, records: count, requests: count })),
+});
+
 export const HealthSchema = v.object({ status: v.picklist(['ok', 'ready']), snapshot: v.optional(v.string()) });
 
 export const OpenApiSchema = v.looseObject({ openapi: v.string() });
@@ -68,6 +89,7 @@ export const RESPONSE_SCHEMAS = {
   Problem: ProblemSchema,
   CategoryList: CategoryListSchema,
   CityList: CityListSchema,
+  Usage: UsageSchema,
   Health: HealthSchema,
   OpenApi: OpenApiSchema,
 } as const;

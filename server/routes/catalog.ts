@@ -2,29 +2,32 @@
 // and /v1/cities (the cities this snapshot has events in). Answers are built once per snapshot.
 import * as v from 'valibot';
 import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
-import { PLANS } from '../plans.ts';
+import type { Plan } from '../../workers/protocol.ts';
 import { jsonReply } from '../reply.ts';
 import type { LoadedSnapshot } from '../snapshots.ts';
 import { defineRoute, type Services } from './types.ts';
 
 const noParams = v.object({});
 
-function perSnapshot(render: (s: LoadedSnapshot) => object): (svc: Services) => Buffer {
+/** A body rendered once per snapshot and set of plans (plans are data: an operator may add one). */
+function perSnapshot(render: (s: LoadedSnapshot, plans: readonly Plan[]) => object): (svc: Services) => Buffer {
   let memo: { id: string; body: Buffer } | null = null;
   return (svc) => {
     const snap = svc.snapshots.require();
-    if (memo?.id !== snap.ref.id) memo = { id: snap.ref.id, body: Buffer.from(JSON.stringify(render(snap))) };
+    const plans = svc.meter.plans;
+    const id = `${snap.ref.id} ${plans.map((p) => `${p.name}:${p.excludedCategories.join(',')}`).join(' ')}`;
+    if (memo?.id !== id) memo = { id, body: Buffer.from(JSON.stringify(render(snap, plans))) };
     return memo.body;
   };
 }
 
-const categoriesBody = perSnapshot((s) => ({
+const categoriesBody = perSnapshot((s, plans) => ({
   snapshot: s.ref.id,
   categories: CATEGORY_SLUGS.map((slug) => ({
     slug,
     name: CATEGORY_LABELS[slug],
     events: s.manifest.categories[slug] ?? 0,
-    excluded_from_plans: Object.values(PLANS).filter((p) => p.excludedCategories.includes(slug)).map((p) => p.name),
+    excluded_from_plans: plans.filter((p) => p.excludedCategories.includes(slug)).map((p) => p.name),
   })),
 }));
 

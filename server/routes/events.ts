@@ -5,15 +5,19 @@ import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.ts';
 import type { Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
-import { DEMO_PLAN, type Plan } from '../plans.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
+import { quotaExhausted, quotaHeaders } from '../quota.ts';
 import { jsonReply } from '../reply.ts';
 import type { Answer } from '../cache.ts';
-import type { SearchQuery } from '../../workers/protocol.ts';
+import type { MeterFailure } from '../meter.ts';
+import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
+import type { Plan, SearchQuery } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
 
 export const LIVE_MAX_LIMIT = 100;
 export const DEMO_MAX_LIMIT = 10;
+/** The keyless demo answers under this plan's rules (and its own per-call and per-address limits). */
+export const DEMO_PLAN = 'community';
 
 /** Live routes: private caches may keep an answer a minute (polls inside it cost nothing). */
 const LIVE_CACHE_CONTROL = 'private, max-age=60';
@@ -49,16 +53,16 @@ interface Prepared {
 
 const canonicalMemo = new LRUCache<string, Prepared>({ max: 10_000 });
 
-/** Answers a search from the cache when it can (synchronously), else from a worker. */
-function search(req: RouteRequest, path: string, params: SearchParams, svc: Services, plan: Plan, maxLimit: number, extra: readonly (readonly [string, string])[]): Reply | Promise<Reply> {
-  const snap = svc.snapshots.require();
-  const now = svc.config.now();
-  const nowMs = now.getTime();
-  // The canonical query of a query string depends on the snapshot (its cities), the plan and, for
-  // week=current|next, the week we are in: remembered under the first two until the week ends.
-  const memoKey = `${snap.ref.id}\0${plan.name}\0${path}\0${req.http.rawQuery}`;
+/** The canonical query of a request, and its cache key (remembered per query string). */
+function prepare(req: RouteRequest, path: string, params: SearchParams, snap: Snapshot, plan: Plan, maxLimit: number, now: Date): Prepared {
+  // The canonical query of a query string depends on the snapshot (its cities), the plan's
+  // exclusions and, for week=current|next, the week we are in: remembered under the first two
+  // until the week ends. Plans with the same exclusions share cache entries: bodies do not depend
+  // on anything else of the plan.
+  const excluded = plan.excludedCategories.join(',');
+  const memoKey = `${snap.ref.id}\0${plan.name}\0${excluded}\0${path}\0${req.http.rawQuery}`;
   let prepared = canonicalMemo.get(memoKey);
-  if (prepared === undefined || nowMs > prepared.validUntilMs) {
+  if (prepared === undefined || now.getTime() > prepared.validUntilMs) {
     const query: SearchQuery = canonicalQuery(params, {
       cities: snap.cities,
       excludedCategories: plan.excludedCategories,
@@ -72,44 +76,133 @@ function search(req: RouteRequest, path: string, params: SearchParams, svc: Serv
     const relativeWeekEnd = w !== undefined && w.kind !== 'iso' && range !== 'upcoming' ? (w.kind === 'current' ? range.toMs : range.fromMs - 1) : null;
     prepared = {
       query,
-      key: `${snap.ref.id}\0${plan.name}\0json\0${queryKey(query)}`,
+      key: `${snap.ref.id}\0${excluded}\0json\0${queryKey(query)}`,
       validUntilMs: relativeWeekEnd ?? Number.POSITIVE_INFINITY,
     };
     canonicalMemo.set(memoKey, prepared);
   }
-  const { query, key } = prepared;
-  const hit = svc.cache.peek(key, nowMs);
+  return prepared;
+}
+
+/** The answer from the cache or a worker (single-flight); `cut` asks for a page cut by the quota. */
+async function fetchAnswer(req: RouteRequest, path: string, svc: Services, snap: Snapshot, prepared: Prepared, plan: Plan, nowMs: number, cut: number | null): Promise<{ answer: Answer; hit: boolean }> {
+  const key = cut === null ? prepared.key : `${prepared.key}\0cut=${cut}`;
+  const outcome = await svc.cache.get(key, nowMs, req.http.signal, (signal) =>
+    svc.pool.run(
+      {
+        kind: 'search',
+        snapshot: snap.ref,
+        query: prepared.query,
+        format: 'json',
+        excludedCategories: plan.excludedCategories,
+        nowMs,
+        webBaseUrl: svc.config.webBaseUrl,
+        attribution: attribution(svc.config.webBaseUrl),
+        maxOffset: MAX_OFFSET,
+        cut,
+      },
+      signal,
+    ),
+  );
+  svc.metrics.cacheResult(path, outcome.hit);
+  if ('failure' in outcome) {
+    const f = outcome.failure;
+    if (f.code === 'unavailable') throw unavailable(f.detail);
+    if (f.code === 'cancelled') throw unavailable('The request was cancelled.');
+    throw new Error(f.detail);
+  }
+  return { answer: outcome.answer, hit: outcome.hit };
+}
+
+/** The keyless demo: answered from the cache synchronously when it can. Nothing is metered. */
+function demoSearch(req: RouteRequest, params: SearchParams, svc: Services, extra: readonly (readonly [string, string])[]): Reply | Promise<Reply> {
+  const path = '/v1/demo/events';
+  const plan = svc.meter.plan(DEMO_PLAN);
+  if (!plan) throw unavailable(`The ${DEMO_PLAN} plan the demo follows is missing from the accounts store.`);
+  const snap = svc.snapshots.require();
+  const now = svc.config.now();
+  const nowMs = now.getTime();
+  const prepared = prepare(req, path, params, snap, plan, DEMO_MAX_LIMIT, now);
+  const hit = svc.cache.peek(prepared.key, nowMs);
   if (hit) {
     svc.metrics.cacheResult(path, true);
     return answerReply(req, path, svc, hit, extra, 'hit');
   }
-  return svc.cache
-    .get(key, nowMs, req.http.signal, (signal) =>
-      svc.pool.run(
-        {
-          kind: 'search',
-          snapshot: snap.ref,
-          query,
-          format: 'json',
-          excludedCategories: plan.excludedCategories,
-          nowMs,
-          webBaseUrl: svc.config.webBaseUrl,
-          attribution: attribution(svc.config.webBaseUrl),
-          maxOffset: MAX_OFFSET,
-        },
-        signal,
-      ),
-    )
-    .then((outcome) => {
-      svc.metrics.cacheResult(path, outcome.hit);
-      if ('failure' in outcome) {
-        const f = outcome.failure;
-        if (f.code === 'unavailable') throw unavailable(f.detail);
-        if (f.code === 'cancelled') throw unavailable('The request was cancelled.');
-        throw new Error(f.detail);
-      }
-      return answerReply(req, path, svc, outcome.answer, extra, outcome.hit ? 'hit' : 'miss');
-    });
+  return fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, null).then(({ answer, hit: h }) => answerReply(req, path, svc, answer, extra, h ? 'hit' : 'miss'));
+}
+
+/**
+ * A live search, metered. Records are held in the metering thread before they are handed out and
+ * charged, durably, before the reply leaves:
+ * - answer already known (cached page, or any page of a plan without a cap): one call charges it
+ *   whole, or holds what is left of the quota;
+ * - a capped plan's answer not known yet: up to `limit` records are held first, the search runs
+ *   (cut to the hold when the quota is short), then what was delivered is charged and the rest freed.
+ * HEAD holds and frees, so it answers what GET would without charging anything.
+ */
+async function liveSearch(req: RouteRequest, path: string, params: SearchParams, svc: Services): Promise<Reply> {
+  const account = req.account;
+  if (!account) throw new Error(`${path} was reached without an account`);
+  const plan = account.plan;
+  const verdict = svc.keyLimiter.take(account.keyId, plan.requestsPerMinute);
+  if (!verdict.allowed) {
+    throw new ApiError(
+      'rate_limited',
+      `This key may make ${verdict.limit} requests a minute on the ${plan.name} plan; retry in ${verdict.retryAfterS} s.`,
+      undefined,
+      [['Retry-After', String(verdict.retryAfterS)]],
+    );
+  }
+  const snap = svc.snapshots.require();
+  const now = svc.config.now();
+  const nowMs = now.getTime();
+  const prepared = prepare(req, path, params, snap, plan, LIVE_MAX_LIMIT, now);
+  const isHead = req.http.method === 'HEAD';
+
+  let known = svc.cache.peek(prepared.key, nowMs);
+  let cache: 'hit' | 'miss' = 'hit';
+  if (known) svc.metrics.cacheResult(path, true);
+  else if (plan.monthlyRecordLimit === null) {
+    const got = await fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, null);
+    known = got.answer;
+    cache = got.hit ? 'hit' : 'miss';
+  }
+  const want = known ? known.count : prepared.query.limit;
+  const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs);
+  if (!r.ok) throw meterError(r);
+  if (r.granted === 0 && want > 0) throw quotaExhausted(r.quota, nowMs);
+
+  let answer: Answer;
+  let quota = r.quota;
+  try {
+    if (known && r.granted >= known.count) answer = known;
+    else {
+      const got = await fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, r.granted < want ? r.granted : null);
+      answer = got.answer;
+      cache = got.hit ? 'hit' : 'miss';
+    }
+  } catch (err) {
+    if (r.reservation !== null) svc.meter.release(r.reservation);
+    throw err;
+  }
+  if (r.reservation !== null) {
+    if (isHead || req.http.signal.aborted) {
+      svc.meter.release(r.reservation);
+      if (quota.remaining !== null) quota = { ...quota, remaining: quota.remaining + r.granted };
+    } else {
+      const c = await svc.meter.commit(r.reservation, answer.count, nowMs);
+      if (!c.ok) throw meterError(c);
+      quota = c.quota;
+    }
+  }
+  const headers = quotaHeaders(quota, nowMs);
+  if (answer.truncated) headers.push(['X-Quota-Truncated', 'true']);
+  return answerReply(req, path, svc, answer, headers, cache);
+}
+
+function meterError(f: MeterFailure): ApiError {
+  if (f.code === 'invalid_api_key') return new ApiError('invalid_api_key', f.detail, undefined, [['WWW-Authenticate', 'Bearer error="invalid_token"']]);
+  return unavailable(f.detail);
 }
 
 export const eventsRoute = defineRoute({
@@ -122,9 +215,8 @@ export const eventsRoute = defineRoute({
   access: 'live',
   params: searchParams({ maxLimit: LIVE_MAX_LIMIT, defaultLimit: 20 }),
   produces: [{ type: 'application/json', schema: 'EventList' }],
-  errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'unavailable'],
-  // Until keys exist (the keys issue), live routes answer with the demo's plan rules.
-  handle: (req, params, svc) => search(req, '/v1/events', params, svc, DEMO_PLAN, LIVE_MAX_LIMIT, []),
+  errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'rate_limited', 'unavailable'],
+  handle: (req, params, svc) => liveSearch(req, '/v1/events', params, svc),
 });
 
 export const demoRoute = defineRoute({
@@ -153,6 +245,6 @@ export const demoRoute = defineRoute({
         [['Retry-After', String(verdict.retryAfterS)], ...headers],
       );
     }
-    return search(req, '/v1/demo/events', params, svc, DEMO_PLAN, DEMO_MAX_LIMIT, headers);
+    return demoSearch(req, params, svc, headers);
   },
 });

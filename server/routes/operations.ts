@@ -1,5 +1,6 @@
 // Liveness, readiness and the API description.
 import * as v from 'valibot';
+import { ApiError } from '../errors.ts';
 import { jsonReply } from '../reply.ts';
 import { defineRoute } from './types.ts';
 
@@ -20,7 +21,7 @@ export const healthzRoute = defineRoute({
 export const readyzRoute = defineRoute({
   path: '/readyz',
   summary: 'Readiness',
-  description: '200 once a snapshot is loaded and the server can answer searches; 503 before.',
+  description: '200 once a snapshot is loaded and the usage ledger is open, so the server can answer searches; 503 before.',
   tag: 'operations',
   access: 'public',
   params: noParams,
@@ -28,6 +29,7 @@ export const readyzRoute = defineRoute({
   errors: ['unavailable'],
   handle: (_req, _p, svc) => {
     const snap = svc.snapshots.require();
+    if (!svc.meter.ready) throw new ApiError('unavailable', 'The usage ledger is not open; live routes cannot be metered yet.', undefined, [['Retry-After', '1']]);
     return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id }, [['Cache-Control', 'no-store']]), route: '/readyz' };
   },
 });

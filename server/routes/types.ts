@@ -5,7 +5,9 @@ import type * as v from 'valibot';
 import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { Reply, Request } from '../http.ts';
+import type { Account } from '../auth.ts';
 import type { ResponseCache } from '../cache.ts';
+import type { Meter } from '../meter.ts';
 import type { Metrics } from '../metrics.ts';
 import type { QueryPool } from '../pool.ts';
 import type { RateLimiter } from '../ratelimit.ts';
@@ -18,6 +20,10 @@ export interface Services {
   readonly pool: QueryPool;
   readonly cache: ResponseCache;
   readonly demoLimiter: RateLimiter;
+  /** Per API key, at each plan's rate. */
+  readonly keyLimiter: RateLimiter;
+  /** The metering thread: keys, plans, quota. */
+  readonly meter: Meter;
   readonly metrics: Metrics;
   /** The OpenAPI document's bytes (it is generated from the route table, so it is passed in). */
   readonly openapi: () => Buffer;
@@ -27,14 +33,16 @@ export interface RouteRequest {
   readonly http: Request;
   /** '' on the API host, '/api' on the website host's twin. */
   readonly prefix: '' | '/api';
+  /** The authenticated caller on live routes; null elsewhere. */
+  readonly account: Account | null;
 }
 
 export interface RouteDef<S extends v.GenericSchema<Partial<Record<string, string>>, unknown>> {
   readonly path: string;
   readonly summary: string;
   readonly description: string;
-  readonly tag: 'events' | 'reference' | 'operations';
-  /** public: no key; demo: no key, per-address rate limit; live: needs a key (the keys issue). */
+  readonly tag: 'events' | 'account' | 'reference' | 'operations';
+  /** public: no key; demo: no key, per-address rate limit; live: needs a key, metered. */
   readonly access: 'public' | 'demo' | 'live';
   readonly params: S;
   /** Content types of the 200 answer, and the component schema describing it. */

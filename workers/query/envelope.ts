@@ -28,7 +28,7 @@ function recordParts(store: RecordStore, row: PageRow, webBaseUrl: string): Buff
 }
 
 /** The envelope's bytes; `next` is the page's next offset, which the worker also returns beside the body. */
-export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore, next: number | null): Buffer {
+export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore, next: number | null, truncated: boolean): Buffer {
   const q = task.query;
   const parts: Buffer[] = [Buffer.from('{"events":[')];
   page.rows.forEach((row, i) => {
@@ -38,7 +38,7 @@ export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordSt
   parts.push(
     Buffer.from(
       `],"total":${page.total},"limit":${q.limit},"offset":${q.offset},` +
-        `"next_offset":${JSON.stringify(next)},"truncated":false,` +
+        `"next_offset":${JSON.stringify(next)},"truncated":${truncated},` +
         `"attribution":${JSON.stringify(task.attribution)}}`,
     ),
   );

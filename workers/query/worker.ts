@@ -88,15 +88,19 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
     db.interrupt();
   }, Math.max(1, task.deadlineMs - startedAt));
   try {
-    const page = await db.page(task.query, task.excludedCategories, task.nowMs);
+    const full = await db.page(task.query, task.excludedCategories, task.nowMs);
     if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
-    const next = nextOffset(page.total, task.query.limit, task.query.offset, task.maxOffset);
+    // Cut by the quota: the page ends early, and the next page starts where it was cut.
+    const truncated = task.cut !== null && full.rows.length > task.cut;
+    const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
+    const next = nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset);
     const ok: SearchOk = {
       ok: true,
-      body: jsonEnvelope(task, page, db.records, next),
+      body: jsonEnvelope(task, page, db.records, next, truncated),
       total: page.total,
       count: page.rows.length,
       nextOffset: next,
+      truncated,
       validUntilMs: task.query.range === 'upcoming' ? page.firstEndMs : null,
     };
     return transferable(ok);

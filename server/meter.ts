@@ -1,0 +1,187 @@
+// The main thread's side of the metering thread (workers/meter/thread.ts): requests are gathered
+// for one turn of the event loop and posted as one message, replies are matched back by id, and
+// the thread's view of keys and plans is mirrored here so that most requests authenticate
+// without leaving this thread. Never rejects: a dead thread answers `unavailable`.
+import type { Worker } from 'node:worker_threads';
+import type { KeyInfo, MeterMessage, MeterReply, MeterRequest, MeterWorkerData, Plan, QuotaState, UsageBody } from '../workers/protocol.ts';
+import { tsWorker } from '../workers/threads.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+
+const THREAD = new URL('../workers/meter/thread.ts', import.meta.url);
+
+export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
+export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };
+export type Committed = { readonly ok: true; readonly quota: QuotaState };
+export type Usage = { readonly ok: true; readonly usage: UsageBody; readonly quota: QuotaState };
+
+type Pending = (reply: MeterReply) => void;
+type WithoutId<T> = T extends { id: number } ? Omit<T, 'id'> : T;
+
+export class Meter {
+  private readonly pending = new Map<number, Pending>();
+  private outbox: MeterRequest[] = [];
+  private flushing = false;
+  private seq = 0;
+  private keys = new Map<string, KeyInfo>();
+  private plansByName = new Map<string, Plan>();
+  private readonly quotas = new Map<string, QuotaState>();
+  private alive = false;
+  private closed: Promise<void> | null = null;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly logger: Logger,
+    private readonly metrics: Metrics | null,
+  ) {}
+
+  /** Starts the thread; resolves once the ledger is open and the accounts are read. */
+  static start(config: Config, logger: Logger, metrics: Metrics | null = null): Promise<Meter> {
+    const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
+    const worker = tsWorker(THREAD, { workerData: data });
+    const meter = new Meter(worker, logger, metrics);
+    return new Promise((resolve, reject) => {
+      let started = false;
+      worker.on('message', (m: MeterMessage) => {
+        if (m.type === 'failed') {
+          reject(new Error(m.detail));
+          return;
+        }
+        meter.receive(m);
+        if (!started && m.type === 'accounts') {
+          started = true;
+          meter.alive = true;
+          resolve(meter);
+        }
+      });
+      worker.on('error', (err) => {
+        logger.error({ err: err.message }, 'metering thread failed');
+        if (!started) reject(err);
+      });
+      worker.on('exit', () => meter.died());
+    });
+  }
+
+  /** The ledger is open and answering. */
+  get ready(): boolean {
+    return this.alive;
+  }
+
+  /** An active or revoked key by the SHA-256 of the presented key, as last read. */
+  key(hash: string): KeyInfo | undefined {
+    return this.keys.get(hash);
+  }
+
+  plan(name: string): Plan | undefined {
+    return this.plansByName.get(name);
+  }
+
+  get plans(): readonly Plan[] {
+    return [...this.plansByName.values()];
+  }
+
+  /** The organization's quota as of the latest answer about it (for headers on refusals). */
+  lastQuota(orgId: string): QuotaState | undefined {
+    return this.quotas.get(orgId);
+  }
+
+  /** Asks the thread about a key this thread has not heard of (it may have just been created). */
+  lookup(hash: string): Promise<KeyInfo | null | MeterFailure> {
+    return this.call({ op: 'lookup', hash }).then((r) => (r.ok ? ('key' in r ? r.key : null) : r));
+  }
+
+  reserve(keyId: string, want: number, settle: boolean, atMs: number): Promise<Reserved | MeterFailure> {
+    return this.call({ op: 'reserve', keyId, want, settle, atMs }) as Promise<Reserved | MeterFailure>;
+  }
+
+  commit(reservation: number, delivered: number, atMs: number): Promise<Committed | MeterFailure> {
+    return this.call({ op: 'commit', reservation, delivered, atMs }) as Promise<Committed | MeterFailure>;
+  }
+
+  release(reservation: number): void {
+    this.send({ op: 'release', reservation });
+  }
+
+  peek(keyId: string, atMs: number): Promise<Committed | MeterFailure> {
+    return this.call({ op: 'peek', keyId, atMs }) as Promise<Committed | MeterFailure>;
+  }
+
+  usage(keyId: string, atMs: number): Promise<Usage | MeterFailure> {
+    return this.call({ op: 'usage', keyId, atMs }) as Promise<Usage | MeterFailure>;
+  }
+
+  /** Lets the thread finish its batch, close the ledger and release the writer lock. */
+  close(): Promise<void> {
+    return (this.closed ??= new Promise<void>((resolve) => {
+      if (!this.alive) {
+        resolve();
+        return;
+      }
+      this.flush();
+      this.worker.once('exit', () => resolve());
+      this.worker.postMessage({ op: 'close' });
+    }));
+  }
+
+  private call(req: WithoutId<MeterRequest>): Promise<MeterReply> {
+    const id = ++this.seq;
+    return new Promise<MeterReply>((resolve) => {
+      if (!this.alive) {
+        resolve({ id, ok: false, code: 'unavailable', detail: 'The usage ledger is not available; retry shortly.' });
+        return;
+      }
+      this.pending.set(id, resolve);
+      this.send({ ...req, id } as MeterRequest);
+    });
+  }
+
+  private send(req: MeterRequest): void {
+    if (!this.alive) return;
+    this.outbox.push(req);
+    if (!this.flushing) {
+      this.flushing = true;
+      // Everything asked during this turn of the event loop travels as one message.
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.outbox.length === 0) return;
+    const batch = this.outbox;
+    this.outbox = [];
+    this.worker.postMessage(batch);
+  }
+
+  private receive(m: MeterMessage): void {
+    switch (m.type) {
+      case 'accounts':
+        this.keys = new Map(m.keys.map((k) => [k.hash, k]));
+        this.plansByName = new Map(m.plans.map((p) => [p.name, p]));
+        return;
+      case 'replies':
+        if (m.batch.ops > 0) this.metrics?.meterBatch(m.batch.ops, m.batch.charges, m.batch.commitMs / 1000);
+        for (const r of m.replies) {
+          if (r.ok && 'quota' in r) this.quotas.set(r.quota.orgId, r.quota);
+          const done = this.pending.get(r.id);
+          this.pending.delete(r.id);
+          done?.(r);
+        }
+        return;
+      case 'closed':
+        this.alive = false;
+        return;
+      case 'failed':
+        return;
+    }
+  }
+
+  private died(): void {
+    const unexpected = this.alive;
+    this.alive = false;
+    if (unexpected) this.logger.error('metering thread exited; live requests answer 503 until restart');
+    for (const [id, done] of this.pending) done({ id, ok: false, code: 'unavailable', detail: 'The usage ledger is not available; retry shortly.' });
+    this.pending.clear();
+  }
+}

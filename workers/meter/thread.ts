@@ -1,0 +1,265 @@
+// The metering thread: the one writer of the usage ledger. Every quota decision happens here, one
+// at a time, so concurrent requests on one organization can never together exceed its cap.
+//
+// Group commit: requests arriving while a batch is being committed wait in the port; the next
+// batch takes them all and charges them in one transaction, so one fsync covers many responses.
+// A charge is answered only after its transaction is on disk; answers that write nothing
+// (reservations, refusals, lookups) go out before the batch's fsync.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { KeyInfo, MeterControl, MeterMessage, MeterReply, MeterRequest, MeterWorkerData, Plan, QuotaState } from '../protocol.ts';
+import { dayAt, periodAt } from './period.ts';
+import { AccountsDb, UsageDb, takeWriterLock, type AccountsView } from './store.ts';
+
+if (!parentPort) throw new Error('workers/meter/thread.ts runs as a worker thread');
+const port = parentPort;
+const data = workerData as MeterWorkerData;
+const post = (m: MeterMessage): void => port.postMessage(m);
+
+let lock: { release(): void };
+let accounts: AccountsDb;
+let usage: UsageDb;
+try {
+  lock = takeWriterLock(data.ledgerDir);
+  accounts = AccountsDb.open(data.ledgerDir);
+  usage = UsageDb.openWriter(data.ledgerDir);
+} catch (err) {
+  post({ type: 'failed', detail: (err as Error).message });
+  port.close();
+  throw err;
+}
+
+let view: AccountsView;
+let keysById = new Map<string, KeyInfo>();
+let keysByHash = new Map<string, KeyInfo>();
+let version = -1;
+
+/** Re-reads the accounts file when another process (the command line) has committed to it. */
+function refresh(): void {
+  const v = accounts.dataVersion();
+  if (v === version) return;
+  version = v;
+  view = accounts.view();
+  keysById = new Map(view.keys.map((k) => [k.keyId, k]));
+  keysByHash = new Map(view.keys.map((k) => [k.hash, k]));
+  post({ type: 'accounts', keys: view.keys, plans: [...view.plans.values()] });
+}
+
+interface OrgPeriod {
+  readonly startMs: number;
+  readonly resetMs: number;
+  used: number;
+}
+const periods = new Map<string, OrgPeriod>();
+/** Records held by open reservations, per organization (whatever the period). */
+const held = new Map<string, number>();
+const reservations = new Map<number, { readonly orgId: string; readonly keyId: string; readonly amount: number }>();
+let nextReservation = 1;
+
+/** The organization's usage in the period holding `atMs`, read from the ledger on first use. */
+function periodOf(orgId: string, atMs: number): OrgPeriod {
+  let p = periods.get(orgId);
+  if (p === undefined || atMs < p.startMs || atMs >= p.resetMs) {
+    const bounds = periodAt(atMs);
+    p = { startMs: bounds.startMs, resetMs: bounds.resetMs, used: usage.periodTotals(orgId, atMs).records };
+    periods.set(orgId, p);
+  }
+  return p;
+}
+
+/** The plan an organization is on now (an operator may have moved it since the key was read). */
+function planOf(key: KeyInfo): Plan {
+  const org = view.orgs.get(key.orgId);
+  return (org && view.plans.get(org.plan)) ?? key.plan;
+}
+
+function quota(key: KeyInfo, atMs: number): QuotaState {
+  const plan = planOf(key);
+  const p = periodOf(key.orgId, atMs);
+  const hold = held.get(key.orgId) ?? 0;
+  const limit = plan.monthlyRecordLimit;
+  return {
+    orgId: key.orgId,
+    plan: plan.name,
+    limit,
+    used: p.used,
+    remaining: limit === null ? null : Math.max(0, limit - p.used - hold),
+    periodStartMs: p.startMs,
+    resetMs: p.resetMs,
+  };
+}
+
+/** Charges of this batch, summed per key and day: one upsert per key a batch, not one per request. */
+const unwritten = new Map<string, { orgId: string; keyId: string; day: string; records: number; requests: number }>();
+
+function charge(key: KeyInfo, records: number, atMs: number): void {
+  const day = dayAt(atMs);
+  const k = `${key.keyId}\0${day}`;
+  const row = unwritten.get(k);
+  if (row) {
+    row.records += records;
+    row.requests++;
+  } else unwritten.set(k, { orgId: key.orgId, keyId: key.keyId, day, records, requests: 1 });
+  periodOf(key.orgId, atMs).used += records;
+}
+
+/** Writes the batch's charges into the open transaction. */
+function writeCharges(): void {
+  for (const r of unwritten.values()) usage.charge(r.orgId, r.keyId, r.day, r.records, r.requests);
+  unwritten.clear();
+}
+
+function hold(orgId: string, amount: number): void {
+  held.set(orgId, (held.get(orgId) ?? 0) + amount);
+}
+
+const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, code: 'invalid_api_key', detail });
+
+/** A key that may still be used: known and not revoked, as of the accounts file right now. */
+function activeKey(id: number, keyId: string): KeyInfo | MeterReply {
+  const key = keysById.get(keyId);
+  if (key === undefined) return refused(id, 'This API key does not exist (any more). Create one with `family-events keys create`.');
+  if (key.revoked) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
+  return key;
+}
+
+/** Handles one request; its answer goes to `now` (nothing written) or `afterCommit`. */
+function handle(r: MeterRequest, now: MeterReply[], afterCommit: MeterReply[]): number {
+  switch (r.op) {
+    case 'lookup':
+      now.push({ id: r.id, ok: true, key: keysByHash.get(r.hash) ?? null });
+      return 0;
+    case 'peek': {
+      const key = activeKey(r.id, r.keyId);
+      if ('ok' in key) now.push(key);
+      else now.push({ id: r.id, ok: true, quota: quota(key, r.atMs) });
+      return 0;
+    }
+    case 'usage': {
+      const key = activeKey(r.id, r.keyId);
+      if ('ok' in key) {
+        now.push(key);
+        return 0;
+      }
+      const org = view.orgs.get(key.orgId);
+      if (!org) {
+        now.push(refused(r.id, 'This API key belongs to no organization.'));
+        return 0;
+      }
+      // Read inside this batch's transaction, so it includes the charges just before it.
+      writeCharges();
+      afterCommit.push({ id: r.id, ok: true, usage: usage.report(org, planOf(key), r.atMs), quota: quota(key, r.atMs) });
+      return 0;
+    }
+    case 'reserve': {
+      const key = activeKey(r.id, r.keyId);
+      if ('ok' in key) {
+        now.push(key);
+        return 0;
+      }
+      const q = quota(key, r.atMs);
+      const granted = q.remaining === null ? r.want : Math.min(r.want, q.remaining);
+      if (r.settle && granted === r.want) {
+        charge(key, granted, r.atMs);
+        afterCommit.push({ id: r.id, ok: true, granted, reservation: null, quota: quota(key, r.atMs) });
+        return 1;
+      }
+      if (granted === 0) {
+        now.push({ id: r.id, ok: true, granted: 0, reservation: null, quota: q });
+        return 0;
+      }
+      const reservation = nextReservation++;
+      reservations.set(reservation, { orgId: key.orgId, keyId: key.keyId, amount: granted });
+      hold(key.orgId, granted);
+      now.push({ id: r.id, ok: true, granted, reservation, quota: quota(key, r.atMs) });
+      return 0;
+    }
+    case 'commit': {
+      const res = reservations.get(r.reservation);
+      if (res === undefined) {
+        now.push({ id: r.id, ok: false, code: 'unavailable', detail: 'The quota reservation was lost; retry the request.' });
+        return 0;
+      }
+      reservations.delete(r.reservation);
+      hold(res.orgId, -res.amount);
+      // A key revoked since its reservation still pays for what it was given.
+      const key = keysById.get(res.keyId);
+      if (key === undefined) {
+        now.push({ id: r.id, ok: false, code: 'unavailable', detail: 'The key disappeared from the accounts store.' });
+        return 0;
+      }
+      charge(key, Math.min(Math.max(0, r.delivered), res.amount), r.atMs);
+      afterCommit.push({ id: r.id, ok: true, quota: quota(key, r.atMs) });
+      return 1;
+    }
+    case 'release': {
+      const res = reservations.get(r.reservation);
+      if (res !== undefined) {
+        reservations.delete(r.reservation);
+        hold(res.orgId, -res.amount);
+      }
+      return 0;
+    }
+  }
+}
+
+let queue: MeterRequest[] = [];
+let scheduled = false;
+let closing = false;
+
+function flush(): void {
+  scheduled = false;
+  const ops = queue;
+  queue = [];
+  if (ops.length === 0) return;
+  refresh();
+  const now: MeterReply[] = [];
+  let afterCommit: MeterReply[] = [];
+  let charges = 0;
+  let commitMs = 0;
+  try {
+    usage.transaction(() => {
+      for (const r of ops) charges += handle(r, now, afterCommit);
+      writeCharges();
+      // Answers that wrote nothing leave before the fsync.
+      if (now.length) post({ type: 'replies', replies: now, batch: { ops: 0, charges: 0, commitMs: 0 } });
+      commitMs = performance.now();
+    });
+    commitMs = performance.now() - commitMs;
+  } catch (err) {
+    unwritten.clear();
+    // Nothing in this batch was charged: its responses must not be sent.
+    const detail = 'The usage ledger cannot be written right now; retry shortly.';
+    afterCommit = afterCommit.map((a) => ({ id: a.id, ok: false, code: 'unavailable', detail }));
+    process.emitWarning(`usage ledger write failed: ${(err as Error).message}`);
+    charges = 0;
+  }
+  post({ type: 'replies', replies: afterCommit, batch: { ops: ops.length, charges, commitMs } });
+}
+
+function close(): void {
+  closing = true;
+  flush();
+  clearInterval(poll);
+  usage.close();
+  accounts.close();
+  lock.release();
+  post({ type: 'closed' });
+  port.close();
+}
+
+port.on('message', (m: readonly MeterRequest[] | MeterControl) => {
+  if (closing) return;
+  if (!Array.isArray(m)) {
+    close();
+    return;
+  }
+  for (const r of m as readonly MeterRequest[]) queue.push(r);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+});
+
+// New keys and revocations reach the main thread without waiting for traffic.
+const poll = setInterval(refresh, data.accountsPollMs);
+refresh();
