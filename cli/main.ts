@@ -8,6 +8,7 @@ import { CliError, cliConfig } from './common.ts';
 import { registerSnapshotCommands } from './snapshot.ts';
 import { registerNormalizeCommand } from './normalize.ts';
 import { registerSampleCommands } from './sample.ts';
+import { registerAccountCommands } from './accounts.ts';
 
 const pkg = JSON.parse(await readFile(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
 
@@ -20,6 +21,7 @@ const program = new Command('family-events')
 registerSnapshotCommands(program);
 registerNormalizeCommand(program);
 registerSampleCommands(program);
+registerAccountCommands(program);
 
 program
   .command('serve')
