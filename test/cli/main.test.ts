@@ -1,6 +1,6 @@
 // The family-events command as an operator runs it: a real process through the package's bin.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -186,6 +186,16 @@ test('normalize prints exactly the records a build publishes, across the whole b
 test('serve on an empty DATA_DIR builds the bundled sample, answers searches, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'fe-serve-'));
   const [port, adminPort] = [await freePort(), await freePort()];
+  // The key first, as an operator would: `keys create --json` prints exactly one JSON object.
+  const created = spawnSync(process.execPath, [BIN, 'keys', 'create', '--email', 'dev@example.com', '--org', 'Serve test', '--plan', 'partner', '--json'], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
+  assert.equal(created.status, 0, created.stderr);
+  const made = JSON.parse(created.stdout) as { org_id: string; key: string; plan: string };
+  assert.deepEqual(Object.keys(made).sort(), ['key', 'org_id', 'plan']);
+  assert.match(made.key, /^bsc_live_[0-9A-Za-z]{32,}$/);
+  assert.equal(made.plan, 'partner');
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), ADMIN_PORT: String(adminPort), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -206,7 +216,8 @@ test('serve on an empty DATA_DIR builds the bundled sample, answers searches, an
     assert.ok(manifest.counts.events > 1000);
     const ready200 = (await (await fetch(`${base}/readyz`)).json()) as { snapshot: string };
     assert.equal(ready200.snapshot, manifest.id);
-    const res = await fetch(`${base}/v1/events?limit=5`);
+    assert.equal((await fetch(`${base}/v1/events?limit=5`)).status, 401, 'live routes need a key');
+    const res = await fetch(`${base}/v1/events?limit=5`, { headers: { Authorization: `Bearer ${made.key}` } });
     assert.equal(res.status, 200);
     const body = (await res.json()) as { events: unknown[]; total: number };
     assert.equal(body.events.length, 5);

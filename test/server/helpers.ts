@@ -8,6 +8,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig, REPO_ROOT, type Config } from '../../server/config.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
+import { AccountsDb } from '../../workers/meter/store.ts';
+import type { Plan } from '../../workers/protocol.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
 export const NOW_ISO = '2026-11-21T09:00:00-08:00';
@@ -67,8 +69,43 @@ export async function readRows(parquet: string): Promise<OracleRow[]> {
   return rows;
 }
 
+/**
+ * The plan of the key that search tests use by default: Community's exclusions without its cap or
+ * request rate, so a suite can make thousands of searches. Plans are rows of data; this is one more.
+ */
+export const UNMETERED: Plan = {
+  name: 'unmetered-community',
+  monthlyRecordLimit: null,
+  excludedCategories: ['festivals', 'seasonal'],
+  attributionRequired: true,
+  requestsPerMinute: 10_000_000,
+};
+
+/** Creates a key in a ledger directory's accounts store (as `family-events keys create` does); adds the plan first when given. */
+export function provisionKey(ledgerDir: string, opts: { org?: string; plan?: string | Plan; email?: string } = {}): { key: string; orgId: string; keyId: string } {
+  const accounts = AccountsDb.open(ledgerDir);
+  try {
+    let planName = 'community';
+    if (typeof opts.plan === 'string') planName = opts.plan;
+    else if (opts.plan) {
+      accounts.setPlan(opts.plan);
+      planName = opts.plan.name;
+    }
+    const made = accounts.createKey(opts.org ?? `Test org ${Math.random().toString(36).slice(2)}`, opts.email ?? 'dev@test.example', planName);
+    return { key: made.key, orgId: made.org.id, keyId: made.keyId };
+  } finally {
+    accounts.close();
+  }
+}
+
+/** Server base URL → the key get() presents on live routes when the request brings none of its own. */
+const defaultKeys = new Map<string, string>();
+const LIVE_PATH = /^(?:\/api)?\/v1\/(?:events|usage|feed)/;
+
 export interface TestServer {
   readonly base: string;
+  /** The key on the UNMETERED plan that get() presents on live routes by default. */
+  readonly key: string;
   readonly adminBase: string;
   readonly server: RunningServer;
   readonly config: Config;
@@ -77,10 +114,16 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts the real server in-process on loopback ports chosen by the OS. `env` overrides the defaults. */
+/**
+ * Starts the real server in-process on loopback ports chosen by the OS. `env` overrides the
+ * defaults. Each server gets a ledger directory of its own (a ledger has one writer), unless
+ * `env.LEDGER_DIR` names one; it is removed on stop() only when the helper made it.
+ */
 export async function startTestServer(dataDir: string, env: Record<string, string> = {}): Promise<TestServer> {
+  const ownLedger = env.LEDGER_DIR === undefined ? await mkdtemp(path.join(os.tmpdir(), 'fe-ledger-')) : null;
   const config = loadConfig({
     DATA_DIR: dataDir,
+    ...(ownLedger ? { LEDGER_DIR: ownLedger } : {}),
     PORT: '0',
     ADMIN_PORT: '0',
     HOST: '127.0.0.1',
@@ -100,14 +143,22 @@ export async function startTestServer(dataDir: string, env: Record<string, strin
     partial = lines.pop() ?? '';
     for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
   });
+  const { key } = provisionKey(config.ledgerDir, { plan: UNMETERED, org: 'Search tests' });
   const server = await startServer(config, { logStream: stream });
+  const base = `http://127.0.0.1:${server.port}`;
+  defaultKeys.set(base, key);
   return {
-    base: `http://127.0.0.1:${server.port}`,
+    base,
+    key,
     adminBase: `http://127.0.0.1:${server.adminPort}`,
     server,
     config,
     logs,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      defaultKeys.delete(base);
+      if (ownLedger) await rm(ownLedger, { recursive: true, force: true });
+    },
   };
 }
 
@@ -119,9 +170,18 @@ export interface Got {
   readonly json: any;
 }
 
-/** GET (or another method) over real HTTP; parses JSON bodies. */
+/**
+ * GET (or another method) over real HTTP; parses JSON bodies. On a live route of a test server,
+ * presents the server's default key unless the request carries an Authorization header (send
+ * `authorization: ''` for none) or an api_key parameter of its own.
+ */
 export async function get(base: string, pathAndQuery: string, init: RequestInit = {}): Promise<Got> {
-  const res = await fetch(`${base}${pathAndQuery}`, init);
+  const headers = new Headers(init.headers);
+  const key = defaultKeys.get(base);
+  if (key !== undefined && LIVE_PATH.test(pathAndQuery) && !headers.has('authorization') && !/[?&]api_key=/.test(pathAndQuery)) {
+    headers.set('authorization', `Bearer ${key}`);
+  }
+  const res = await fetch(`${base}${pathAndQuery}`, { ...init, headers });
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
   return { status: res.status, headers: res.headers, text, json: type.includes('json') && text ? JSON.parse(text) : null };

@@ -14,7 +14,7 @@ import * as v from 'valibot';
 import { REPO_ROOT } from '../../server/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
-import { get, NOW, NOW_ISO, PUBLIC, readRows, sampleFixture, startTestServer, WEB, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import { get, NOW, NOW_ISO, provisionKey, PUBLIC, readRows, sampleFixture, startTestServer, UNMETERED, WEB, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
 import { freePort } from '../ports.ts';
 
 const NOW_MS = NOW.getTime();
@@ -472,8 +472,11 @@ describe('overload', () => {
 describe('SIGTERM drain', () => {
   test('requests received before SIGTERM are all answered 200, then the process exits 0 and the port is closed', async () => {
     const [port, adminPort] = [await freePort(), await freePort()];
+    const ledger = await mkdtemp(path.join(os.tmpdir(), 'fe-drain-ledger-'));
+    const { key } = provisionKey(ledger, { plan: UNMETERED });
     const proc = serve({
       DATA_DIR: fixture.dataDir,
+      LEDGER_DIR: ledger,
       HOST: '127.0.0.1',
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
@@ -516,7 +519,7 @@ describe('SIGTERM drain', () => {
       const inflight = offsets.map((o) => {
         let done!: () => void;
         written.push(new Promise<void>((r) => (done = r)));
-        return call(`/v1/events?limit=100&offset=${o}`, done).then(
+        return call(`/v1/events?limit=100&offset=${o}&api_key=${key}`, done).then(
           (r) => r,
           (err: unknown) => ({ status: -1, body: (err as Error).message }),
         );
@@ -554,6 +557,7 @@ describe('SIGTERM drain', () => {
         proc.child.kill('SIGKILL');
         await proc.exited;
       }
+      await rm(ledger, { recursive: true, force: true });
     }
   });
 });

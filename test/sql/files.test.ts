@@ -7,8 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance, LIST, VARCHAR, listValue } from '@duckdb/node-api';
+import Database from 'better-sqlite3';
 import { REPO_ROOT } from '../../server/config.ts';
 import { searchSql } from '../../workers/query/db.ts';
+import { ledgerQuery, ledgerQueryNames } from '../../workers/meter/store.ts';
 import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
 import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 
@@ -28,7 +30,7 @@ test('every sql file prepares against the schema it runs on', async () => {
     await build.run(sqlFile('snapshot_stage'));
     // The snapshot as published: the schema's columns, in Parquet, for the read-side files.
     await build.run(`COPY (SELECT * EXCLUDE (merge_key, source_rank) FROM events) TO ${pathLiteral(parquet)} (FORMAT parquet)`);
-    for (const name of names.filter((n) => !['snapshot_schema', 'snapshot_stage', ...QUERY_FILES].includes(n))) {
+    for (const name of names.filter((n) => !['snapshot_schema', 'snapshot_stage', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'))) {
       await assert.doesNotReject(build.prepare(fill(sqlFile(name))), name);
     }
     build.closeSync();
@@ -53,5 +55,21 @@ test('every sql file prepares against the schema it runs on', async () => {
     query.closeSync();
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// The ledger's files are SQLite, not DuckDB: its two schemas, then every named statement.
+test('every ledger statement prepares against the ledger schemas', () => {
+  const db = new Database(':memory:');
+  try {
+    db.exec(sqlFile('ledger_accounts'));
+    db.exec(sqlFile('ledger_usage'));
+    const names = ledgerQueryNames();
+    assert.ok(names.length >= 15, `found ${names.length} ledger statements`);
+    for (const name of names) assert.doesNotThrow(() => db.prepare(ledgerQuery(name)), name);
+    // The shipped plans are seeded by the schema file itself.
+    assert.deepEqual((db.prepare(ledgerQuery('plans')).all() as { name: string }[]).map((p) => p.name), ['community', 'partner']);
+  } finally {
+    db.close();
   }
 });
