@@ -24,7 +24,7 @@ export interface Scenario {
 }
 
 /** Scenario (1): a parent's everyday search, in the city with the most events. */
-export const repeatedPath = (f: DatasetFacts): string => `/v1/events?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=20`;
+export const repeatedPath = (f: DatasetFacts, limit = 20, route = '/v1/events'): string => `${route}?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=${limit}`;
 
 export const DISTINCT_LUA = path.join(REPO_ROOT, 'bench', 'wrk', 'distinct.lua');
 
@@ -40,6 +40,18 @@ export const SCENARIOS: readonly Scenario[] = [
     description: 'one fixed search (city, ages 3-6, limit 20) repeated: every request after the first is a response-cache hit',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts),
+  },
+  {
+    name: 'repeated-demo-10',
+    description: 'the fixed search with limit 10 on the keyless demo route: the same cached answer with no key lookup and no metering',
+    target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts, 10, '/v1/demo/events'),
+  },
+  {
+    name: 'repeated-10',
+    description: 'the same limit-10 search on the live route: key lookup, rate limit and a durable charge per request; its ratio to repeated-demo-10 is the cost of metering',
+    target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts, 10),
   },
   {
     name: 'distinct',

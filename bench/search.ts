@@ -3,6 +3,7 @@
 // every non-2xx answer. Writes bench/results/search-<timestamp>.json.
 // Usage: node --import tsx bench/search.ts [--dataset sample|synthetic-1m|both] [--duration 10]
 //        [--connections 32] [--data-dir-1m DIR] [--warmup 1] [--log-level info] [--pool-threads 2] [--seed N] [--keep]
+import { readFileSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -63,6 +64,12 @@ interface ScenarioResult {
   readonly socket_errors: WrkResult['socket_errors'];
   readonly cache_hits: number | null;
   readonly cache_misses: number | null;
+  /**
+   * CPU time per request answered, in µs, from /proc: the server's main thread (where uWS, routing,
+   * the cache and the metering client run) and the whole process (workers and the metering thread
+   * too). Steadier than req/s on a machine whose load generator shares the cores.
+   */
+  readonly cpu_us_per_request: { readonly main: number; readonly process: number } | null;
   /** Any non-2xx answer or socket error: the figure is not a clean one. */
   readonly flagged: boolean;
   readonly ratio_vs_baseline: number | null;
@@ -82,11 +89,18 @@ interface DatasetResult {
   readonly scenarios: ScenarioResult[];
   /** The fixed search's first answer, for bench/postgis.ts to compare with. */
   readonly repeated_sample: CheckedUrl | null;
-  readonly targets: { readonly repeated_vs_hello: number | null; readonly repeated_vs_hello_met: boolean | null; readonly noise_floor: number | null };
+  readonly targets: {
+    readonly repeated_vs_hello: number | null;
+    readonly repeated_vs_hello_met: boolean | null;
+    readonly noise_floor: number | null;
+    /** repeated-10 / repeated-demo-10: the throughput left after key lookup and metering. */
+    readonly metered_vs_unmetered: number | null;
+  };
 }
 
-async function getJson(base: string, p: string): Promise<{ status: number; body: unknown }> {
-  const r = await fetch(`${base}${p}`);
+async function getJson(target: Child, p: string): Promise<{ status: number; body: unknown }> {
+  const headers = Object.fromEntries(target.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  const r = await fetch(`${target.base}${p}`, { headers });
   const text = await r.text();
   try {
     return { status: r.status, body: JSON.parse(text) as unknown };
@@ -101,22 +115,22 @@ const totalOf = (body: unknown): number | null =>
 const idsOf = (body: unknown): string[] =>
   body && typeof body === 'object' && 'events' in body && Array.isArray(body.events) ? body.events.map((e: { id?: unknown }) => String(e.id)) : [];
 
-async function checkUrl(base: string, p: string): Promise<CheckedUrl> {
-  const r = await getJson(base, p);
+async function checkUrl(target: Child, p: string): Promise<CheckedUrl> {
+  const r = await getJson(target, p);
   return { path: p, status: r.status, total: totalOf(r.body), ids: idsOf(r.body) };
 }
 
 /** The server's catalogue must agree with what the scenarios were drawn from, or the run measures errors. */
 async function crossCheck(server: Child, facts: DatasetFacts, repeated: string): Promise<CheckedUrl> {
-  const cats = await getJson(server.base, '/v1/categories');
+  const cats = await getJson(server, '/v1/categories');
   const served = (cats.body as { categories?: { slug: string; excluded_from_plans: string[] }[] }).categories ?? [];
   const allowed = served.filter((c) => !c.excluded_from_plans.includes('community')).map((c) => c.slug);
   const missing = facts.categories.filter((c) => !allowed.includes(c));
   if (missing.length) throw new BenchError(`/v1/categories does not allow ${missing.join(', ')} (expected excluded: ${EXCLUDED_CATEGORIES.join(', ')})`);
-  const cities = await getJson(server.base, '/v1/cities');
+  const cities = await getJson(server, '/v1/cities');
   const names = ((cities.body as { cities?: { name: string }[] }).cities ?? []).map((c) => c.name);
   if (!names.includes(facts.city)) throw new BenchError(`/v1/cities does not list ${facts.city}`);
-  const r = await checkUrl(server.base, repeated);
+  const r = await checkUrl(server, repeated);
   if (r.status !== 200 || !r.total) throw new BenchError(`${repeated} answered ${r.status} with total ${r.total}; the repeated scenario needs a non-empty 200`);
   return r;
 }
@@ -125,24 +139,45 @@ async function crossCheck(server: Child, facts: DatasetFacts, repeated: string):
 async function checkGenerator(server: Child, sc: Scenario, ctx: ScenarioContext): Promise<CheckedUrl[]> {
   if (!sc.lua) return [];
   const checkCtx = { ...ctx, seed: ctx.seed + 2 };
-  const w = await runWrk({ url: server.base, connections: 1, durationS: 1, script: sc.lua.script, scriptArgs: sc.lua.args(checkCtx, true) });
+  const w = await runWrk({ url: server.base, connections: 1, durationS: 1, script: sc.lua.script, scriptArgs: sc.lua.args(checkCtx, true), headers: server.headers });
   const paths = w.raw
     .split('\n')
     .filter((l) => l.startsWith('CHECK '))
     .map((l) => l.slice('CHECK '.length).trim());
   if (paths.length < 20) throw new BenchError(`the ${sc.name} generator printed ${paths.length} paths, expected 20:\n${w.raw}`);
   const checked: CheckedUrl[] = [];
-  for (const p of paths) checked.push(await checkUrl(server.base, p));
+  for (const p of paths) checked.push(await checkUrl(server, p));
   const bad = checked.filter((c) => c.status !== 200);
   if (bad.length) throw new BenchError(`generated URLs that do not answer 200:\n${bad.map((b) => `  ${b.status} ${b.path}`).join('\n')}`);
   return checked;
 }
 
+/** Clock ticks are 1/100 s on Linux (USER_HZ); /proc/<pid>/stat fields 14 and 15 are utime and stime. */
+const TICK_US = 10_000;
+
+function ticksOf(statFile: string): number | null {
+  try {
+    const text = readFileSync(statFile, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ticks used so far by a process and by its main thread (whose thread id is the pid). */
+function cpuTicks(pid: number): { main: number; process: number } | null {
+  const all = ticksOf(`/proc/${pid}/stat`);
+  const main = ticksOf(`/proc/${pid}/task/${pid}/stat`);
+  return all === null || main === null ? null : { main, process: all };
+}
+
 async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample: CheckedUrl[]): Promise<Omit<ScenarioResult, 'ratio_vs_baseline' | 'ratio_vs_repeat'>> {
   const request = sc.path ? sc.path(ctx) : `${path.relative(REPO_ROOT, sc.lua?.script ?? '')} ${(sc.lua?.args(ctx, false) ?? []).join(' ')}`;
   const wrkOpts = sc.path
-    ? { url: `${target.base}${request}`, connections, durationS }
-    : { url: target.base, connections, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [] };
+    ? { url: `${target.base}${request}`, connections, durationS, headers: target.headers }
+    : { url: target.base, connections, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [], headers: target.headers };
   if (warmupS > 0) {
     // Another seed for the warm-up, or its searches would be cache hits in the measured run.
     const warm = sc.lua ? { ...wrkOpts, durationS: warmupS, scriptArgs: sc.lua.args({ ...ctx, seed: ctx.seed + 1 }, false) } : { ...wrkOpts, durationS: warmupS };
@@ -150,7 +185,9 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
   }
   const before = target.adminBase ? await scrapeCounters(target.adminBase) : null;
   log(`${sc.name}: ${durationS} s, ${connections} connections`);
+  const cpu0 = cpuTicks(target.pid);
   const w = await runWrk(wrkOpts);
+  const cpu1 = cpuTicks(target.pid);
   const delta: CounterDelta | null = before && target.adminBase ? counterDelta(before, await scrapeCounters(target.adminBase)) : null;
   // 499 is the server's record of a client that went away before its answer: wrk closes its
   // connections when the time is up, so up to one request per connection ends that way. More
@@ -173,6 +210,10 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
     socket_errors: w.socket_errors,
     cache_hits: delta?.cache_hits ?? null,
     cache_misses: delta?.cache_misses ?? null,
+    cpu_us_per_request:
+      cpu0 && cpu1 && w.requests > 0
+        ? { main: Math.round(((cpu1.main - cpu0.main) * TICK_US) / w.requests), process: Math.round(((cpu1.process - cpu0.process) * TICK_US) / w.requests) }
+        : null,
     aborted_at_end: aborted,
     flagged: non2xx > 0 || w.non2xx_or_3xx > 0 || sockErrors > 0 || aborted > connections,
     ...(sample.length ? { sample_urls: sample } : {}),
@@ -236,8 +277,15 @@ async function runDataset(name: DatasetName, runDir: string): Promise<DatasetRes
       repeated_vs_hello: repeated?.ratio_vs_baseline ?? null,
       repeated_vs_hello_met: repeated?.ratio_vs_baseline == null ? null : repeated.ratio_vs_baseline >= 0.5,
       noise_floor: repeat?.ratio_vs_repeat == null ? null : +Math.abs(1 - repeat.ratio_vs_repeat).toFixed(3),
+      metered_vs_unmetered: ratio(scenarios, 'repeated-10', 'repeated-demo-10'),
     },
   };
+}
+
+function ratio(scenarios: readonly ScenarioResult[], a: string, b: string): number | null {
+  const x = scenarios.find((s) => s.name === a)?.rps;
+  const y = scenarios.find((s) => s.name === b)?.rps;
+  return x && y ? +(x / y).toFixed(3) : null;
 }
 
 function printDataset(d: DatasetResult): void {
@@ -248,6 +296,7 @@ function printDataset(d: DatasetResult): void {
     fmt(s.p99_ms, 2),
     fmt(s.ratio_vs_baseline, 3),
     fmt(s.ratio_vs_repeat, 3),
+    s.cpu_us_per_request ? `${s.cpu_us_per_request.main}/${s.cpu_us_per_request.process}` : '-',
     s.cache_hits === null ? '-' : `${s.cache_hits}/${(s.cache_hits ?? 0) + (s.cache_misses ?? 0)}`,
     s.flagged
       ? `FLAGGED: ${s.non2xx} non-2xx ${JSON.stringify(s.statuses ?? {})}, socket ${JSON.stringify(s.socket_errors)}`
@@ -256,7 +305,7 @@ function printDataset(d: DatasetResult): void {
         : 'ok',
   ]);
   console.log(`\n${d.dataset}: snapshot ${d.snapshot}, ${d.events} events; fixed search in ${d.facts.city}`);
-  console.log(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs hello', 'vs repeat', 'cache hits', 'status'], rows));
+  console.log(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs hello', 'vs repeat', 'CPU µs/req main/all', 'cache hits', 'status'], rows));
   for (const s of d.scenarios.filter((x) => x.sample_urls?.length)) {
     const found = s.sample_urls?.filter((u) => (u.total ?? 0) > 0).length ?? 0;
     // A search far from every venue is cheap for an index and not for a scan: say how many found events.
@@ -264,7 +313,8 @@ function printDataset(d: DatasetResult): void {
   }
   const t = d.targets;
   console.log(
-    `repeated / hello-world = ${fmt(t.repeated_vs_hello, 3)} (target >= 0.5: ${t.repeated_vs_hello_met === null ? '-' : t.repeated_vs_hello_met ? 'met' : 'NOT met'}); noise floor (same vs same) = ${fmt(t.noise_floor === null ? null : t.noise_floor * 100, 1)}%`,
+    `repeated / hello-world = ${fmt(t.repeated_vs_hello, 3)} (target >= 0.5: ${t.repeated_vs_hello_met === null ? '-' : t.repeated_vs_hello_met ? 'met' : 'NOT met'}); ` +
+      `metered / unmetered (repeated-10 / repeated-demo-10) = ${fmt(t.metered_vs_unmetered, 3)}; noise floor (same vs same) = ${fmt(t.noise_floor === null ? null : t.noise_floor * 100, 1)}%`,
   );
 }
 

@@ -4,10 +4,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { AccountsDb } from '../../workers/meter/store.ts';
+import type { Plan } from '../../workers/protocol.ts';
 import { BenchError, freePort, NOW_ISO, REPO_ROOT, sleep } from './common.ts';
+import { EXCLUDED_CATEGORIES } from './dataset.ts';
 
 export interface Child {
   readonly base: string;
+  /** Request headers every request to this target carries (the server's API key). */
+  readonly headers: readonly string[];
   readonly adminBase: string | null;
   readonly pid: number;
   readonly logFile: string;
@@ -62,9 +67,34 @@ export interface ServerOptions {
   readonly poolThreads: number;
 }
 
+/**
+ * The plan of the benchmark's key: Community's exclusions (so the scenarios search what a
+ * Community caller sees) without its monthly cap or request rate, which a load test would hit in
+ * its first second. Every request is still metered: reserved, charged and fsynced like any other.
+ */
+export const BENCH_PLAN: Plan = {
+  name: 'bench',
+  monthlyRecordLimit: null,
+  excludedCategories: [...EXCLUDED_CATEGORIES],
+  attributionRequired: true,
+  requestsPerMinute: 1_000_000_000,
+};
+
+/** A key on BENCH_PLAN in the data directory's ledger (as `family-events keys create` makes one). */
+export function benchKey(dataDir: string): string {
+  const accounts = AccountsDb.open(path.join(dataDir, 'ledger'));
+  try {
+    accounts.setPlan(BENCH_PLAN);
+    return accounts.createKey('Benchmarks', 'bench@localhost', BENCH_PLAN.name).key;
+  } finally {
+    accounts.close();
+  }
+}
+
 /** Starts `node bin/family-events.js serve` and resolves once /readyz answers 200. */
 export async function startServer(o: ServerOptions): Promise<Child> {
   const [port, adminPort] = [await freePort(), await freePort()];
+  const key = benchKey(o.dataDir);
   // stdout straight into a file: logging is part of the product's cost, but a pipe read by this
   // process would add our own CPU time to the figures.
   const fd = openSync(o.logFile, 'a');
@@ -79,12 +109,14 @@ export async function startServer(o: ServerOptions): Promise<Child> {
       FAMILY_EVENTS_NOW: NOW_ISO,
       LOG_LEVEL: o.logLevel,
       POOL_THREADS: String(o.poolThreads),
+      DEMO_RATE_PER_MINUTE: '100000000',
     },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
   const s: Child = {
     base: `http://127.0.0.1:${port}`,
+    headers: [`Authorization: Bearer ${key}`],
     adminBase: `http://127.0.0.1:${adminPort}`,
     pid: child.pid ?? -1,
     logFile: o.logFile,
@@ -109,7 +141,7 @@ export async function startHello(logFile: string): Promise<Child> {
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  const s: Child = { base: `http://127.0.0.1:${port}`, adminBase: null, pid: child.pid ?? -1, logFile, stop: stopper(child, 'the hello-world server') };
+  const s: Child = { base: `http://127.0.0.1:${port}`, headers: [], adminBase: null, pid: child.pid ?? -1, logFile, stop: stopper(child, 'the hello-world server') };
   try {
     await waitFor(`${s.base}/`, child, logFile, 30_000);
   } catch (err) {

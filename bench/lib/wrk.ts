@@ -11,6 +11,8 @@ export interface WrkOptions {
   /** A Lua request generator and the arguments its init() receives. */
   readonly script?: string;
   readonly scriptArgs?: readonly string[];
+  /** Extra request headers, "Name: value" (wrk -H; Lua-generated requests carry them too). */
+  readonly headers?: readonly string[];
 }
 
 export interface WrkResult {
@@ -80,6 +82,7 @@ export function wrkArgs(o: WrkOptions): string[] {
   // One load-generator thread: the server under test needs the other core. A 10 s timeout keeps
   // slow answers in the latency figures instead of turning them into timeouts at wrk's default 2 s.
   const args = ['-t1', `-c${o.connections}`, `-d${o.durationS}s`, '--latency', '--timeout', '10s'];
+  for (const h of o.headers ?? []) args.push('-H', h);
   if (o.script) args.push('-s', o.script);
   args.push(o.url);
   if (o.scriptArgs?.length) args.push('--', ...o.scriptArgs);
@@ -89,7 +92,8 @@ export function wrkArgs(o: WrkOptions): string[] {
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const args = wrkArgs(o);
   const r = await run(WRK, args);
-  const command = `wrk ${args.join(' ')}`;
+  // The report names the command without the key it carried.
+  const command = `wrk ${args.map((a) => (a.startsWith('Authorization:') ? 'Authorization: Bearer <bench key>' : a)).join(' ')}`;
   if (r.code !== 0) throw new BenchError(`${command} exited ${r.code}:\n${r.stderr}${r.stdout}`);
   return parseWrk(r.stdout, command);
 }
