@@ -19,6 +19,8 @@ export interface Scenario {
   readonly path?: (ctx: ScenarioContext) => string;
   /** ...or a wrk Lua script generating every request, with the arguments its init() gets. */
   readonly lua?: { readonly script: string; readonly args: (ctx: ScenarioContext, check: boolean) => string[] };
+  /** wrk connections, when not the run's --connections. */
+  readonly connections?: number;
   /** This run repeats the named scenario; the ratio of the two is the run's noise floor. */
   readonly repeats?: string;
 }
@@ -51,6 +53,21 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'repeated-10',
     description: 'the same limit-10 search on the live route: key lookup, rate limit and a durable charge per request; its ratio to repeated-demo-10 is the cost of metering',
     target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts, 10),
+  },
+  {
+    name: 'repeated-demo-10-c256',
+    description: 'repeated-demo-10 with 256 connections',
+    target: 'server',
+    connections: 256,
+    path: (ctx) => repeatedPath(ctx.facts, 10, '/v1/demo/events'),
+  },
+  {
+    name: 'repeated-10-c256',
+    description:
+      'repeated-10 with 256 connections: a charge waits for the fsync of its batch, so throughput is connections / commit latency until the main thread is the limit; more connections, larger batches',
+    target: 'server',
+    connections: 256,
     path: (ctx) => repeatedPath(ctx.facts, 10),
   },
   {

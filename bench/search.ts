@@ -47,6 +47,7 @@ interface CheckedUrl {
 
 interface ScenarioResult {
   readonly name: string;
+  readonly connections: number;
   readonly description: string;
   readonly request: string;
   readonly rps: number;
@@ -95,6 +96,8 @@ interface DatasetResult {
     readonly noise_floor: number | null;
     /** repeated-10 / repeated-demo-10: the throughput left after key lookup and metering. */
     readonly metered_vs_unmetered: number | null;
+    /** The same at 256 connections, where the commit's latency is spread over more requests. */
+    readonly metered_vs_unmetered_256: number | null;
   };
 }
 
@@ -175,16 +178,17 @@ function cpuTicks(pid: number): { main: number; process: number } | null {
 
 async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample: CheckedUrl[]): Promise<Omit<ScenarioResult, 'ratio_vs_baseline' | 'ratio_vs_repeat'>> {
   const request = sc.path ? sc.path(ctx) : `${path.relative(REPO_ROOT, sc.lua?.script ?? '')} ${(sc.lua?.args(ctx, false) ?? []).join(' ')}`;
+  const conns = sc.connections ?? connections;
   const wrkOpts = sc.path
-    ? { url: `${target.base}${request}`, connections, durationS, headers: target.headers }
-    : { url: target.base, connections, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [], headers: target.headers };
+    ? { url: `${target.base}${request}`, connections: conns, durationS, headers: target.headers }
+    : { url: target.base, connections: conns, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [], headers: target.headers };
   if (warmupS > 0) {
     // Another seed for the warm-up, or its searches would be cache hits in the measured run.
     const warm = sc.lua ? { ...wrkOpts, durationS: warmupS, scriptArgs: sc.lua.args({ ...ctx, seed: ctx.seed + 1 }, false) } : { ...wrkOpts, durationS: warmupS };
     await runWrk(warm);
   }
   const before = target.adminBase ? await scrapeCounters(target.adminBase) : null;
-  log(`${sc.name}: ${durationS} s, ${connections} connections`);
+  log(`${sc.name}: ${durationS} s, ${conns} connections`);
   const cpu0 = cpuTicks(target.pid);
   const w = await runWrk(wrkOpts);
   const cpu1 = cpuTicks(target.pid);
@@ -198,6 +202,7 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
   return {
     name: sc.name,
     description: sc.description,
+    connections: conns,
     request,
     rps: w.rps,
     p50_ms: w.p50_ms,
@@ -215,7 +220,7 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
         ? { main: Math.round(((cpu1.main - cpu0.main) * TICK_US) / w.requests), process: Math.round(((cpu1.process - cpu0.process) * TICK_US) / w.requests) }
         : null,
     aborted_at_end: aborted,
-    flagged: non2xx > 0 || w.non2xx_or_3xx > 0 || sockErrors > 0 || aborted > connections,
+    flagged: non2xx > 0 || w.non2xx_or_3xx > 0 || sockErrors > 0 || aborted > conns,
     ...(sample.length ? { sample_urls: sample } : {}),
     wrk_command: w.command,
   };
@@ -278,6 +283,7 @@ async function runDataset(name: DatasetName, runDir: string): Promise<DatasetRes
       repeated_vs_hello_met: repeated?.ratio_vs_baseline == null ? null : repeated.ratio_vs_baseline >= 0.5,
       noise_floor: repeat?.ratio_vs_repeat == null ? null : +Math.abs(1 - repeat.ratio_vs_repeat).toFixed(3),
       metered_vs_unmetered: ratio(scenarios, 'repeated-10', 'repeated-demo-10'),
+      metered_vs_unmetered_256: ratio(scenarios, 'repeated-10-c256', 'repeated-demo-10-c256'),
     },
   };
 }
@@ -290,7 +296,7 @@ function ratio(scenarios: readonly ScenarioResult[], a: string, b: string): numb
 
 function printDataset(d: DatasetResult): void {
   const rows = d.scenarios.map((s) => [
-    s.name,
+    s.connections === connections ? s.name : `${s.name} (-c${s.connections})`,
     fmt(s.rps, 0),
     fmt(s.p50_ms, 2),
     fmt(s.p99_ms, 2),
@@ -314,7 +320,7 @@ function printDataset(d: DatasetResult): void {
   const t = d.targets;
   console.log(
     `repeated / hello-world = ${fmt(t.repeated_vs_hello, 3)} (target >= 0.5: ${t.repeated_vs_hello_met === null ? '-' : t.repeated_vs_hello_met ? 'met' : 'NOT met'}); ` +
-      `metered / unmetered (repeated-10 / repeated-demo-10) = ${fmt(t.metered_vs_unmetered, 3)}; noise floor (same vs same) = ${fmt(t.noise_floor === null ? null : t.noise_floor * 100, 1)}%`,
+      `metered / unmetered (repeated-10 / repeated-demo-10) = ${fmt(t.metered_vs_unmetered, 3)} at ${connections} connections, ${fmt(t.metered_vs_unmetered_256, 3)} at 256; noise floor (same vs same) = ${fmt(t.noise_floor === null ? null : t.noise_floor * 100, 1)}%`,
   );
 }
 

@@ -17,5 +17,12 @@ export function workerExecArgv(): string[] {
 export function tsWorker(module: URL, options: Omit<WorkerOptions, 'eval' | 'execArgv'>): Worker {
   const tsx = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module.href)}); });`;
-  return new Worker(boot, { ...options, eval: true, execArgv: [] });
+  // The parent's other flags (--cpu-prof, --inspect…) carry over; its loader flags are redone above.
+  const execArgv: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const a = process.execArgv[i] ?? '';
+    if (a === '--import' || a === '--loader' || a === '--require') i++;
+    else if (!a.startsWith('--import=') && !a.startsWith('--loader=') && !a.startsWith('--require=')) execArgv.push(a);
+  }
+  return new Worker(boot, { ...options, eval: true, execArgv });
 }

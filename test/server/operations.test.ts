@@ -584,6 +584,17 @@ describe('configuration', () => {
       assert.match(lines[0]!, new RegExp(`\\b${variable}\\b`));
     }
   });
+
+  test('a second server on a ledger in use refuses to start (one writer), and says which directory', async () => {
+    // ts (this process) holds its ledger's writer lock; another process must not meter the same files.
+    const ledger = ts.config.ledgerDir;
+    const r = await refused({ LEDGER_DIR: ledger, PORT: String(await freePort()), ADMIN_PORT: String(await freePort()) });
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(ledger), r.stderr);
+    assert.match(r.stderr, /one writer/);
+    // The refusal changed nothing: the running server still answers keys on that ledger.
+    assert.equal((await get(ts.base, '/v1/events?limit=1')).status, 200);
+  });
 });
 
 // ---------------------------------------------------------------- hot swap
