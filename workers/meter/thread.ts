@@ -211,25 +211,40 @@ function flush(): void {
   const ops = queue;
   queue = [];
   if (ops.length === 0) return;
-  refresh();
   const now: MeterReply[] = [];
   let afterCommit: MeterReply[] = [];
   let charges = 0;
   let commitMs = 0;
+  let posted = false;
   try {
+    refresh();
     usage.transaction(() => {
       for (const r of ops) charges += handle(r, now, afterCommit);
       writeCharges();
       // Answers that wrote nothing leave before the fsync.
       if (now.length) post({ type: 'replies', replies: now, batch: { ops: 0, charges: 0, commitMs: 0 } });
+      posted = true;
       commitMs = performance.now();
     });
     commitMs = performance.now() - commitMs;
   } catch (err) {
+    // The transaction rolled back: nothing in this batch was charged, so none of its responses may
+    // be sent, and what memory counted for it is undone (usage is re-read from the file; holds
+    // granted in this batch but never announced are dropped). Every request gets an answer.
     unwritten.clear();
-    // Nothing in this batch was charged: its responses must not be sent.
+    periods.clear();
+    if (!posted) {
+      for (const a of now) {
+        const res = 'reservation' in a && a.reservation !== null ? reservations.get(a.reservation) : undefined;
+        if (res && 'reservation' in a && a.reservation !== null) {
+          reservations.delete(a.reservation);
+          hold(res.orgId, -res.amount);
+        }
+      }
+    }
     const detail = 'The usage ledger cannot be written right now; retry shortly.';
-    afterCommit = afterCommit.map((a) => ({ id: a.id, ok: false, code: 'unavailable', detail }));
+    const answered = new Set((posted ? now : []).map((a) => a.id));
+    afterCommit = ops.flatMap((o) => ('id' in o && !answered.has(o.id) ? [{ id: o.id, ok: false as const, code: 'unavailable' as const, detail }] : []));
     process.emitWarning(`usage ledger write failed: ${(err as Error).message}`);
     charges = 0;
   }
@@ -260,6 +275,13 @@ port.on('message', (m: readonly MeterRequest[] | MeterControl) => {
   }
 });
 
-// New keys and revocations reach the main thread without waiting for traffic.
-const poll = setInterval(refresh, data.accountsPollMs);
+// New keys and revocations reach the main thread without waiting for traffic. A failed read is
+// retried at the next tick or batch; it must not end the thread.
+const poll = setInterval(() => {
+  try {
+    refresh();
+  } catch (err) {
+    process.emitWarning(`accounts store read failed: ${(err as Error).message}`);
+  }
+}, data.accountsPollMs);
 refresh();
