@@ -26,13 +26,22 @@ export function attribution(webBaseUrl: string): { text: string; url: string } {
   return { text: `Family events data by Family Events API (${new URL(webBaseUrl).host})`, url: webBaseUrl };
 }
 
+/** Link headers by prefix, route, query string and next offset: pollers ask the same page again and again. */
+const links = new LRUCache<string, string>({ max: 10_000 });
+
 /** The client's own query string with `offset` moved on and any key left out. */
 function nextLink(req: RouteRequest, path: string, svc: Services, next: number): string {
-  const base = req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl;
-  const params = new URLSearchParams(req.http.rawQuery);
-  params.delete('api_key');
-  params.set('offset', String(next));
-  return `<${base}${path}?${params.toString()}>; rel="next"`;
+  const memo = `${req.prefix}${path}?${req.http.rawQuery}#${next}`;
+  let link = links.get(memo);
+  if (link === undefined) {
+    const base = req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl;
+    const params = new URLSearchParams(req.http.rawQuery);
+    params.delete('api_key');
+    params.set('offset', String(next));
+    link = `<${base}${path}?${params.toString()}>; rel="next"`;
+    links.set(memo, link);
+  }
+  return link;
 }
 
 function answerReply(req: RouteRequest, path: string, svc: Services, a: Answer, extra: readonly (readonly [string, string])[], cache: 'hit' | 'miss'): Reply {
