@@ -4,9 +4,9 @@
 // once more before it is refused (it may have been created a moment ago).
 import { KEY_FORMAT, keyHash } from '../workers/meter/keys.ts';
 import type { KeyInfo, Plan } from '../workers/protocol.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, unavailable } from './errors.ts';
 import type { Request } from './http.ts';
-import type { Meter } from './meter.ts';
+import type { Meter, MeterFailure } from './meter.ts';
 
 /** Who is calling: the key and the organization it belongs to. */
 export interface Account {
@@ -21,7 +21,12 @@ const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 const toAccount = (k: KeyInfo): Account => ({ keyId: k.keyId, orgId: k.orgId, orgName: k.orgName, plan: k.plan });
 
 function invalid(detail: string): ApiError {
-  return new ApiError('invalid_api_key', detail, undefined, [['WWW-Authenticate', 'Bearer error="invalid_token"']]);
+  return new ApiError('invalid_api_key', detail);
+}
+
+/** What the metering thread refused, as the problem the client gets. */
+export function meterError(f: MeterFailure): ApiError {
+  return f.code === 'invalid_api_key' ? invalid(f.detail) : unavailable(f.detail);
 }
 
 /** The key the request carries, from the Authorization header or the api_key parameter. */
@@ -57,7 +62,7 @@ export function authenticate(meter: Meter, req: Request, apiKeyParam: string | u
   };
   if (known !== undefined) return verdict(known);
   return meter.lookup(hash).then((r) => {
-    if (r !== null && 'ok' in r) throw new ApiError('unavailable', r.detail, undefined, [['Retry-After', '1']]);
+    if (r !== null && 'ok' in r) throw meterError(r);
     return verdict(r);
   });
 }

@@ -73,3 +73,8 @@ export class ApiError extends Error {
     return problem(webBaseUrl, this.code, this.detail, this.errors);
   }
 }
+
+/** 503 for a passing condition (busy pool, ledger not answering): retry in a second. */
+export function unavailable(detail: string): ApiError {
+  return new ApiError('unavailable', detail, undefined, [['Retry-After', '1']]);
+}

@@ -15,7 +15,9 @@ export function jsonReply(body: Uint8Array | string | object, headers: Headers =
 export function problemReply(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[], headers: Headers = [], status?: number): Reply {
   const p = problem(webBaseUrl, code, detail, errors, status);
   const extra: (readonly [string, string])[] = [...headers];
+  // RFC 6750: a 401 names the scheme, and says when the token itself was refused.
   if (code === 'missing_api_key') extra.push(['WWW-Authenticate', 'Bearer']);
+  if (code === 'invalid_api_key') extra.push(['WWW-Authenticate', 'Bearer error="invalid_token"']);
   return { status: p.status, headers: [['Content-Type', PROBLEM_TYPE], ['Cache-Control', 'no-store'], ...extra], body: JSON.stringify(p) };
 }
 

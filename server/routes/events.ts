@@ -2,14 +2,14 @@
 // per client address). Both: parameters → canonical query → response cache (single-flight) →
 // query worker, which returns the finished body.
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../errors.ts';
+import { meterError } from '../auth.ts';
+import { ApiError, unavailable } from '../errors.ts';
 import type { Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
 import { quotaExhausted, quotaHeaders } from '../quota.ts';
 import { jsonReply } from '../reply.ts';
 import type { Answer } from '../cache.ts';
-import type { MeterFailure } from '../meter.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import type { Plan, SearchQuery } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
@@ -50,9 +50,6 @@ function answerReply(req: RouteRequest, path: string, svc: Services, a: Answer, 
   return { ...jsonReply(a.body, headers), route: path, cache };
 }
 
-function unavailable(detail: string): ApiError {
-  return new ApiError('unavailable', detail, undefined, [['Retry-After', '1']]);
-}
 
 interface Prepared {
   readonly query: SearchQuery;
@@ -207,11 +204,6 @@ async function liveSearch(req: RouteRequest, path: string, params: SearchParams,
   const headers = quotaHeaders(quota, nowMs);
   if (answer.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return answerReply(req, path, svc, answer, headers, cache);
-}
-
-function meterError(f: MeterFailure): ApiError {
-  if (f.code === 'invalid_api_key') return new ApiError('invalid_api_key', f.detail, undefined, [['WWW-Authenticate', 'Bearer error="invalid_token"']]);
-  return unavailable(f.detail);
 }
 
 export const eventsRoute = defineRoute({

@@ -1,6 +1,6 @@
 // Liveness, readiness and the API description.
 import * as v from 'valibot';
-import { ApiError } from '../errors.ts';
+import { unavailable } from '../errors.ts';
 import { jsonReply } from '../reply.ts';
 import { defineRoute } from './types.ts';
 
@@ -29,7 +29,7 @@ export const readyzRoute = defineRoute({
   errors: ['unavailable'],
   handle: (_req, _p, svc) => {
     const snap = svc.snapshots.require();
-    if (!svc.meter.ready) throw new ApiError('unavailable', 'The usage ledger is not open; live routes cannot be metered yet.', undefined, [['Retry-After', '1']]);
+    if (!svc.meter.ready) throw unavailable('The usage ledger is not open; live routes cannot be metered yet.');
     return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id }, [['Cache-Control', 'no-store']]), route: '/readyz' };
   },
 });

@@ -2,7 +2,7 @@
 // from the ledger (after any charge queued before it), so it agrees with the quota headers.
 // Consumes no quota and is not counted as a request.
 import * as v from 'valibot';
-import { ApiError } from '../errors.ts';
+import { meterError } from '../auth.ts';
 import { quotaHeaders } from '../quota.ts';
 import { jsonReply } from '../reply.ts';
 import { defineRoute } from './types.ts';
@@ -23,10 +23,7 @@ export const usageRoute = defineRoute({
     if (!account) throw new Error('/v1/usage was reached without an account');
     const nowMs = svc.config.now().getTime();
     const r = await svc.meter.usage(account.keyId, nowMs);
-    if (!r.ok) {
-      if (r.code === 'invalid_api_key') throw new ApiError('invalid_api_key', r.detail, undefined, [['WWW-Authenticate', 'Bearer error="invalid_token"']]);
-      throw new ApiError('unavailable', r.detail, undefined, [['Retry-After', '1']]);
-    }
+    if (!r.ok) throw meterError(r);
     return { ...jsonReply(r.usage, [['Cache-Control', 'no-store'], ...quotaHeaders(r.quota, nowMs)]), route: '/v1/usage' };
   },
 });
