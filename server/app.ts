@@ -77,9 +77,9 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
 
   const parsedMemo = new LRUCache<string, object>({ max: PARSE_MEMO_ENTRIES });
 
-  /** A refusal on a live route still tells the caller where its quota stands. */
+  /** A refusal or a 304 on a live route still tells the caller where its quota stands. */
   const withQuota = (r: Reply, a: Account): Reply | Promise<Reply> => {
-    if (r.status < 400 || r.headers.some(([k]) => k === 'X-Quota-Limit')) return r;
+    if ((r.status < 400 && r.status !== 304) || r.headers.some(([k]) => k === 'X-Quota-Limit')) return r;
     const nowMs = svc.config.now().getTime();
     const add = (q: QuotaState): Reply => ({ ...r, headers: [...r.headers, ...quotaHeaders(q, nowMs)] });
     const known = svc.meter.lastQuota(a.orgId);

@@ -1,17 +1,40 @@
-// Response cache keyed by (snapshot, plan, format, canonical query), bounded in bytes (lru-cache),
-// with single-flight: concurrent misses for one key share one worker task, so the hot path never
-// waits on DuckDB twice for the same answer. An entry for a not-ended-yet search carries the
-// instant it stops being exact (the earliest end among its matches) and is not served after it.
+// Response cache keyed by (snapshot, plan exclusions, format, canonical query, quota cut, and for
+// feeds the links they carry), bounded in bytes (lru-cache). An entry keeps its compressed forms as
+// they are first asked for, so a hit never compresses again. Single-flight: concurrent misses for
+// one key share one worker task, so the hot path never waits on DuckDB twice for the same answer.
+// An entry for a not-ended-yet search carries the instant it stops being exact (the earliest end
+// among its matches) and is not served after it. Entries die with their snapshot.
 import { LRUCache } from 'lru-cache';
-import type { SearchOk, TaskFailure } from '../workers/protocol.ts';
+import type { PageHead, SearchOk, TaskFailure } from '../workers/protocol.ts';
+import { compress } from './compress.ts';
+import type { BodySink, BodyStream } from './http.ts';
 
-export type Answer = Omit<SearchOk, 'ok'>;
+export interface Answer extends PageHead {
+  /** The identity (uncompressed) body. */
+  readonly body: Uint8Array;
+  /** Compressed forms made so far. */
+  readonly forms: Map<'gzip' | 'br', Uint8Array>;
+}
+
 export type Outcome = { readonly hit: boolean; readonly answer: Answer } | { readonly hit: false; readonly failure: TaskFailure };
 
 /** Bodies larger than this are answered but not kept: one huge export must not evict everything. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
+/**
+ * A streamed body is kept only up to this size: its chunks are copied while they pass, and an
+ * export's memory must stay flat (a 10,000-row page is ~10 MB and is not worth holding anyway).
+ */
+export const MAX_STREAMED_ENTRY_BYTES = 1024 * 1024;
 
-const toAnswer = (r: SearchOk): Answer => ({ body: r.body, total: r.total, count: r.count, nextOffset: r.nextOffset, truncated: r.truncated, validUntilMs: r.validUntilMs });
+const answerOf = (r: PageHead & { readonly body: Uint8Array }): Answer => ({
+  body: r.body, total: r.total, count: r.count, nextOffset: r.nextOffset, truncated: r.truncated, validUntilMs: r.validUntilMs, etag: r.etag, forms: new Map(),
+});
+
+function entrySize(a: Answer): number {
+  let n = a.body.length + 256;
+  for (const f of a.forms.values()) n += f.length;
+  return n;
+}
 
 interface Flight {
   readonly promise: Promise<SearchOk | TaskFailure>;
@@ -22,9 +45,10 @@ interface Flight {
 export class ResponseCache {
   private readonly lru: LRUCache<string, Answer> | null;
   private readonly flights = new Map<string, Flight>();
+  private readonly compressing = new Map<string, Promise<Uint8Array>>();
 
   constructor(maxBytes: number) {
-    this.lru = maxBytes > 0 ? new LRUCache<string, Answer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + 200 }) : null;
+    this.lru = maxBytes > 0 ? new LRUCache<string, Answer>({ maxSize: maxBytes, maxEntrySize: MAX_ENTRY_BYTES, sizeCalculation: entrySize }) : null;
   }
 
   /** The cached answer if it is still exact at `nowMs`. Synchronous: a hit never leaves this tick. */
@@ -55,13 +79,10 @@ export class ResponseCache {
       const land = (): void => {
         if (this.flights.get(key) === f) this.flights.delete(key);
       };
-      promise.then(
-        (r) => {
-          land();
-          if (r.ok && r.body.length <= MAX_ENTRY_BYTES) this.lru?.set(key, toAnswer(r));
-        },
-        land,
-      );
+      promise.then((r) => {
+        land();
+        if (r.ok) this.lru?.set(key, answerOf(r));
+      }, land);
     }
     const f = flight;
     f.waiters++;
@@ -76,11 +97,71 @@ export class ResponseCache {
     try {
       const r = await f.promise;
       if (!r.ok) return { hit: false, failure: r };
-      return { hit: false, answer: toAnswer(r) };
+      // The entry the flight stored, so that compressed forms made for one waiter serve the others.
+      return { hit: false, answer: this.lru?.peek(key) ?? answerOf(r) };
     } finally {
       signal.removeEventListener('abort', leave);
       if (!signal.aborted) f.waiters--;
     }
+  }
+
+  /** The answer's body in `enc`: kept from before, or compressed now (once, however many ask) and kept. */
+  encoded(key: string, a: Answer, enc: 'gzip' | 'br'): Uint8Array | Promise<Uint8Array> {
+    const form = a.forms.get(enc);
+    if (form !== undefined) return form;
+    const job = `${enc}\0${key}\0${a.etag}`;
+    let p = this.compressing.get(job);
+    if (p === undefined) {
+      p = compress(a.body, enc).then((bytes) => {
+        a.forms.set(enc, bytes);
+        // Re-set so the entry's size counts the new form (only if it is still this entry).
+        if (this.lru?.peek(key) === a) this.lru.set(key, a);
+        return bytes;
+      });
+      const done = (): void => void this.compressing.delete(job);
+      p.then(done, done);
+      this.compressing.set(job, p);
+    }
+    return p;
+  }
+
+  /**
+   * Passes a streamed body through, copying it while it stays under MAX_STREAMED_ENTRY_BYTES; a
+   * body that ends complete within that is kept under `key` like any other answer.
+   */
+  keepStreamed(key: string, head: PageHead, inner: BodyStream): BodyStream {
+    if (this.lru === null) return inner;
+    const lru = this.lru;
+    let parts: Uint8Array[] | null = [];
+    let size = 0;
+    return {
+      pipe(sink: BodySink): void {
+        inner.pipe({
+          write(chunk) {
+            if (parts !== null) {
+              size += chunk.length;
+              if (size > MAX_STREAMED_ENTRY_BYTES) parts = null;
+              else parts.push(chunk);
+            }
+            return sink.write(chunk);
+          },
+          end() {
+            if (parts !== null) lru.set(key, answerOf({ ...head, body: Buffer.concat(parts) }));
+            sink.end();
+          },
+          abort: () => sink.abort(),
+          onDrain: (cb) => sink.onDrain(cb),
+        });
+      },
+      cancel: () => inner.cancel(),
+    };
+  }
+
+  /** Drops every entry of another snapshot than `snapshotId` (requests in flight may still add one). */
+  retainSnapshot(snapshotId: string): void {
+    if (this.lru === null) return;
+    const prefix = `${snapshotId}\0`;
+    for (const key of [...this.lru.keys()]) if (!key.startsWith(prefix)) this.lru.delete(key);
   }
 
   get size(): number {

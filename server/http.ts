@@ -32,10 +32,30 @@ export interface Request {
   readonly receivedAt: number;
 }
 
+/**
+ * Where a streamed body writes. `write` returns false once the socket is full: the bytes are kept,
+ * but nothing more should be written until the callback given to `onDrain` runs.
+ */
+export interface BodySink {
+  write(chunk: Uint8Array): boolean;
+  end(): void;
+  /** The body cannot be finished: the connection is closed, so the client sees it incomplete. */
+  abort(): void;
+  onDrain(cb: () => void): void;
+}
+
+/** A body produced while it is sent (CSV exports): chunked, at the pace the client reads. */
+export interface BodyStream {
+  /** Called once, after the head is written. */
+  pipe(sink: BodySink): void;
+  /** Stop producing: the client went away, or the body is not wanted (HEAD). Idempotent. */
+  cancel(): void;
+}
+
 export interface Reply {
   readonly status: number;
   readonly headers: readonly (readonly [string, string])[];
-  readonly body: Uint8Array | string;
+  readonly body: Uint8Array | string | BodyStream;
   /** Close the connection after this reply (used while draining). */
   readonly close?: boolean;
   /** For the access log and metrics: the route template and whether the cache answered. */
@@ -136,12 +156,71 @@ function writeHead(res: HttpResponse, reply: Reply): void {
   for (const [k, v] of reply.headers) res.writeHeader(k, v);
 }
 
-/** Writes the reply; large bodies go out as the socket drains. Returns the body bytes. */
-function send(res: HttpResponse, reply: Reply, isHead: boolean, state: { done: boolean }): number {
-  const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+export const isStream = (body: Reply['body']): body is BodyStream => typeof body === 'object' && !(body instanceof Uint8Array);
+
+interface State {
+  done: boolean;
+  reported: boolean;
+}
+
+/**
+ * Writes a streamed body as its producer hands it over, chunked; `finished` runs with the byte
+ * count when the body ends (an abandoned body closes the connection and is reported by onAborted).
+ */
+function sendStream(res: HttpResponse, reply: Reply, stream: BodyStream, isHead: boolean, state: State, finished: (bytes: number) => void): void {
   writeHead(res, reply);
-  if (isHead || reply.status === 304) {
-    res.endWithoutBody(isHead ? body.length : undefined, reply.close ?? false);
+  if (isHead) {
+    // The length of a body never made is unknown: no Content-Length (see send() on 304).
+    stream.cancel();
+    res.endWithoutBody();
+    state.done = true;
+    finished(0);
+    return;
+  }
+  let bytes = 0;
+  let drain: (() => void) | null = null;
+  res.onWritable(() => {
+    drain?.();
+    return true;
+  });
+  stream.pipe({
+    write(chunk) {
+      if (state.done) return true;
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      bytes += chunk.length;
+      return ok;
+    },
+    end() {
+      if (state.done) return;
+      res.cork(() => res.end());
+      state.done = true;
+      finished(bytes);
+    },
+    abort() {
+      if (!state.done) res.close();
+    },
+    onDrain(cb) {
+      drain = cb;
+    },
+  });
+}
+
+/** Writes a whole reply; large bodies go out as the socket drains. Returns the body bytes. */
+function send(res: HttpResponse, reply: Reply, body: Uint8Array | string, isHead: boolean, state: State): number {
+  body = typeof body === 'string' ? Buffer.from(body) : body;
+  writeHead(res, reply);
+  if (reply.status === 304) {
+    // No arguments: uWS then writes no Content-Length (an undefined length is written as 2^63).
+    // A 304 skips the draining close; the process exits once in-flight requests are done anyway.
+    res.endWithoutBody();
+    state.done = true;
+    return 0;
+  }
+  if (isHead) {
+    res.endWithoutBody(body.length, reply.close ?? false);
     state.done = true;
     return 0;
   }
@@ -187,27 +266,44 @@ export function listen(opts: ListenOptions): Promise<HttpServer> {
   app.any('/*', (res, req) => {
     const aborts = new Aborts();
     // done: the response may no longer be touched; reported: onFinished has run (exactly once).
-    const state = { done: false, reported: false };
+    const state: State = { done: false, reported: false };
     res.onAborted(() => {
       const wasDone = state.done;
       state.done = true;
+      // A stream still being written is stopped whether or not its head went out.
+      aborts.abort();
       if (wasDone || state.reported) return;
       state.reported = true;
-      aborts.abort();
       opts.onFinished?.({ request, reply: null, status: 499, bytes: 0, aborted: true });
     });
     const request = copyRequest(res, req, aborts, state, opts.trustProxy);
     const isHead = request.method === 'HEAD';
+    const report = (reply: Reply, bytes: number): void => {
+      if (state.reported) return;
+      state.reported = true;
+      opts.onFinished?.({ request, reply, status: reply.status, bytes, aborted: false });
+    };
     const finish = (reply: Reply, corked: boolean): void => {
-      if (state.done) return;
+      const body = reply.body;
+      if (state.done) {
+        if (isStream(body)) body.cancel();
+        return;
+      }
+      if (isStream(body)) {
+        // The client may leave mid-body: the producer stops with it.
+        aborts.signal().addEventListener('abort', () => body.cancel(), { once: true });
+        const write = (): void => sendStream(res, reply, body, isHead, state, (bytes) => report(reply, bytes));
+        if (corked) write();
+        else res.cork(write);
+        return;
+      }
       let bytes = 0;
       const write = (): void => {
-        bytes = send(res, reply, isHead, state);
+        bytes = send(res, reply, body, isHead, state);
       };
       if (corked) write();
       else res.cork(write);
-      state.reported = true;
-      opts.onFinished?.({ request, reply, status: reply.status, bytes, aborted: false });
+      report(reply, bytes);
     };
     let out: Reply | Promise<Reply>;
     try {

@@ -15,13 +15,13 @@ import { QueryPool } from './pool.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { problemReply } from './reply.ts';
 import { categoriesRoute, citiesRoute } from './routes/catalog.ts';
-import { demoRoute, eventsRoute } from './routes/events.ts';
+import { csvRoute, demoRoute, eventsRoute, jsonFeedRoute, rssRoute } from './routes/events.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from './routes/operations.ts';
 import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
 
-export const ROUTES: readonly AnyRoute[] = [eventsRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
+export const ROUTES: readonly AnyRoute[] = [eventsRoute, csvRoute, rssRoute, jsonFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
 
 export interface RunningServer {
   readonly port: number;
@@ -41,8 +41,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const { logger, flush } = createLogger(config.logLevel, opts.logStream);
   const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const pool = new QueryPool(config);
-  const snapshots = new Snapshots(config.dataDir, pool, logger, config.snapshotPollMs);
   const cache = new ResponseCache(config.cacheMaxBytes);
+  const snapshots = new Snapshots(config.dataDir, pool, logger, config.snapshotPollMs, (id) => cache.retainSnapshot(id));
   const demoLimiter = new RateLimiter(config.demoRatePerMinute);
   const keyLimiter = new RateLimiter(1);
   let inFlight = 0;

@@ -19,6 +19,9 @@ export class Metrics {
   private readonly meterCommit: Histogram;
   private readonly meterCharges: Counter;
   private readonly meterFsyncs: Counter;
+  private readonly streams: Counter<'outcome'>;
+  private readonly streamRows: Counter;
+  private readonly streamBytes: Counter;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -46,6 +49,9 @@ export class Metrics {
     });
     this.meterCharges = new Counter({ name: 'meter_charges_total', help: 'Responses charged to the usage ledger.', registers });
     this.meterFsyncs = new Counter({ name: 'meter_commits_total', help: 'Ledger transactions that held at least one charge (one fsync each).', registers });
+    this.streams = new Counter({ name: 'csv_streams_total', help: 'Streamed CSV bodies, by how they ended (completed, cancelled: client gone or body not wanted, failed).', labelNames: ['outcome'], registers });
+    this.streamRows = new Counter({ name: 'csv_stream_rows_total', help: 'CSV rows the query workers streamed.', registers });
+    this.streamBytes = new Counter({ name: 'csv_stream_bytes_total', help: 'Uncompressed CSV bytes the query workers streamed.', registers });
     new Gauge({ name: 'query_pool_queue_depth', help: 'Searches waiting for a query worker.', registers, collect() { this.set(sources.queueDepth()); } });
     new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers, collect() { this.set(sources.inFlight()); } });
     new Gauge({ name: 'response_cache_bytes', help: 'Bytes held by the response cache.', registers, collect() { this.set(sources.cacheBytes()); } });
@@ -93,6 +99,12 @@ export class Metrics {
       this.meterFsyncs.inc();
       this.meterCommit.observe(commitSeconds);
     }
+  }
+
+  streamEnded(outcome: 'completed' | 'cancelled' | 'failed', rows: number, bytes: number): void {
+    this.streams.labels({ outcome }).inc();
+    this.streamRows.inc(rows);
+    this.streamBytes.inc(bytes);
   }
 
   text(): Promise<string> {

@@ -24,6 +24,17 @@ const QUOTA_HEADERS = {
   RateLimit: { description: 'IETF draft: "<plan>";r=<records remaining>;t=<seconds to reset>. Capped plans only.', schema: { type: 'string' } },
 };
 
+/** The headers of every search answer (200 and 304): validators, caching, paging. */
+const SEARCH_HEADERS = {
+  ETag: { description: 'Strong validator of the body; each content-coding has its own ("…", "…-gzip", "…-br"). Send it back in If-None-Match.', schema: { type: 'string' } },
+  'Last-Modified': { description: 'When the event snapshot answering the request was built.', schema: { type: 'string' } },
+  'Cache-Control': { description: 'private, max-age=60', schema: { type: 'string' } },
+  Vary: { description: 'Accept-Encoding', schema: { type: 'string' } },
+  'X-Total-Count': { description: 'Events matching the filters, across all pages.', schema: { type: 'integer' } },
+  Link: { description: 'rel="next": the next page, when there is one; on CSV also rel="attribution": the website.', schema: { type: 'string' } },
+  'Content-Encoding': { description: 'br or gzip when Accept-Encoding allows and the body is over 1 KiB.', schema: { type: 'string' } },
+};
+
 interface Walkable {
   readonly type?: string;
   readonly description?: unknown;
@@ -69,12 +80,15 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     const codes = [...new Set([...r.errors, ...(r.access === 'live' ? LIVE_ROUTE : []), ...EVERY_ROUTE])];
     const byStatus = new Map<number, ErrorCode[]>();
     for (const c of codes) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
+    const search = r.tag === 'events';
+    const headers = { ...(search ? SEARCH_HEADERS : {}), ...(r.access === 'live' ? QUOTA_HEADERS : {}) };
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
-        ...(r.access === 'live' ? { headers: QUOTA_HEADERS } : {}),
+        ...(Object.keys(headers).length ? { headers } : {}),
         content: Object.fromEntries(r.produces.map((p) => [p.type, { schema: { $ref: `#/components/schemas/${p.schema}` } }])),
       },
+      ...(search ? { 304: { description: 'Not Modified: If-None-Match names the current body. No body; nothing is charged.', headers } } : {}),
     };
     for (const [status, cs] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[String(status)] = {
@@ -87,7 +101,13 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       summary: r.summary,
       description: r.description,
       tags: [r.tag],
-      parameters,
+      parameters: search
+        ? [
+            ...parameters,
+            { name: 'If-None-Match', in: 'header', required: false, description: 'ETags you hold: a match answers 304 without a body, and charges nothing.', schema: { type: 'string' } },
+            { name: 'Accept-Encoding', in: 'header', required: false, description: 'br and gzip are honoured for bodies over 1 KiB.', schema: { type: 'string' } },
+          ]
+        : parameters,
       responses,
       ...(r.access === 'live' ? { security: [{ bearer: [] }, { apiKey: [] }] } : { security: [] }),
     };

@@ -2,21 +2,112 @@
 // failure the route answers 503), a deadline per task, cancellation through a shared flag, and the
 // snapshot broadcast that lets every worker load a new snapshot before requests are switched to it.
 import { randomUUID } from 'node:crypto';
-import { BroadcastChannel } from 'node:worker_threads';
+import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
   type QueryWorkerData,
-  type PrepareMessage, type PreparedMessage, type SearchResult, type SearchTask, type SnapshotRef, type TaskFailure,
+  type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
+  type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
 } from '../workers/protocol.ts';
+import type { BodySink, BodyStream } from './http.ts';
 import { workerExecArgv } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 
 const WORKER = new URL('../workers/query/worker.ts', import.meta.url);
 
 
-export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs'>;
+export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
+
+/** A streamed search whose head has arrived: its figures, and the body still to come. */
+export interface Streamed {
+  readonly head: PageHead;
+  /** The body's size when its first chunk is the whole of it, else null. */
+  readonly wholeBytes: number | null;
+  readonly body: BodyStream;
+  /** Resolves when the worker is done with the task (finished, cancelled or failed). */
+  readonly done: Promise<StreamDone | TaskFailure>;
+}
 
 const unavailable = (detail: string): TaskFailure => ({ ok: false, code: 'unavailable', detail });
+
+/**
+ * The main thread's end of a streamed body. Chunks wait here (at most the worker's window) until
+ * the reply is piped; each chunk's bytes are credited back once the socket took them, or when it
+ * drains after refusing more, which is what holds the worker to the client's pace.
+ */
+class PortBody implements BodyStream {
+  private readonly queue: Uint8Array[] = [];
+  private sink: BodySink | null = null;
+  private blocked = false;
+  private owed = 0;
+  private ended = false;
+  private failed = false;
+  private closed = false;
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly cancelTask: () => void,
+  ) {}
+
+  /** A message that followed the head. */
+  receive(m: StreamMessage): void {
+    if (m.type === 'chunk') this.queue.push(m.bytes);
+    else if (m.type === 'end') this.ended = true;
+    else if (m.type === 'error') this.failed = true;
+    this.flush();
+  }
+
+  pipe(sink: BodySink): void {
+    this.sink = sink;
+    sink.onDrain(() => {
+      this.blocked = false;
+      this.credit(this.owed);
+      this.owed = 0;
+      this.flush();
+    });
+    this.flush();
+  }
+
+  cancel(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelTask();
+    this.control({ type: 'cancel' });
+    this.port.close();
+  }
+
+  private control(m: StreamControl): void {
+    if (!this.closed || m.type === 'cancel') this.port.postMessage(m);
+  }
+
+  private credit(bytes: number): void {
+    if (bytes > 0 && !this.closed) this.control({ type: 'credit', bytes });
+  }
+
+  private flush(): void {
+    const sink = this.sink;
+    if (sink === null || this.closed) return;
+    if (this.failed) {
+      this.closed = true;
+      this.port.close();
+      sink.abort();
+      return;
+    }
+    while (!this.blocked && this.queue.length > 0) {
+      const chunk = this.queue.shift() as Uint8Array;
+      if (sink.write(chunk)) this.credit(chunk.length);
+      else {
+        this.blocked = true;
+        this.owed += chunk.length;
+      }
+    }
+    if (!this.blocked && this.queue.length === 0 && this.ended) {
+      this.closed = true;
+      this.port.close();
+      sink.end();
+    }
+  }
+}
 
 export class QueryPool {
   private readonly piscina: Piscina;
@@ -53,15 +144,55 @@ export class QueryPool {
    * come back as failures. Aborting `signal` flags the task so a worker skips or abandons it; the
    * thread itself is never killed for it (that would cost a DuckDB reload).
    */
-  async run(input: TaskInput, signal: AbortSignal): Promise<SearchResult> {
+  async run(input: TaskInput, signal: AbortSignal): Promise<SearchOk | TaskFailure> {
+    const r = await this.submit(input, null, signal);
+    if (r.ok && 'streamed' in r) return { ok: false, code: 'internal', detail: 'a buffered search came back streamed' };
+    return r;
+  }
+
+  /**
+   * Runs one streamed search (CSV): resolves with the head once the worker has the page, and the
+   * body as a stream; or with the failure, if the search failed before its head. Cancelling the
+   * body (or aborting `signal`) stops the worker at its next chunk.
+   */
+  runStream(input: TaskInput, signal: AbortSignal): Promise<Streamed | TaskFailure> {
+    const { port1, port2 } = new MessageChannel();
     const cancel = new SharedArrayBuffer(4);
+    const flag = new Int32Array(cancel);
+    const body = new PortBody(port1, () => void Atomics.store(flag, 0, 1));
+    return new Promise((resolve) => {
+      let head: PageHead | null = null;
+      port1.on('message', (m: StreamMessage) => {
+        if (m.type === 'head') {
+          head = m.head;
+          resolve({ head, wholeBytes: m.wholeBytes, body, done });
+        } else body.receive(m);
+      });
+      const done = this.submit(input, { port: port2, cancel }, signal).then((r): StreamDone | TaskFailure => {
+        if (!r.ok) {
+          port1.close();
+          if (head === null) resolve(r);
+          else body.receive({ type: 'error', detail: r.detail });
+          return r;
+        }
+        if ('streamed' in r) return r;
+        const f: TaskFailure = { ok: false, code: 'internal', detail: 'a streamed search came back buffered' };
+        resolve(f);
+        return f;
+      });
+    });
+  }
+
+  private async submit(input: TaskInput, stream: { port: MessagePort; cancel: SharedArrayBuffer } | null, signal: AbortSignal): Promise<SearchResult> {
+    const cancel = stream?.cancel ?? new SharedArrayBuffer(4);
     const flag = new Int32Array(cancel);
     const onAbort = (): void => void Atomics.store(flag, 0, 1);
     signal.addEventListener('abort', onAbort, { once: true });
-    const task: SearchTask = { ...input, cancel, deadlineMs: Date.now() + this.config.queryTimeoutMs };
+    const task: SearchTask = { ...input, stream: stream?.port ?? null, cancel, deadlineMs: Date.now() + this.config.queryTimeoutMs };
     try {
-      return (await this.piscina.run(task)) as SearchResult;
+      return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult;
     } catch (err) {
+      stream?.port.close();
       const message = (err as Error).message;
       if (/queue is at limit/i.test(message)) return unavailable('The server is at capacity; retry in a moment.');
       return { ok: false, code: 'internal', detail: `query worker failed: ${message}` };

@@ -79,6 +79,44 @@ export const UsageSchema = v.strictObject({
   by_day: v.array(v.strictObject({ date: day, records: count, requests: count })),
 });
 
+/** JSON Feed 1.1 (https://jsonfeed.org/version/1.1) as /v1/feed.json writes it, with its `_family_events` extensions. */
+export const JsonFeedSchema = v.strictObject({
+  version: v.literal('https://jsonfeed.org/version/1.1'),
+  title: v.string(),
+  home_page_url: v.pipe(v.string(), v.url(), v.description('The website: attribution')),
+  feed_url: v.pipe(v.string(), v.url()),
+  next_url: v.optional(v.pipe(v.string(), v.url())),
+  description: v.string(),
+  authors: v.array(v.strictObject({ name: v.string(), url: v.string() })),
+  language: v.string(),
+  _family_events: v.strictObject({
+    about: v.string(),
+    total: v.number(),
+    limit: v.number(),
+    offset: v.number(),
+    next_offset: v.nullable(v.number()),
+    truncated: v.boolean(),
+    attribution: v.strictObject({ text: v.string(), url: v.string() }),
+  }),
+  items: v.array(
+    v.strictObject({
+      id: v.pipe(v.string(), v.startsWith('bsc_evt_')),
+      url: v.pipe(v.string(), v.url()),
+      title: v.string(),
+      content_text: v.string(),
+      summary: v.optional(v.string()),
+      image: v.optional(v.string()),
+      date_published: iso,
+      tags: v.array(v.string()),
+      _family_events: EventRecordSchema,
+    }),
+  ),
+});
+
+export const CsvSchema = v.pipe(v.string(), v.description('RFC 4180 CSV with a header row; the columns are listed in the route description'));
+
+export const RssSchema = v.pipe(v.string(), v.description('RSS 2.0 XML (https://www.rssboard.org/rss-specification)'));
+
 export const HealthSchema = v.object({ status: v.picklist(['ok', 'ready']), snapshot: v.optional(v.string()) });
 
 export const OpenApiSchema = v.looseObject({ openapi: v.string() });
@@ -86,6 +124,9 @@ export const OpenApiSchema = v.looseObject({ openapi: v.string() });
 export const RESPONSE_SCHEMAS = {
   EventRecord: EventRecordSchema,
   EventList: EventListSchema,
+  EventCsv: CsvSchema,
+  Rss: RssSchema,
+  JsonFeed: JsonFeedSchema,
   Problem: ProblemSchema,
   CategoryList: CategoryListSchema,
   CityList: CityListSchema,

@@ -35,6 +35,8 @@ export class Snapshots {
     private readonly pool: QueryPool,
     private readonly log: Logger,
     private readonly pollMs: number,
+    /** Runs after each switch (the response cache drops the old snapshot's entries). */
+    private readonly onSwitch: (snapshotId: string) => void = () => undefined,
   ) {}
 
   get current(): LoadedSnapshot | null {
@@ -101,6 +103,7 @@ export class Snapshots {
     }
     const previous = this.loaded?.ref.id ?? null;
     this.loaded = { ref, manifest, cities: new Map(manifest.cities.map((c) => [fold(c), c])) };
+    this.onSwitch(id);
     this.log.info({ snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) }, 'serving snapshot');
   }
 

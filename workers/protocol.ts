@@ -1,3 +1,5 @@
+import type { MessagePort } from 'node:worker_threads';
+
 // What crosses between the server's main thread and the query workers: types only. Workers never
 // throw across the thread boundary; a failure comes back as data ({ok: false, code, detail}).
 
@@ -30,7 +32,21 @@ export interface SearchQuery {
   readonly offset: number;
 }
 
-export type OutputFormat = 'json';
+/** The four output formats of a search (server/formats.ts says how each is answered). */
+export type OutputFormat = 'json' | 'csv' | 'rss' | 'jsonfeed';
+
+/**
+ * What a feed body links to. Built on the main thread from the request (host, /api prefix, its
+ * parameters); the worker adds the offsets, since the next page is known only once it has searched.
+ */
+export interface FeedLinks {
+  /** The feed's URL without its query, e.g. https://api.example/v1/feed.rss. */
+  readonly url: string;
+  /** The request's parameters, sorted by name, without api_key (never in a link) and offset. */
+  readonly params: readonly (readonly [string, string])[];
+  /** The snapshot's build time (ISO): the channel's lastBuildDate. */
+  readonly updated: string;
+}
 
 export interface SearchTask {
   readonly kind: 'search';
@@ -50,16 +66,21 @@ export interface SearchTask {
    * caller's monthly quota), or null. A page longer than the cut is truncated, and says so.
    */
   readonly cut: number | null;
+  /** Feeds only: what the body links to (self, next). */
+  readonly links: FeedLinks | null;
+  /**
+   * CSV only: the port the body streams over (StreamMessage out, StreamControl in). The task's own
+   * result then says only how the stream ended; the page's figures come first, in a 'head' message.
+   */
+  readonly stream: MessagePort | null;
   /** Wall-clock ms the task may still run once a worker picks it up (queue wait counts). */
   readonly deadlineMs: number;
   /** Int32[0] set to 1 by the main thread when every requester has gone: skip or stop the work. */
   readonly cancel: SharedArrayBuffer;
 }
 
-export interface SearchOk {
-  readonly ok: true;
-  /** The whole response body, serialized in the worker (transferred, not copied). */
-  readonly body: Uint8Array;
+/** What is known of a page before its body: everything the reply's headers and the charge need. */
+export interface PageHead {
   readonly total: number;
   /** Records in the body: what the caller is charged for. */
   readonly count: number;
@@ -71,7 +92,52 @@ export interface SearchOk {
    * clock passes it (only then does an event drop out). Null when the answer never expires.
    */
   readonly validUntilMs: number | null;
+  /**
+   * The strong entity tag (without quotes or encoding suffix). Buffered bodies: a hash of the body.
+   * Streamed bodies (CSV): a hash of everything that determines the body (serializer version,
+   * snapshot, rows and their distances, paging, links), known before the first byte is sent.
+   */
+  readonly etag: string;
 }
+
+export interface SearchOk extends PageHead {
+  readonly ok: true;
+  /** The whole response body, serialized in the worker (transferred, not copied). */
+  readonly body: Uint8Array;
+}
+
+/** A streamed search's task result: how the stream ended (its head and chunks went over the port). */
+export interface StreamDone {
+  readonly ok: true;
+  readonly streamed: true;
+  readonly rows: number;
+  readonly bytes: number;
+  /** True when the main thread cancelled it (client gone, HEAD, 304) before the end. */
+  readonly cancelled: boolean;
+}
+
+/** Worker → main thread over SearchTask.stream. */
+export type StreamMessage =
+  /**
+   * The page's figures, sent once the first chunk is made (and before it): `wholeBytes` is the
+   * body's size when that chunk is the whole body, else null (the reply then knows whether the
+   * body is small enough to go uncompressed).
+   */
+  | { readonly type: 'head'; readonly head: PageHead; readonly wholeBytes: number | null }
+  /** Body bytes (transferred). The worker keeps at most STREAM_WINDOW_BYTES unacknowledged. */
+  | { readonly type: 'chunk'; readonly bytes: Uint8Array }
+  | { readonly type: 'end' }
+  /** The body cannot be finished: the reply must be abandoned (its head is already out). */
+  | { readonly type: 'error'; readonly detail: string };
+
+/** Main thread → worker over SearchTask.stream. */
+export type StreamControl =
+  /** These many bytes left the main thread for the socket: the worker may send as many more. */
+  | { readonly type: 'credit'; readonly bytes: number }
+  | { readonly type: 'cancel' };
+
+/** Unacknowledged body bytes a streaming worker may have in flight (memory per export is about this). */
+export const STREAM_WINDOW_BYTES = 1 << 20;
 
 export type FailureCode = 'unavailable' | 'internal' | 'cancelled';
 
@@ -82,7 +148,7 @@ export interface TaskFailure {
   readonly detail: string;
 }
 
-export type SearchResult = SearchOk | TaskFailure;
+export type SearchResult = SearchOk | StreamDone | TaskFailure;
 
 /** Main thread → every worker, over a BroadcastChannel: load this snapshot before it is switched to. */
 export interface PrepareMessage {

@@ -1,20 +1,27 @@
-// /v1/events (JSON search) and /v1/demo/events (the keyless sample: at most 10 a call, rate-limited
-// per client address). Both: parameters → canonical query → response cache (single-flight) →
-// query worker, which returns the finished body.
+// The searches: /v1/events (JSON), /v1/events.csv, /v1/feed.rss, /v1/feed.json, and the keyless
+// /v1/demo/events (at most 10 a call, rate-limited per client address). One flow for all of them:
+// parameters → canonical query → response cache (single-flight) or query worker → metering →
+// conditional reply (ETag/304) in the encoding the client accepts. JSON and feed bodies come back
+// whole from a worker; CSV bodies stream from the worker to the socket at the client's pace.
 import { LRUCache } from 'lru-cache';
 import { meterError } from '../auth.ts';
+import { MIN_COMPRESSED_BYTES, compressStream, negotiate, type Encoding } from '../compress.ts';
+import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
 import { ApiError, unavailable } from '../errors.ts';
-import type { Reply } from '../http.ts';
+import type { BodyStream, Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
+import type { Streamed, TaskInput } from '../pool.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
 import { quotaExhausted, quotaHeaders } from '../quota.ts';
-import { jsonReply } from '../reply.ts';
+import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
-import type { Plan, SearchQuery } from '../../workers/protocol.ts';
+import { CSV_COLUMNS } from '../../workers/query/csv.ts';
+import type { FeedLinks, OutputFormat, PageHead, Plan, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
 
 export const LIVE_MAX_LIMIT = 100;
+export const CSV_MAX_LIMIT = 10_000;
 export const DEMO_MAX_LIMIT = 10;
 /** The keyless demo answers under this plan's rules (and its own per-call and per-address limits). */
 export const DEMO_PLAN = 'community';
@@ -22,51 +29,141 @@ export const DEMO_PLAN = 'community';
 /** Live routes: private caches may keep an answer a minute (polls inside it cost nothing). */
 const LIVE_CACHE_CONTROL = 'private, max-age=60';
 
+type Headers = (readonly [string, string])[];
+
+/** How each output format is answered. */
+interface Format {
+  readonly format: OutputFormat;
+  readonly contentType: string;
+  readonly maxLimit: number;
+  /** CSV: the body streams from the worker; the others come back whole. */
+  readonly streamed: boolean;
+  /** Headers only this format carries. */
+  readonly headers: (svc: Services) => Headers;
+}
+
+const FORMATS: Readonly<Record<OutputFormat, Format>> = {
+  json: { format: 'json', contentType: JSON_TYPE, maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
+  csv: {
+    format: 'csv',
+    contentType: 'text/csv; charset=utf-8',
+    maxLimit: CSV_MAX_LIMIT,
+    streamed: true,
+    headers: () => [['Content-Disposition', 'attachment; filename="events.csv"']],
+  },
+  rss: { format: 'rss', contentType: 'application/rss+xml; charset=utf-8', maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
+  jsonfeed: { format: 'jsonfeed', contentType: 'application/feed+json; charset=utf-8', maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
+};
+
 export function attribution(webBaseUrl: string): { text: string; url: string } {
   return { text: `Family events data by Family Events API (${new URL(webBaseUrl).host})`, url: webBaseUrl };
 }
 
+/** The API's base URL as the request reached it: the API host, or the website host's /api twin. */
+const baseUrl = (req: RouteRequest, svc: Services): string => (req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl);
+
 /** Link headers by prefix, route, query string and next offset: pollers ask the same page again and again. */
 const links = new LRUCache<string, string>({ max: 10_000 });
 
-/** The client's own query string with `offset` moved on and any key left out. */
-function nextLink(req: RouteRequest, path: string, svc: Services, next: number): string {
+/**
+ * The Link header: rel="next" (the client's own query string with `offset` moved on and any key
+ * left out) and, on CSV, rel="attribution" (the website, as the Community plan requires).
+ */
+function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: number | null): string | null {
+  if (next === null && fmt.format !== 'csv') return null;
   const memo = `${req.prefix}${path}?${req.http.rawQuery}#${next}`;
   let link = links.get(memo);
   if (link === undefined) {
-    const base = req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl;
-    const params = new URLSearchParams(req.http.rawQuery);
-    params.delete('api_key');
-    params.set('offset', String(next));
-    link = `<${base}${path}?${params.toString()}>; rel="next"`;
+    const parts: string[] = [];
+    if (fmt.format === 'csv') parts.push(`<${svc.config.webBaseUrl}>; rel="attribution"`);
+    if (next !== null) {
+      const params = new URLSearchParams(req.http.rawQuery);
+      params.delete('api_key');
+      params.set('offset', String(next));
+      parts.push(`<${baseUrl(req, svc)}${path}?${params.toString()}>; rel="next"`);
+    }
+    link = parts.join(', ');
     links.set(memo, link);
   }
   return link;
 }
 
-function answerReply(req: RouteRequest, path: string, svc: Services, a: Answer, extra: readonly (readonly [string, string])[], cache: 'hit' | 'miss'): Reply {
-  const headers: (readonly [string, string])[] = [['Cache-Control', LIVE_CACHE_CONTROL], ...extra];
-  if (a.nextOffset !== null) headers.push(['Link', nextLink(req, path, svc, a.nextOffset)]);
-  return { ...jsonReply(a.body, headers), route: path, cache };
+/** The headers a search's 200 and 304 share: validators, caching, paging, quota. */
+function searchHeaders(req: RouteRequest, path: string, fmt: Format, svc: Services, snap: Snapshot, head: PageHead, enc: Encoding, extra: Headers): Headers {
+  const headers: Headers = [
+    ['ETag', etagValue(head.etag, enc)],
+    ['Last-Modified', httpDate(snap.manifest.built_at)],
+    ['Cache-Control', LIVE_CACHE_CONTROL],
+    ['Vary', 'Accept-Encoding'],
+    ['X-Total-Count', String(head.total)],
+    ...fmt.headers(svc),
+    ...extra,
+  ];
+  const link = linkHeader(req, path, fmt, svc, head.nextOffset);
+  if (link !== null) headers.push(['Link', link]);
+  if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
+  return headers;
 }
 
+/** The encoding a body of `bytes` goes out in. */
+const encodingFor = (wanted: Encoding, bytes: number | null): Encoding => (bytes !== null && bytes <= MIN_COMPRESSED_BYTES ? 'identity' : wanted);
+
+/** A whole answer (cached or just computed) as a 200, or a 304 when the client holds it already. */
+function answerReply(c: Call, a: Answer, extra: Headers, cache: 'hit' | 'miss'): Reply | Promise<Reply> {
+  const enc = encodingFor(c.enc, a.body.length);
+  const headers = searchHeaders(c.req, c.path, c.fmt, c.svc, c.snap, a, enc, extra);
+  if (noneMatchHits(c.req.http.headers['if-none-match'], a.etag)) return { status: 304, headers, body: '', route: c.path, cache };
+  const reply = (body: Uint8Array, encoded: boolean): Reply => ({
+    status: 200,
+    headers: [['Content-Type', c.fmt.contentType], ...(encoded ? [['Content-Encoding', enc] as const] : []), ...headers],
+    body,
+    route: c.path,
+    cache,
+  });
+  if (enc === 'identity') return reply(a.body, false);
+  const form = c.svc.cache.encoded(c.prepared.key, a, enc);
+  return form instanceof Promise ? form.then((b) => reply(b, true)) : reply(form, true);
+}
 
 interface Prepared {
   readonly query: SearchQuery;
   readonly key: string;
+  /** Feeds: the links their bodies carry. */
+  readonly links: FeedLinks | null;
   readonly validUntilMs: number;
+}
+
+/** One request's context, as the helpers below need it. */
+interface Call {
+  readonly req: RouteRequest;
+  readonly path: string;
+  readonly fmt: Format;
+  readonly svc: Services;
+  readonly snap: Snapshot;
+  readonly plan: Plan;
+  readonly prepared: Prepared;
+  readonly nowMs: number;
+  /** The encoding the client accepts best. */
+  readonly enc: Encoding;
 }
 
 const canonicalMemo = new LRUCache<string, Prepared>({ max: 10_000 });
 
+/** The feed's links: its URL as reached, and the request's parameters in a canonical order. */
+function feedLinks(req: RouteRequest, path: string, svc: Services, snap: Snapshot): FeedLinks {
+  const params = [...new URLSearchParams(req.http.rawQuery)].filter(([k]) => k !== 'api_key' && k !== 'offset');
+  params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return { url: `${baseUrl(req, svc)}${path}`, params, updated: snap.manifest.built_at };
+}
+
 /** The canonical query of a request, and its cache key (remembered per query string). */
-function prepare(req: RouteRequest, path: string, params: SearchParams, snap: Snapshot, plan: Plan, maxLimit: number, now: Date): Prepared {
+function prepare(req: RouteRequest, path: string, fmt: Format, params: SearchParams, snap: Snapshot, plan: Plan, maxLimit: number, now: Date, svc: Services): Prepared {
   // The canonical query of a query string depends on the snapshot (its cities), the plan's
   // exclusions and, for week=current|next, the week we are in: remembered under the first two
   // until the week ends. Plans with the same exclusions share cache entries: bodies do not depend
   // on anything else of the plan.
   const excluded = plan.excludedCategories.join(',');
-  const memoKey = `${snap.ref.id}\0${plan.name}\0${excluded}\0${path}\0${req.http.rawQuery}`;
+  const memoKey = `${snap.ref.id}\0${plan.name}\0${excluded}\0${req.prefix}${path}\0${req.http.rawQuery}`;
   let prepared = canonicalMemo.get(memoKey);
   if (prepared === undefined || now.getTime() > prepared.validUntilMs) {
     const query: SearchQuery = canonicalQuery(params, {
@@ -80,9 +177,12 @@ function prepare(req: RouteRequest, path: string, params: SearchParams, snap: Sn
     const w = params.week;
     const range = query.range;
     const relativeWeekEnd = w !== undefined && w.kind !== 'iso' && range !== 'upcoming' ? (w.kind === 'current' ? range.toMs : range.fromMs - 1) : null;
+    // A feed's body carries its own links, so its entry is also keyed by them.
+    const feed = fmt.format === 'rss' || fmt.format === 'jsonfeed' ? feedLinks(req, path, svc, snap) : null;
     prepared = {
       query,
-      key: `${snap.ref.id}\0${excluded}\0json\0${queryKey(query)}`,
+      key: `${snap.ref.id}\0${excluded}\0${fmt.format}\0${queryKey(query)}${feed ? `\0${feed.url}\0${JSON.stringify(feed.params)}` : ''}`,
+      links: feed,
       validUntilMs: relativeWeekEnd ?? Number.POSITIVE_INFINITY,
     };
     canonicalMemo.set(memoKey, prepared);
@@ -90,63 +190,95 @@ function prepare(req: RouteRequest, path: string, params: SearchParams, snap: Sn
   return prepared;
 }
 
-/** The answer from the cache or a worker (single-flight); `cut` asks for a page cut by the quota. */
-async function fetchAnswer(req: RouteRequest, path: string, svc: Services, snap: Snapshot, prepared: Prepared, plan: Plan, nowMs: number, cut: number | null): Promise<{ answer: Answer; hit: boolean }> {
-  const key = cut === null ? prepared.key : `${prepared.key}\0cut=${cut}`;
-  const outcome = await svc.cache.get(key, nowMs, req.http.signal, (signal) =>
-    svc.pool.run(
-      {
-        kind: 'search',
-        snapshot: snap.ref,
-        query: prepared.query,
-        format: 'json',
-        excludedCategories: plan.excludedCategories,
-        nowMs,
-        webBaseUrl: svc.config.webBaseUrl,
-        attribution: attribution(svc.config.webBaseUrl),
-        maxOffset: MAX_OFFSET,
-        cut,
-      },
-      signal,
-    ),
-  );
-  svc.metrics.cacheResult(path, outcome.hit);
-  if ('failure' in outcome) {
-    const f = outcome.failure;
-    if (f.code === 'unavailable') throw unavailable(f.detail);
-    if (f.code === 'cancelled') throw unavailable('The request was cancelled.');
-    throw new Error(f.detail);
-  }
+function taskInput(c: Call, cut: number | null): TaskInput {
+  const config = c.svc.config;
+  return {
+    kind: 'search',
+    snapshot: c.snap.ref,
+    query: c.prepared.query,
+    format: c.fmt.format,
+    excludedCategories: c.plan.excludedCategories,
+    nowMs: c.nowMs,
+    webBaseUrl: config.webBaseUrl,
+    attribution: attribution(config.webBaseUrl),
+    maxOffset: MAX_OFFSET,
+    cut,
+    links: c.prepared.links,
+  };
+}
+
+function failed(f: TaskFailure): never {
+  if (f.code === 'unavailable') throw unavailable(f.detail);
+  if (f.code === 'cancelled') throw unavailable('The request was cancelled.');
+  throw new Error(f.detail);
+}
+
+/** The whole answer from the cache or a worker (single-flight); `cut` asks for a page cut by the quota. */
+async function fetchAnswer(c: Call, cut: number | null): Promise<{ answer: Answer; hit: boolean }> {
+  const key = cut === null ? c.prepared.key : `${c.prepared.key}\0cut=${cut}`;
+  const outcome = await c.svc.cache.get(key, c.nowMs, c.req.http.signal, (signal) => c.svc.pool.run(taskInput(c, cut), signal));
+  c.svc.metrics.cacheResult(c.path, outcome.hit);
+  if ('failure' in outcome) failed(outcome.failure);
   return { answer: outcome.answer, hit: outcome.hit };
 }
 
+/** A streamed search (CSV) from a worker: its head now, its body as the client reads it. */
+async function startStream(c: Call, cut: number | null): Promise<Streamed> {
+  const r = await c.svc.pool.runStream(taskInput(c, cut), c.req.http.signal);
+  c.svc.metrics.cacheResult(c.path, false);
+  if ('ok' in r) failed(r);
+  void r.done.then((d) => {
+    if (d.ok) c.svc.metrics.streamEnded(d.cancelled ? 'cancelled' : 'completed', d.rows, d.bytes);
+    else c.svc.metrics.streamEnded('failed', 0, 0);
+  });
+  return r;
+}
+
+/** The reply carrying a streamed body: compressed on the way unless it is small, and kept if it is small enough. */
+function streamReply(c: Call, s: Streamed, extra: Headers): Reply {
+  const key = s.head.truncated ? `${c.prepared.key}\0cut=${s.head.count}` : c.prepared.key;
+  let body: BodyStream = c.svc.cache.keepStreamed(key, s.head, s.body);
+  const enc = encodingFor(c.enc, s.wholeBytes);
+  if (enc !== 'identity') body = compressStream(body, enc);
+  const headers = searchHeaders(c.req, c.path, c.fmt, c.svc, c.snap, s.head, enc, extra);
+  return {
+    status: 200,
+    headers: [['Content-Type', c.fmt.contentType], ...(enc !== 'identity' ? [['Content-Encoding', enc] as const] : []), ...headers],
+    body,
+    route: c.path,
+    cache: 'miss',
+  };
+}
+
 /** The keyless demo: answered from the cache synchronously when it can. Nothing is metered. */
-function demoSearch(req: RouteRequest, params: SearchParams, svc: Services, extra: readonly (readonly [string, string])[]): Reply | Promise<Reply> {
+function demoSearch(req: RouteRequest, params: SearchParams, svc: Services, extra: Headers): Reply | Promise<Reply> {
   const path = '/v1/demo/events';
+  const fmt = FORMATS.json;
   const plan = svc.meter.plan(DEMO_PLAN);
   if (!plan) throw unavailable(`The ${DEMO_PLAN} plan the demo follows is missing from the accounts store.`);
   const snap = svc.snapshots.require();
   const now = svc.config.now();
   const nowMs = now.getTime();
-  const prepared = prepare(req, path, params, snap, plan, DEMO_MAX_LIMIT, now);
+  const prepared = prepare(req, path, fmt, params, snap, plan, DEMO_MAX_LIMIT, now, svc);
+  const c: Call = { req, path, fmt, svc, snap, plan, prepared, nowMs, enc: negotiate(req.http.headers['accept-encoding']) };
   const hit = svc.cache.peek(prepared.key, nowMs);
   if (hit) {
     svc.metrics.cacheResult(path, true);
-    return answerReply(req, path, svc, hit, extra, 'hit');
+    return answerReply(c, hit, extra, 'hit');
   }
-  return fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, null).then(({ answer, hit: h }) => answerReply(req, path, svc, answer, extra, h ? 'hit' : 'miss'));
+  return fetchAnswer(c, null).then(({ answer, hit: h }) => answerReply(c, answer, extra, h ? 'hit' : 'miss'));
 }
 
 /**
  * A live search, metered. Records are held in the metering thread before they are handed out and
  * charged, durably, before the reply leaves:
- * - answer already known (cached page, or any page of a plan without a cap): one call charges it
- *   whole, or holds what is left of the quota;
- * - a capped plan's answer not known yet: up to `limit` records are held first, the search runs
- *   (cut to the hold when the quota is short), then what was delivered is charged and the rest freed.
- * HEAD holds and frees, so it answers what GET would without charging anything.
+ * - answer already known (cached page, or any whole page of a plan without a cap): one call
+ *   charges it whole, or holds what is left of the quota;
+ * - otherwise up to `limit` records are held first, the search runs (cut to the hold when the
+ *   quota is short), then what was delivered is charged and the rest freed.
+ * A 304 (the client's If-None-Match names the current body) and HEAD charge nothing.
  */
-async function liveSearch(req: RouteRequest, path: string, params: SearchParams, svc: Services): Promise<Reply> {
+async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: SearchParams, svc: Services): Promise<Reply> {
   const account = req.account;
   if (!account) throw new Error(`${path} was reached without an account`);
   const plan = account.plan;
@@ -162,17 +294,24 @@ async function liveSearch(req: RouteRequest, path: string, params: SearchParams,
   const snap = svc.snapshots.require();
   const now = svc.config.now();
   const nowMs = now.getTime();
-  const prepared = prepare(req, path, params, snap, plan, LIVE_MAX_LIMIT, now);
+  const prepared = prepare(req, path, fmt, params, snap, plan, fmt.maxLimit, now, svc);
+  const c: Call = { req, path, fmt, svc, snap, plan, prepared, nowMs, enc: negotiate(req.http.headers['accept-encoding']) };
   const isHead = req.http.method === 'HEAD';
+  const ifNoneMatch = req.http.headers['if-none-match'];
 
   let known = svc.cache.peek(prepared.key, nowMs);
   let cache: 'hit' | 'miss' = 'hit';
   if (known) svc.metrics.cacheResult(path, true);
-  else if (plan.monthlyRecordLimit === null) {
-    const got = await fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, null);
+  else if (!fmt.streamed && (plan.monthlyRecordLimit === null || ifNoneMatch !== undefined)) {
+    // Whole pages are fetched before metering when nothing can cut them, or when the client may
+    // already hold the page (a 304 must not depend on the quota left).
+    const got = await fetchAnswer(c, null);
     known = got.answer;
     cache = got.hit ? 'hit' : 'miss';
   }
+  if (known && noneMatchHits(ifNoneMatch, known.etag)) return answerReply(c, known, [], cache);
+  if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch);
+
   const want = known ? known.count : prepared.query.limit;
   const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs);
   if (!r.ok) throw meterError(r);
@@ -183,7 +322,7 @@ async function liveSearch(req: RouteRequest, path: string, params: SearchParams,
   try {
     if (known && r.granted >= known.count) answer = known;
     else {
-      const got = await fetchAnswer(req, path, svc, snap, prepared, plan, nowMs, r.granted < want ? r.granted : null);
+      const got = await fetchAnswer(c, r.granted < want ? r.granted : null);
       answer = got.answer;
       cache = got.hit ? 'hit' : 'miss';
     }
@@ -196,29 +335,115 @@ async function liveSearch(req: RouteRequest, path: string, params: SearchParams,
       svc.meter.release(r.reservation);
       if (quota.remaining !== null) quota = { ...quota, remaining: quota.remaining + r.granted };
     } else {
-      const c = await svc.meter.commit(r.reservation, answer.count, nowMs);
-      if (!c.ok) throw meterError(c);
-      quota = c.quota;
+      const done = await svc.meter.commit(r.reservation, answer.count, nowMs);
+      if (!done.ok) throw meterError(done);
+      quota = done.quota;
     }
   }
-  const headers = quotaHeaders(quota, nowMs);
-  if (answer.truncated) headers.push(['X-Quota-Truncated', 'true']);
-  return answerReply(req, path, svc, answer, headers, cache);
+  return answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
 }
 
-export const eventsRoute = defineRoute({
-  path: '/v1/events',
-  summary: 'Search events (JSON)',
-  description:
-    'Family events in the San Francisco Bay Area matching every given filter, as a JSON envelope with the total, paging and attribution. ' +
-    'Without a date filter, events that have not ended yet. Sorted by start time, then id, or by distance.',
-  tag: 'events',
-  access: 'live',
-  params: searchParams({ maxLimit: LIVE_MAX_LIMIT, defaultLimit: 20 }),
-  produces: [{ type: 'application/json', schema: 'EventList' }],
-  errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'rate_limited', 'unavailable'],
-  handle: (req, params, svc) => liveSearch(req, '/v1/events', params, svc),
-});
+/**
+ * A CSV export not in the cache: hold `limit` records, start the worker (cut to the hold), and once
+ * its head says how many records the body has, charge them durably before the first byte leaves.
+ * The body then streams; a client that leaves mid-body stops the worker (it was charged for the
+ * records, which were already on their way).
+ */
+async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined): Promise<Reply> {
+  const { svc, nowMs } = c;
+  const want = c.prepared.query.limit;
+  const r = await svc.meter.reserve(keyId, want, false, nowMs);
+  if (!r.ok) throw meterError(r);
+  if (r.granted === 0) throw quotaExhausted(r.quota, nowMs);
+  const reservation = r.reservation;
+  if (reservation === null) throw new Error('a hold of records came back without a reservation');
+  const release = (): void => svc.meter.release(reservation);
+  let s: Streamed;
+  try {
+    s = await startStream(c, r.granted < want ? r.granted : null);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const unchanged = noneMatchHits(ifNoneMatch, s.head.etag);
+  if (isHead || unchanged || c.req.http.signal.aborted) {
+    // Nothing is delivered: free the hold, and give the headers GET would (the HTTP adapter drops
+    // a HEAD's body, which stops the worker) or a 304.
+    release();
+    const quota = r.quota.remaining === null ? r.quota : { ...r.quota, remaining: r.quota.remaining + r.granted };
+    const reply = streamReply(c, s, quotaHeaders(quota, nowMs));
+    if (!unchanged) return reply;
+    s.body.cancel();
+    return { ...reply, status: 304, headers: reply.headers.filter(([k]) => k !== 'Content-Type' && k !== 'Content-Encoding'), body: '' };
+  }
+  let done;
+  try {
+    done = await svc.meter.commit(reservation, s.head.count, nowMs);
+  } catch (err) {
+    s.body.cancel();
+    throw err;
+  }
+  if (!done.ok) {
+    s.body.cancel();
+    throw meterError(done);
+  }
+  return streamReply(c, s, quotaHeaders(done.quota, nowMs));
+}
+
+function searchRoute(path: string, format: OutputFormat, summary: string, description: string, schema: string) {
+  const fmt = FORMATS[format];
+  return defineRoute({
+    path,
+    summary,
+    description,
+    tag: 'events',
+    access: 'live',
+    params: searchParams({ maxLimit: fmt.maxLimit, defaultLimit: 20 }),
+    produces: [{ type: fmt.contentType.split(';')[0] ?? fmt.contentType, schema }],
+    errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'rate_limited', 'unavailable'],
+    handle: (req, params, svc) => liveSearch(req, path, fmt, params, svc),
+  });
+}
+
+const FILTERS =
+  'Family events in the San Francisco Bay Area matching every given filter. Without a date filter, events that have not ended yet. ' +
+  'Sorted by start time, then id, or by distance.';
+
+export const eventsRoute = searchRoute('/v1/events', 'json', 'Search events (JSON)', `${FILTERS} A JSON envelope with the total, paging and attribution.`, 'EventList');
+
+export const csvRoute = searchRoute(
+  '/v1/events.csv',
+  'csv',
+  'Search events (CSV)',
+  `${FILTERS} RFC 4180 CSV (UTF-8, CRLF, a header row even when nothing matches), up to ${CSV_MAX_LIMIT} rows a page, streamed. ` +
+    'Columns, in this order: ' +
+    CSV_COLUMNS.map(([name]) => name).join(', ') +
+    '. Nested fields are flattened with "_", lists (categories, tags) joined with ";", null is an empty cell, booleans are true/false. ' +
+    'Text cells starting with = + - @, tab or carriage return get a leading apostrophe so spreadsheets do not run them as formulas; ' +
+    'numeric cells (coordinates, prices, ages, distance_km) are plain numbers. distance_km is empty unless lat/lng are given. ' +
+    'Attribution and paging are in the Link header (rel="attribution", rel="next"); the total in X-Total-Count.',
+  'EventCsv',
+);
+
+export const rssRoute = searchRoute(
+  '/v1/feed.rss',
+  'rss',
+  'Events as RSS 2.0',
+  `${FILTERS} One item per event: guid is the event id, link its event_url, pubDate its start, description plain text (when, where, what); ` +
+    'categories are its category slugs and tags. Canceled events are titled "Canceled: …" and carry the category "canceled". ' +
+    'The channel links to the website (attribution) and to itself and the next page (atom:link).',
+  'Rss',
+);
+
+export const jsonFeedRoute = searchRoute(
+  '/v1/feed.json',
+  'jsonfeed',
+  'Events as JSON Feed 1.1',
+  `${FILTERS} One item per event: id is the event id, url its event_url, content_text plain text, date_published its start; ` +
+    'the full event record is in the item\'s `_family_events` extension, the page figures (total, paging, attribution) in the feed\'s. ' +
+    'home_page_url is the website (attribution); next_url the next page.',
+  'JsonFeed',
+);
 
 export const demoRoute = defineRoute({
   path: '/v1/demo/events',

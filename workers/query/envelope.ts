@@ -1,6 +1,6 @@
 // The JSON list response, serialized in the worker: the contract's envelope around records read
 // verbatim from records.jsonl, each completed with its event_url (and distance_km on geo searches).
-import { eventUrl } from '../record.ts';
+import { eventUrl, type EventRecord } from '../record.ts';
 import type { SearchTask } from '../protocol.ts';
 import type { PageRow, SearchPage } from './db.ts';
 import type { RecordStore } from '../snapshot/records.ts';
@@ -43,4 +43,12 @@ export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordSt
     ),
   );
   return Buffer.concat(parts);
+}
+
+/** A page row's full record (CSV and feeds, which need fields rather than bytes). */
+export function readRecord(store: RecordStore, row: PageRow, webBaseUrl: string): EventRecord {
+  const r = JSON.parse(store.read(row.rid).toString()) as EventRecord;
+  r.event_url = eventUrl(webBaseUrl, row.id);
+  if (row.distanceKm !== null) r.distance_km = roundKm(row.distanceKm);
+  return r;
 }

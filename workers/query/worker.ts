@@ -1,14 +1,20 @@
 // A Piscina query worker. Holds DuckDB over the snapshots it has been asked about (at most two:
 // the current one and the one requests still in flight may name), runs one search at a time, and
-// returns the serialized body as a transferred buffer. Failures are returned, never thrown.
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+// returns the serialized body as a transferred buffer, or streams it (CSV) over a port with flow
+// control. Failures are returned, never thrown.
+import { createHash, type Hash } from 'node:crypto';
+import { BroadcastChannel, threadId, type MessagePort } from 'node:worker_threads';
 import { Piscina, workerData } from 'piscina';
 import {
   type QueryWorkerData,
-  type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef, type TaskFailure,
+  type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
+  type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
+  STREAM_WINDOW_BYTES,
 } from '../protocol.ts';
-import { SnapshotDb } from './db.ts';
-import { jsonEnvelope, nextOffset } from './envelope.ts';
+import { CSV_VERSION, csvBatch } from './csv.ts';
+import { SnapshotDb, type PageRow, type SearchPage } from './db.ts';
+import { jsonEnvelope, nextOffset, readRecord } from './envelope.ts';
+import { jsonFeedBody, rssBody } from './feeds.ts';
 
 const KEEP_OPEN = 2;
 const open = new Map<string, Promise<SnapshotDb>>();
@@ -67,6 +73,27 @@ function transferable(result: SearchOk): unknown {
   } as unknown as Parameters<typeof Piscina.move>[0]);
 }
 
+/** Strong entity tags: 128 bits of SHA-256, base64url (22 characters). */
+const tag = (h: Hash): string => h.digest('base64url').slice(0, 22);
+export const bodyTag = (body: Uint8Array): string => tag(createHash('sha256').update(body));
+
+/** What a body is made of besides its rows, for the page's figures. */
+interface Paged {
+  readonly page: SearchPage;
+  readonly next: number | null;
+  readonly truncated: boolean;
+}
+
+function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
+  const q = task.query;
+  if (task.format === 'json') return jsonEnvelope(task, p.page, db.records, p.next, p.truncated);
+  const links = task.links;
+  if (links === null) throw new Error(`a ${task.format} search needs its feed links`);
+  const records = p.page.rows.map((row) => readRecord(db.records, row, task.webBaseUrl));
+  const figures = { total: p.page.total, limit: q.limit, offset: q.offset, nextOffset: p.next, truncated: p.truncated };
+  return task.format === 'rss' ? rssBody(task, links, records, figures) : jsonFeedBody(task, links, records, figures);
+}
+
 export default async function run(task: SearchTask): Promise<SearchResult | unknown> {
   const cancelled = new Int32Array(task.cancel);
   if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
@@ -87,27 +114,115 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
     timedOut = true;
     db.interrupt();
   }, Math.max(1, task.deadlineMs - startedAt));
+  let paged: Paged;
   try {
     const full = await db.page(task.query, task.excludedCategories, task.nowMs);
     if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
     // Cut by the quota: the page ends early, and the next page starts where it was cut.
     const truncated = task.cut !== null && full.rows.length > task.cut;
     const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
-    const next = nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset);
-    const ok: SearchOk = {
-      ok: true,
-      body: jsonEnvelope(task, page, db.records, next, truncated),
-      total: page.total,
-      count: page.rows.length,
-      nextOffset: next,
-      truncated,
-      validUntilMs: task.query.range === 'upcoming' ? page.firstEndMs : null,
-    };
-    return transferable(ok);
+    paged = { page, truncated, next: nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset) };
   } catch (err) {
     if (timedOut) return fail('unavailable', 'The search took too long and was stopped; narrow it with a date range, a city or a category.');
     return fail('internal', (err as Error).message);
   } finally {
     clearTimeout(timer);
+  }
+  const head = (etag: string): PageHead => ({
+    total: paged.page.total,
+    count: paged.page.rows.length,
+    nextOffset: paged.next,
+    truncated: paged.truncated,
+    validUntilMs: task.query.range === 'upcoming' ? paged.page.firstEndMs : null,
+    etag,
+  });
+  try {
+    if (task.stream !== null) return await streamCsv(task, db, paged.page.rows, head(csvTag(task, paged)), cancelled);
+    const body = bufferedBody(task, db, paged);
+    return transferable({ ok: true, body, ...head(bodyTag(body)) });
+  } catch (err) {
+    return fail('internal', (err as Error).message);
+  }
+}
+
+/**
+ * A CSV body's entity tag, known before its first byte: the digest of everything its bytes are a
+ * function of. Records are immutable within a snapshot id, so equal digests mean equal bodies.
+ */
+function csvTag(task: SearchTask, p: Paged): string {
+  const h = createHash('sha256');
+  const q = task.query;
+  h.update(`csv/${CSV_VERSION}\0${task.snapshot.id}\0${task.webBaseUrl}\0${p.page.total}\0${q.limit}\0${q.offset}\0${p.next}\0${p.truncated}\0`);
+  for (const r of p.page.rows) h.update(`${r.rid}:${r.distanceKm ?? ''}\n`);
+  return tag(h);
+}
+
+/** Rows per fast-csv batch: about 0.5 MB of CSV, small enough to keep the stream's memory flat. */
+const CSV_BATCH_ROWS = 500;
+/** A reader that takes nothing for this long gives its query thread back. */
+const STREAM_STALL_MS = 60_000;
+
+/**
+ * Streams the CSV body over the task's port: the head first, then chunks, never more than
+ * STREAM_WINDOW_BYTES unacknowledged (the main thread credits bytes as the socket takes them), so
+ * this thread waits on a slow reader instead of piling its export up in memory.
+ */
+async function streamCsv(task: SearchTask, db: SnapshotDb, rows: readonly PageRow[], head: PageHead, cancelFlag: Int32Array): Promise<StreamDone | TaskFailure> {
+  const port = task.stream as MessagePort;
+  let inflight = 0;
+  let cancelled = false;
+  let wake: (() => void) | null = null;
+  port.on('message', (m: StreamControl) => {
+    if (m.type === 'credit') inflight -= m.bytes;
+    else cancelled = true;
+    wake?.();
+  });
+  const post = (m: StreamMessage, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+  const stopped = (): boolean => cancelled || Atomics.load(cancelFlag, 0) === 1;
+  let bytes = 0;
+  let sent = 0;
+  let headSent = false;
+  // Until the head is out, the main thread waits for it or for a failure: never leave it neither.
+  const over = (cancelledNow: boolean): StreamDone | TaskFailure =>
+    headSent ? { ok: true, streamed: true, rows: sent, bytes, cancelled: cancelledNow } : fail('cancelled', 'the request was aborted');
+  try {
+    for (let i = 0; i === 0 || i < rows.length; i += CSV_BATCH_ROWS) {
+      if (stopped()) break;
+      const batch = rows.slice(i, i + CSV_BATCH_ROWS).map((row) => readRecord(db.records, row, task.webBaseUrl));
+      // A fresh, exactly-sized ArrayBuffer: it is moved to the main thread, not copied.
+      const chunk = new Uint8Array(await csvBatch(batch, i === 0));
+      if (i === 0) {
+        post({ type: 'head', head, wholeBytes: rows.length <= CSV_BATCH_ROWS ? chunk.length : null });
+        headSent = true;
+      }
+      while (!stopped() && inflight > 0 && inflight + chunk.length > STREAM_WINDOW_BYTES) {
+        const credited = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), STREAM_STALL_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        wake = null;
+        if (!credited) {
+          post({ type: 'error', detail: `the client read nothing for ${STREAM_STALL_MS / 1000} s` });
+          return over(true);
+        }
+      }
+      if (stopped()) break;
+      inflight += chunk.length;
+      bytes += chunk.length;
+      sent += batch.length;
+      post({ type: 'chunk', bytes: chunk }, [chunk.buffer as ArrayBuffer]);
+    }
+    if (stopped()) return over(true);
+    post({ type: 'end' });
+    return over(false);
+  } catch (err) {
+    if (!headSent) return fail('internal', (err as Error).message);
+    post({ type: 'error', detail: (err as Error).message });
+    return over(true);
+  } finally {
+    port.close();
   }
 }
