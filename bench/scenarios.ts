@@ -21,6 +21,10 @@ export interface Scenario {
   readonly lua?: { readonly script: string; readonly args: (ctx: ScenarioContext, check: boolean) => string[] };
   /** wrk connections, when not the run's --connections. */
   readonly connections?: number;
+  /** Accept-Encoding to send (wrk sends none): pollers that take compressed bodies get the cached compressed form. */
+  readonly acceptEncoding?: string;
+  /** Send If-None-Match with the path's current ETag: the poller whose copy is current (304, no body, no charge). */
+  readonly conditional?: boolean;
   /** This run repeats the named scenario; the ratio of the two is the run's noise floor. */
   readonly repeats?: string;
 }
@@ -69,6 +73,42 @@ export const SCENARIOS: readonly Scenario[] = [
     target: 'server',
     connections: 256,
     path: (ctx) => repeatedPath(ctx.facts, 10),
+  },
+  {
+    name: 'repeated-br',
+    description: 'the fixed search with Accept-Encoding: br, gzip: the cache hands out its kept brotli form (compressed once)',
+    target: 'server',
+    acceptEncoding: 'br, gzip',
+    path: (ctx) => repeatedPath(ctx.facts),
+  },
+  {
+    name: 'poll-304',
+    description: 'the fixed search with If-None-Match of its current ETag: a poller whose copy is current gets 304 (no body, no charge)',
+    target: 'server',
+    conditional: true,
+    path: (ctx) => repeatedPath(ctx.facts),
+  },
+  {
+    name: 'feed-rss-304',
+    description: 'an RSS feed poll (city, limit 50) with If-None-Match and Accept-Encoding gzip: the aggregator path',
+    target: 'server',
+    conditional: true,
+    acceptEncoding: 'gzip',
+    path: (ctx) => `/v1/feed.rss?city=${encodeURIComponent(ctx.facts.city)}&limit=50`,
+  },
+  {
+    name: 'feed-json-200',
+    description: 'a JSON Feed (city, limit 50) fetched whole each time with Accept-Encoding gzip: a poller without a validator',
+    target: 'server',
+    acceptEncoding: 'gzip',
+    path: (ctx) => `/v1/feed.json?city=${encodeURIComponent(ctx.facts.city)}&limit=50`,
+  },
+  {
+    name: 'csv-10k',
+    description: 'CSV pages of 10,000 rows (too big to cache: every request streams from a query worker); rows/s = req/s x rows per page',
+    target: 'server',
+    connections: 4,
+    path: () => '/v1/events.csv?limit=10000',
   },
   {
     name: 'distinct',

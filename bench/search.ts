@@ -101,6 +101,8 @@ interface DatasetResult {
   };
 }
 
+const headerObject = (lines: readonly string[]): Record<string, string> => Object.fromEntries(lines.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+
 async function getJson(target: Child, p: string): Promise<{ status: number; body: unknown }> {
   const headers = Object.fromEntries(target.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
   const r = await fetch(`${target.base}${p}`, { headers });
@@ -179,9 +181,17 @@ function cpuTicks(pid: number): { main: number; process: number } | null {
 async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample: CheckedUrl[]): Promise<Omit<ScenarioResult, 'ratio_vs_baseline' | 'ratio_vs_repeat'>> {
   const request = sc.path ? sc.path(ctx) : `${path.relative(REPO_ROOT, sc.lua?.script ?? '')} ${(sc.lua?.args(ctx, false) ?? []).join(' ')}`;
   const conns = sc.connections ?? connections;
+  const headers = [...target.headers, ...(sc.acceptEncoding ? [`Accept-Encoding: ${sc.acceptEncoding}`] : [])];
+  if (sc.conditional && sc.path) {
+    const r = await fetch(`${target.base}${request}`, { headers: headerObject(headers) });
+    await r.arrayBuffer();
+    const etag = r.headers.get('etag');
+    if (r.status !== 200 || !etag) throw new BenchError(`${sc.name}: ${request} answered ${r.status} without an ETag`);
+    headers.push(`If-None-Match: ${etag}`);
+  }
   const wrkOpts = sc.path
-    ? { url: `${target.base}${request}`, connections: conns, durationS, headers: target.headers }
-    : { url: target.base, connections: conns, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [], headers: target.headers };
+    ? { url: `${target.base}${request}`, connections: conns, durationS, headers }
+    : { url: target.base, connections: conns, durationS, script: sc.lua?.script ?? '', scriptArgs: sc.lua?.args(ctx, false) ?? [], headers };
   if (warmupS > 0) {
     // Another seed for the warm-up, or its searches would be cache hits in the measured run.
     const warm = sc.lua ? { ...wrkOpts, durationS: warmupS, scriptArgs: sc.lua.args({ ...ctx, seed: ctx.seed + 1 }, false) } : { ...wrkOpts, durationS: warmupS };
@@ -197,7 +207,9 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
   // connections when the time is up, so up to one request per connection ends that way. More
   // than that means something else closed them, and is flagged with the rest.
   const aborted = delta?.statuses['499'] ?? 0;
-  const non2xx = delta ? Object.entries(delta.statuses).reduce((n, [s, c]) => (s.startsWith('2') || s === '499' ? n : n + c), 0) : w.non2xx_or_3xx;
+  // A conditional scenario's answers are 304s by design: those count as successes there.
+  const fine = (status: string): boolean => status.startsWith('2') || status === '499' || (sc.conditional === true && status === '304');
+  const non2xx = delta ? Object.entries(delta.statuses).reduce((n, [s, c]) => (fine(s) ? n : n + c), 0) : w.non2xx_or_3xx;
   const sockErrors = Object.values(w.socket_errors).reduce((a, b) => a + b, 0);
   return {
     name: sc.name,
@@ -211,7 +223,8 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
     p99_ms: w.p99_ms,
     requests: w.requests,
     statuses: delta?.statuses ?? null,
-    non2xx: Math.max(non2xx, w.non2xx_or_3xx),
+    // wrk counts 304s among its "non-2xx or 3xx": on conditional scenarios only the server's own count is meaningful.
+    non2xx: sc.conditional && delta ? non2xx : Math.max(non2xx, w.non2xx_or_3xx),
     socket_errors: w.socket_errors,
     cache_hits: delta?.cache_hits ?? null,
     cache_misses: delta?.cache_misses ?? null,
@@ -220,7 +233,7 @@ async function measure(sc: Scenario, target: Child, ctx: ScenarioContext, sample
         ? { main: Math.round(((cpu1.main - cpu0.main) * TICK_US) / w.requests), process: Math.round(((cpu1.process - cpu0.process) * TICK_US) / w.requests) }
         : null,
     aborted_at_end: aborted,
-    flagged: non2xx > 0 || w.non2xx_or_3xx > 0 || sockErrors > 0 || aborted > conns,
+    flagged: non2xx > 0 || (!sc.conditional && w.non2xx_or_3xx > 0) || sockErrors > 0 || aborted > conns,
     ...(sample.length ? { sample_urls: sample } : {}),
     wrk_command: w.command,
   };

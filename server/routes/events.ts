@@ -310,12 +310,14 @@ async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: 
     cache = got.hit ? 'hit' : 'miss';
   }
   if (known && noneMatchHits(ifNoneMatch, known.etag)) return answerReply(c, known, [], cache);
-  if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch);
+  if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch, null);
 
   const want = known ? known.count : prepared.query.limit;
   const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs);
   if (!r.ok) throw meterError(r);
   if (r.granted === 0 && want > 0) throw quotaExhausted(r.quota, nowMs);
+  // A cached export the quota cannot cover whole: the cut page streams from a worker, on this hold.
+  if (known && fmt.streamed && r.granted < known.count) return liveStream(c, account.keyId, isHead, ifNoneMatch, r);
 
   let answer: Answer;
   let quota = r.quota;
@@ -343,16 +345,19 @@ async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: 
   return answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
 }
 
+/** What the metering thread answered a reserve with. */
+type Held = Awaited<ReturnType<Services['meter']['reserve']>>;
+
 /**
- * A CSV export not in the cache: hold `limit` records, start the worker (cut to the hold), and once
+ * A CSV export not in the cache (or cached, but longer than the quota left; `held` is then its hold): hold `limit` records, start the worker (cut to the hold), and once
  * its head says how many records the body has, charge them durably before the first byte leaves.
  * The body then streams; a client that leaves mid-body stops the worker (it was charged for the
  * records, which were already on their way).
  */
-async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined): Promise<Reply> {
+async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined, held: Held | null): Promise<Reply> {
   const { svc, nowMs } = c;
   const want = c.prepared.query.limit;
-  const r = await svc.meter.reserve(keyId, want, false, nowMs);
+  const r = held ?? (await svc.meter.reserve(keyId, want, false, nowMs));
   if (!r.ok) throw meterError(r);
   if (r.granted === 0) throw quotaExhausted(r.quota, nowMs);
   const reservation = r.reservation;

@@ -87,6 +87,7 @@ interface Paged {
 function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
   const q = task.query;
   if (task.format === 'json') return jsonEnvelope(task, p.page, db.records, p.next, p.truncated);
+  if (task.format === 'csv') throw new Error('a CSV search streams: it needs its port');
   const links = task.links;
   if (links === null) throw new Error(`a ${task.format} search needs its feed links`);
   const records = p.page.rows.map((row) => readRecord(db.records, row, task.webBaseUrl));

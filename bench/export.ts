@@ -1,0 +1,217 @@
+// CSV export throughput and memory: `family-events serve` streaming /v1/events.csv pages of 10,000
+// rows to a client that reads as fast as it can, sampling the server's resident memory (/proc)
+// all the while. Two phases per dataset:
+//   pages: the first N pages of limit=10000 (offset paging), one after another;
+//   full:  every event of the snapshot, as an exporter must page it: day windows
+//          (start_date=end_date=D) over the snapshot's whole window, each paged by offset, since
+//          offset stops at 100,000. Events spanning days come in every day they touch; the client
+//          dedupes by id, as an exporter would, and the unique count must equal the snapshot's.
+// Writes bench/results/export-<timestamp>.json.
+// Usage: node --import tsx bench/export.ts [--dataset sample|synthetic-1m|both] [--pages 10]
+//        [--full] [--encoding identity|gzip] [--pool-threads 2] [--data-dir-1m DIR] [--keep]
+import { readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createGunzip } from 'node:zlib';
+import { request } from 'undici';
+import { DateTime } from 'luxon';
+import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
+import { DATASETS, DEFAULT_DIR_1M, prepareDataset, type DatasetName } from './lib/dataset.ts';
+import { startServer, type Child } from './lib/server.ts';
+
+exitOnError();
+const { values: opts } = parseArgs({
+  options: {
+    dataset: { type: 'string', default: 'sample' },
+    pages: { type: 'string', default: '10' },
+    full: { type: 'boolean', default: false },
+    encoding: { type: 'string', default: 'identity' },
+    'pool-threads': { type: 'string', default: '2' },
+    'data-dir-1m': { type: 'string', default: DEFAULT_DIR_1M },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const datasets: DatasetName[] = opts.dataset === 'both' ? [...DATASETS] : DATASETS.includes(opts.dataset as DatasetName) ? [opts.dataset as DatasetName] : [];
+if (!datasets.length) throw new BenchError(`--dataset must be sample, synthetic-1m or both (got ${opts.dataset})`);
+if (opts.encoding !== 'identity' && opts.encoding !== 'gzip') throw new BenchError(`--encoding must be identity or gzip (got ${opts.encoding})`);
+const pages = wholeArg('pages', opts.pages, 1);
+const poolThreads = wholeArg('pool-threads', opts['pool-threads'], 1);
+const PAGE = 10_000;
+
+/** Resident set size of a process in bytes (VmRSS), and its lifetime peak (VmHWM). */
+function memory(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 'NaN') * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Samples VmRSS every 50 ms until stopped; the largest sample is the phase's peak. */
+function rssSampler(pid: number): { stop(): { peak: number; start: number } } {
+  const start = memory(pid).rss;
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, memory(pid).rss);
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { peak: Math.max(peak, memory(pid).rss), start };
+    },
+  };
+}
+
+interface Page {
+  readonly rows: number;
+  readonly wireBytes: number;
+  readonly csvBytes: number;
+  readonly next: string | null;
+  readonly ids: string[] | null;
+}
+
+/** One CSV page, read as it streams: rows counted by CRLF, ids taken from the first cell when asked. */
+async function fetchPage(server: Child, pathAndQuery: string, wantIds: boolean): Promise<Page> {
+  const headers: Record<string, string> = Object.fromEntries(server.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  if (opts.encoding === 'gzip') headers['accept-encoding'] = 'gzip';
+  const res = await request(`${server.base}${pathAndQuery}`, { headers });
+  if (res.statusCode !== 200) throw new BenchError(`${pathAndQuery.replace(/api_key=[^&]*/, 'api_key=…')} answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
+  const nextPart = String(res.headers.link ?? '').split(', ').find((p) => p.endsWith('rel="next"'));
+  const next = nextPart ? nextPart.slice(1, nextPart.indexOf('>')) : null;
+  let wireBytes = 0;
+  let csvBytes = 0;
+  let lines = 0;
+  let carry = '';
+  const ids: string[] | null = wantIds ? [] : null;
+  let source: AsyncIterable<Buffer> = res.body;
+  if (res.headers['content-encoding'] === 'gzip') {
+    const gunzip = createGunzip();
+    res.body.on('data', (c: Buffer) => (wireBytes += c.length));
+    res.body.pipe(gunzip);
+    source = gunzip;
+  }
+  for await (const chunk of source) {
+    if (source === res.body) wireBytes += chunk.length;
+    csvBytes += chunk.length;
+    const text = carry + chunk.toString('utf8');
+    const parts = text.split('\r\n');
+    carry = parts.pop() ?? '';
+    for (const line of parts) {
+      lines++;
+      // Quoted cells may hold CRLF, but an id never does: a data line starting with the id prefix is a row.
+      if (ids && line.startsWith('bsc_evt_')) ids.push(line.slice(0, line.indexOf(',')));
+    }
+  }
+  return { rows: ids ? ids.length : Math.max(0, lines - 1), wireBytes, csvBytes, next: next ? next.slice(next.indexOf('/v1/')) : null, ids };
+}
+
+interface PhaseResult {
+  readonly phase: string;
+  readonly requests: number;
+  readonly rows: number;
+  readonly unique_rows: number | null;
+  readonly seconds: number;
+  readonly rows_per_s: number;
+  readonly csv_mb_per_s: number;
+  readonly wire_mb: number;
+  readonly rss_start_mb: number;
+  readonly rss_peak_mb: number;
+  readonly expected_unique: number | null;
+}
+
+const mb = (b: number): number => +(b / 1048576).toFixed(1);
+
+async function pagesPhase(server: Child): Promise<PhaseResult> {
+  const sampler = rssSampler(server.pid);
+  const t0 = performance.now();
+  let rows = 0;
+  let wire = 0;
+  let csv = 0;
+  let requests = 0;
+  let next: string | null = `/v1/events.csv?limit=${PAGE}`;
+  while (next !== null && requests < pages) {
+    const p = await fetchPage(server, next, false);
+    requests++;
+    rows += p.rows;
+    wire += p.wireBytes;
+    csv += p.csvBytes;
+    next = p.next;
+  }
+  const s = (performance.now() - t0) / 1000;
+  const m = sampler.stop();
+  return { phase: `pages of ${PAGE}`, requests, rows, unique_rows: null, seconds: +s.toFixed(2), rows_per_s: Math.round(rows / s), csv_mb_per_s: +(csv / 1048576 / s).toFixed(1), wire_mb: mb(wire), rss_start_mb: mb(m.start), rss_peak_mb: mb(m.peak), expected_unique: null };
+}
+
+/** How many events the whole window holds for the bench key (its plan's exclusions apply): one search's total. */
+async function windowTotal(server: Child, window: { start: string; end: string }): Promise<number> {
+  const headers = Object.fromEntries(server.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  const q = new URLSearchParams({ limit: '1', start_date: window.start.slice(0, 10), end_date: window.end.slice(0, 10) });
+  const r = await fetch(`${server.base}/v1/events?${q.toString()}`, { headers });
+  return ((await r.json()) as { total: number }).total;
+}
+
+async function fullPhase(server: Child, window: { start: string; end: string }): Promise<PhaseResult> {
+  const events = await windowTotal(server, window);
+  const sampler = rssSampler(server.pid);
+  const t0 = performance.now();
+  const seen = new Set<string>();
+  let rows = 0;
+  let wire = 0;
+  let csv = 0;
+  let requests = 0;
+  const last = DateTime.fromISO(window.end, { setZone: true });
+  for (let day = DateTime.fromISO(window.start, { setZone: true }).startOf('day'); day <= last; day = day.plus({ days: 1 })) {
+    const d = day.toISODate() ?? '';
+    let next: string | null = `/v1/events.csv?limit=${PAGE}&start_date=${d}&end_date=${d}`;
+    while (next !== null) {
+      const p = await fetchPage(server, next, true);
+      requests++;
+      rows += p.rows;
+      wire += p.wireBytes;
+      csv += p.csvBytes;
+      for (const id of p.ids ?? []) seen.add(id);
+      next = p.next;
+    }
+  }
+  const s = (performance.now() - t0) / 1000;
+  const m = sampler.stop();
+  return { phase: 'full export (day windows)', requests, rows, unique_rows: seen.size, seconds: +s.toFixed(2), rows_per_s: Math.round(rows / s), csv_mb_per_s: +(csv / 1048576 / s).toFixed(1), wire_mb: mb(wire), rss_start_mb: mb(m.start), rss_peak_mb: mb(m.peak), expected_unique: events };
+}
+
+const machine = machineInfo();
+const runDir = path.join(SCRATCH_DIR, `bench-export-${stamp()}`);
+await mkdir(runDir, { recursive: true });
+log(describeMachine(machine));
+const results: { dataset: DatasetName; snapshot: string; events: number; phases: PhaseResult[]; rss_hwm_mb: number }[] = [];
+try {
+  for (const name of datasets) {
+    const ds = await prepareDataset(name, runDir, opts['data-dir-1m']);
+    const server = await startServer({ dataDir: ds.dataDir, logFile: path.join(runDir, `server-${name}.log`), logLevel: 'info', poolThreads });
+    try {
+      const phases: PhaseResult[] = [];
+      log(`${name}: ${pages} pages of ${PAGE}`);
+      phases.push(await pagesPhase(server));
+      if (opts.full) {
+        log(`${name}: full export by day windows`);
+        phases.push(await fullPhase(server, ds.manifest.window));
+      }
+      results.push({ dataset: name, snapshot: ds.manifest.id, events: ds.manifest.counts.events, phases, rss_hwm_mb: mb(memory(server.pid).hwm) });
+    } finally {
+      await server.stop();
+    }
+  }
+} finally {
+  if (!opts.keep) await rm(runDir, { recursive: true, force: true });
+}
+
+console.log(`\n${describeMachine(machine)}; POOL_THREADS=${poolThreads}, Accept-Encoding: ${opts.encoding}, one client reading as fast as it can`);
+for (const r of results) {
+  console.log(`\n${r.dataset}: snapshot ${r.snapshot}, ${r.events} events; server peak RSS over its life ${r.rss_hwm_mb} MB`);
+  console.log(
+    table(
+      ['phase', 'requests', 'rows', 'unique / expected', 'seconds', 'rows/s', 'CSV MB/s', 'wire MB', 'RSS start → peak MB'],
+      r.phases.map((p) => [p.phase, String(p.requests), String(p.rows), p.unique_rows === null ? '-' : `${p.unique_rows} / ${p.expected_unique}`, fmt(p.seconds, 1), String(p.rows_per_s), fmt(p.csv_mb_per_s, 1), fmt(p.wire_mb, 1), `${p.rss_start_mb} → ${p.rss_peak_mb}`]),
+    ),
+  );
+}
+const out = await writeResult('export', { kind: 'export', at: new Date().toISOString(), machine, settings: { pages, full: opts.full, encoding: opts.encoding, pool_threads: poolThreads, page: PAGE }, datasets: results });
+console.log(`written ${path.relative(REPO_ROOT, out)}`);
