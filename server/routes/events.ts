@@ -151,6 +151,7 @@ const canonicalMemo = new LRUCache<string, Prepared>({ max: 10_000 });
 
 /** The feed's links: its URL as reached, and the request's parameters in a canonical order. */
 function feedLinks(req: RouteRequest, path: string, svc: Services, snap: Snapshot): FeedLinks {
+  // Sorted so that equal queries share one entry (the worker sorts again, with the page's offset).
   const params = [...new URLSearchParams(req.http.rawQuery)].filter(([k]) => k !== 'api_key' && k !== 'offset');
   params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return { url: `${baseUrl(req, svc)}${path}`, params, updated: snap.manifest.built_at };

@@ -48,11 +48,12 @@ export function itemText(r: EventRecord): string {
 
 const itemCategories = (r: EventRecord): string[] => [...new Set([...(r.is_canceled ? [CANCELED_CATEGORY] : []), ...r.categories, ...r.tags])];
 
-/** The feed's URL at `offset` (left out at 0), its parameters in the order given. */
+/** The feed's URL at `offset` (left out at 0), its parameters sorted by name: one URL per page. */
 export function feedUrl(links: FeedLinks, offset: number): string {
-  const params = new URLSearchParams(links.params as [string, string][]);
-  if (offset > 0) params.set('offset', String(offset));
-  const q = params.toString();
+  const pairs: [string, string][] = links.params.map(([k, v]) => [k, v]);
+  if (offset > 0) pairs.push(['offset', String(offset)]);
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const q = new URLSearchParams(pairs).toString();
   return q ? `${links.url}?${q}` : links.url;
 }
 
