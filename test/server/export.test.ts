@@ -2,7 +2,6 @@
 // paging to the end, quota cuts, clients that leave mid-body, slow readers (backpressure), HEAD, and
 // gzip of a multi-megabyte stream. Oracles read the snapshot's Parquet directly.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -14,14 +13,11 @@ import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { request } from 'undici';
 import * as v from 'valibot';
-import { REPO_ROOT } from '../../server/config.ts';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import type { Plan } from '../../workers/protocol.ts';
-import type { Manifest } from '../../workers/snapshot/store.ts';
-import { get, NOW, provisionKey, PUBLIC, readRows, startTestServer, WEB, type OracleRow, type TestServer } from './helpers.ts';
+import { buildInChild, get, NOW, provisionKey, PUBLIC, readRows, startTestServer, WEB, type OracleRow, type TestServer } from './helpers.ts';
 
 const NOW_MS = NOW.getTime();
-const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 const SYNTHETIC_EVENTS = 25_000;
 const PAGE = 10_000;
 const EXCLUDED = new Set(['seasonal', 'festivals']);
@@ -46,20 +42,6 @@ let allRows: OracleRow[];
 let firstPage: { bytes: Buffer; etag: string } | null = null;
 
 /** `family-events snapshot build` as an operator runs it: in a process of its own, so its CPU-bound stretches stall nothing here. */
-async function buildInChild(dir: string, now: Date, args: readonly string[]): Promise<Manifest> {
-  const child = spawn(process.execPath, [BIN, 'snapshot', 'build', '--json', ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, FAMILY_EVENTS_NOW: now.toISOString() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  assert.equal(code, 0, `snapshot build failed: ${err}`);
-  return JSON.parse(out) as Manifest;
-}
 
 const byStartThenId = (a: OracleRow, b: OracleRow): number => a.start_ms - b.start_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 

@@ -666,6 +666,22 @@ function assertRssItem(it: RssItem, r: EventRecord, what: string): void {
   assert.deepEqual(it.category, [...(r.is_canceled ? ['canceled'] : []), ...r.categories, ...r.tags], `${what}: categories then tags`);
 }
 
+/** An independent parser reads a feed back: the same ids, links, titles and start dates as the JSON search, and the website as its link. */
+async function readBack(route: '/v1/feed.rss' | '/v1/feed.json', extract: typeof extractFromXml | typeof extractFromJson): Promise<void> {
+  for (const name of QUERY_NAMES) {
+    const q = Q(name);
+    const body = await json(srv, `/v1/events?${q.qs}`);
+    const g = await fetchOnce(srv, `${route}?${q.qs}`);
+    const parsed = extract(g.text, { descriptionMaxLen: 0 });
+    assert.equal(new URL(parsed.link ?? '').href, new URL(WEB).href, name);
+    const entries = parsed.entries ?? [];
+    assert.deepEqual(entries.map((e) => e.id), body.events.map((e) => e.id), `${name}: ids`);
+    assert.deepEqual(entries.map((e) => e.link), body.events.map((e) => new URL(e.event_url).href), `${name}: links`);
+    assert.deepEqual(entries.map((e) => e.title), body.events.map((e) => (e.is_canceled ? `Canceled: ${e.title}` : e.title)), `${name}: titles`);
+    assert.deepEqual(entries.map((e) => Date.parse(e.published ?? '')), body.events.map((e) => Date.parse(e.start_datetime)), `${name}: dates`);
+  }
+}
+
 describe('RSS 2.0', () => {
   test('channel: version, required elements, attribution link, build date, self and next links', async () => {
     for (const name of QUERY_NAMES) {
@@ -736,20 +752,7 @@ describe('RSS 2.0', () => {
     }
   });
 
-  test('@extractus/feed-extractor reads back the ids, links, titles and dates', async () => {
-    for (const name of QUERY_NAMES) {
-      const q = Q(name);
-      const body = await json(srv, `/v1/events?${q.qs}`);
-      const g = await fetchOnce(srv, `/v1/feed.rss?${q.qs}`);
-      const parsed = extractFromXml(g.text, { descriptionMaxLen: 0 });
-      assert.equal(new URL(parsed.link ?? '').href, new URL(WEB).href, name);
-      const entries = parsed.entries ?? [];
-      assert.deepEqual(entries.map((e) => e.id), body.events.map((e) => e.id), `${name}: ids`);
-      assert.deepEqual(entries.map((e) => e.link), body.events.map((e) => new URL(e.event_url).href), `${name}: links`);
-      assert.deepEqual(entries.map((e) => e.title), body.events.map((e) => (e.is_canceled ? `Canceled: ${e.title}` : e.title)), `${name}: titles`);
-      assert.deepEqual(entries.map((e) => Date.parse(e.published ?? '')), body.events.map((e) => Date.parse(e.start_datetime)), `${name}: dates`);
-    }
-  });
+  test('@extractus/feed-extractor reads back the ids, links, titles and dates', () => readBack('/v1/feed.rss', extractFromXml));
 });
 
 // ---------------------------------------------------------------- 5. JSON Feed
@@ -803,20 +806,7 @@ describe('JSON Feed 1.1', () => {
     }
   });
 
-  test('@extractus/feed-extractor reads back the ids, links, titles and dates', async () => {
-    for (const name of QUERY_NAMES) {
-      const q = Q(name);
-      const body = await json(srv, `/v1/events?${q.qs}`);
-      const g = await fetchOnce(srv, `/v1/feed.json?${q.qs}`);
-      const parsed = extractFromJson(g.text, { descriptionMaxLen: 0 });
-      assert.equal(new URL(parsed.link ?? '').href, new URL(WEB).href, name);
-      const entries = parsed.entries ?? [];
-      assert.deepEqual(entries.map((e) => e.id), body.events.map((e) => e.id), `${name}: ids`);
-      assert.deepEqual(entries.map((e) => e.link), body.events.map((e) => new URL(e.event_url).href), `${name}: links`);
-      assert.deepEqual(entries.map((e) => e.title), body.events.map((e) => (e.is_canceled ? `Canceled: ${e.title}` : e.title)), `${name}: titles`);
-      assert.deepEqual(entries.map((e) => Date.parse(e.published ?? '')), body.events.map((e) => Date.parse(e.start_datetime)), `${name}: dates`);
-    }
-  });
+  test('@extractus/feed-extractor reads back the ids, links, titles and dates', () => readBack('/v1/feed.json', extractFromJson));
 });
 
 // ---------------------------------------------------------------- 6. canceled events

@@ -1,5 +1,7 @@
 // Shared by the server tests: a real snapshot built by the pipeline from the bundled sample, a real
 // server on a loopback port (port 0), and the snapshot's full record list for test-local oracles.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import { loadConfig, REPO_ROOT, type Config } from '../../server/config.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
 import { AccountsDb } from '../../workers/meter/store.ts';
+import type { Manifest } from '../../workers/snapshot/store.ts';
 import type { Plan } from '../../workers/protocol.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
@@ -190,4 +193,54 @@ export async function get(base: string, pathAndQuery: string, init: RequestInit 
 /** The records.jsonl body of a row, as the snapshot stores it (for byte-level comparisons). */
 export async function recordLines(build: BuildResult): Promise<string[]> {
   return (await readFile(path.join(build.dir, 'records.jsonl'), 'utf8')).split('\n').filter((l) => l !== '');
+}
+
+// ---------------------------------------------------------------- processes and metrics
+
+const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
+
+/** `family-events snapshot build --json [args]` into `dataDir` with the clock pinned at `now`; its manifest. */
+export async function buildInChild(dataDir: string, now: Date, args: readonly string[] = []): Promise<Manifest> {
+  const child = spawn(process.execPath, [BIN, 'snapshot', 'build', '--json', ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, FAMILY_EVENTS_NOW: now.toISOString() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, `snapshot build failed: ${err}`);
+  return JSON.parse(out) as Manifest;
+}
+
+export interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** Prometheus text exposition → samples (comments skipped). */
+export function parseProm(text: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const sp = line.lastIndexOf(' ');
+    const head = line.slice(0, sp);
+    const brace = head.indexOf('{');
+    const labels: Record<string, string> = {};
+    // {name="value",...} with backslash escapes in values, scanned by hand.
+    for (let i = brace + 1; brace >= 0 && i < head.length && head[i] !== '}'; ) {
+      const eq = head.indexOf('=', i);
+      const name = head.slice(i, eq);
+      let value = '';
+      let j = eq + 2;
+      for (; j < head.length && head[j] !== '"'; j++) value += (head[j] === '\\' ? head[++j] : head[j]) ?? '';
+      labels[name] = value;
+      i = head[j + 1] === ',' ? j + 2 : j + 1;
+    }
+    out.push({ name: brace < 0 ? head : head.slice(0, brace), labels, value: Number(line.slice(sp + 1)) });
+  }
+  return out;
 }

@@ -13,8 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
 import { REPO_ROOT } from '../../server/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
-import type { Manifest } from '../../workers/snapshot/store.ts';
-import { get, NOW, NOW_ISO, provisionKey, PUBLIC, readRows, sampleFixture, startTestServer, UNMETERED, WEB, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import { buildInChild, get, NOW, NOW_ISO, provisionKey, PUBLIC, readRows, sampleFixture, startTestServer, UNMETERED, WEB, parseProm, type Fixture, type Got, type OracleRow, type Sample, type TestServer } from './helpers.ts';
 import { freePort } from '../ports.ts';
 
 const NOW_MS = NOW.getTime();
@@ -56,35 +55,6 @@ function mostCommon(values: Iterable<string>): [string, number] {
 
 // ---------------------------------------------------------------- small tools
 
-interface Sample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
-
-/** Prometheus text exposition → samples (comments skipped). */
-function parseProm(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const sp = line.lastIndexOf(' ');
-    const head = line.slice(0, sp);
-    const brace = head.indexOf('{');
-    const labels: Record<string, string> = {};
-    // {name="value",...} with backslash escapes in values, scanned by hand.
-    for (let i = brace + 1; brace >= 0 && i < head.length && head[i] !== '}'; ) {
-      const eq = head.indexOf('=', i);
-      const name = head.slice(i, eq);
-      let value = '';
-      let j = eq + 2;
-      for (; j < head.length && head[j] !== '"'; j++) value += (head[j] === '\\' ? head[++j] : head[j]) ?? '';
-      labels[name] = value;
-      i = head[j + 1] === ',' ? j + 2 : j + 1;
-    }
-    out.push({ name: brace < 0 ? head : head.slice(0, brace), labels, value: Number(line.slice(sp + 1)) });
-  }
-  return out;
-}
 
 /** The sample's value, or 0 when the series does not exist yet (a counter child before its first use). */
 function metric(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
@@ -154,21 +124,6 @@ function serve(env: Record<string, string>): Proc {
   return { child, exited, stdout: () => out, stderr: () => err };
 }
 
-/** `family-events snapshot build --json [args]` into `dataDir` with the clock pinned at `now`; its manifest. */
-async function buildInChild(dataDir: string, now: Date, args: readonly string[] = []): Promise<Manifest> {
-  const child = spawn(process.execPath, [BIN, 'snapshot', 'build', '--json', ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, FAMILY_EVENTS_NOW: now.toISOString() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  assert.equal(code, 0, `snapshot build failed: ${err}`);
-  return JSON.parse(out) as Manifest;
-}
 
 /** The exit code, or 'timeout' (after killing the process) when it does not exit in time. */
 async function exitWithin(p: Proc, ms: number): Promise<number | null | 'timeout'> {

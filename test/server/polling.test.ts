@@ -2,7 +2,6 @@
 // strong ETags and Last-Modified, If-None-Match → 304 (free of charge, like HEAD), content-coding,
 // the response cache, and validators moving on a snapshot swap.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,15 +12,13 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { request } from 'undici';
 import * as v from 'valibot';
-import { REPO_ROOT } from '../../server/config.ts';
 import { EventListSchema, JsonFeedSchema, UsageSchema } from '../../server/schemas.ts';
 import type { Plan } from '../../workers/protocol.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
-import { get, NOW, provisionKey, readRows, sampleFixture, startTestServer, type Fixture, type OracleRow, type TestServer } from './helpers.ts';
+import { buildInChild, get, NOW, parseProm, type Sample, provisionKey, readRows, sampleFixture, startTestServer, type Fixture, type OracleRow, type TestServer } from './helpers.ts';
 
 const NOW_MS = NOW.getTime();
 const DAY_MS = 24 * 60 * 60 * 1000;
-const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 const EXCLUDED = new Set(['seasonal', 'festivals']);
 /** Bodies over this many bytes are compressed when the client accepts it; others never are. */
 const MIN_COMPRESSED = 1024;
@@ -173,31 +170,8 @@ function assertNotModified(r: Raw, f: FormatCase, etag: string, lastModified: st
 
 // ---------------------------------------------------------------- metrics and access log
 
-interface Sample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
 
 /** Prometheus text → samples; the label values read here (routes, results) hold no escapes or commas. */
-function parseProm(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const sp = line.lastIndexOf(' ');
-    const head = line.slice(0, sp);
-    const brace = head.indexOf('{');
-    const labels: Record<string, string> = {};
-    if (brace >= 0) {
-      for (const pair of head.slice(brace + 1, head.lastIndexOf('}')).split('",')) {
-        const eq = pair.indexOf('=');
-        if (eq > 0) labels[pair.slice(0, eq)] = pair.slice(eq + 2).replace(/"$/, '');
-      }
-    }
-    out.push({ name: brace < 0 ? head : head.slice(0, brace), labels, value: Number(line.slice(sp + 1)) });
-  }
-  return out;
-}
 
 async function scrape(srv: TestServer): Promise<Sample[]> {
   const r = await get(srv.adminBase, '/metrics');
@@ -237,20 +211,6 @@ const counts = (u: Usage): { records: number; requests: number } => ({ records: 
 // ---------------------------------------------------------------- snapshot build in a child process
 
 /** `family-events snapshot build --json [args]` into `dataDir` with the clock at `now`; its manifest. */
-async function buildInChild(dataDir: string, now: Date, args: readonly string[]): Promise<Manifest> {
-  const child = spawn(process.execPath, [BIN, 'snapshot', 'build', '--json', ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, FAMILY_EVENTS_NOW: now.toISOString() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  assert.equal(code, 0, `snapshot build failed: ${err}`);
-  return JSON.parse(out) as Manifest;
-}
 
 // ---------------------------------------------------------------- shared fixture and server
 
