@@ -18,7 +18,7 @@ import { request } from 'undici';
 import { DateTime } from 'luxon';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { DATASETS, DEFAULT_DIR_1M, prepareDataset, type DatasetName } from './lib/dataset.ts';
-import { startServer, type Child } from './lib/server.ts';
+import { headerObject, startServer, type Child } from './lib/server.ts';
 
 exitOnError();
 const { values: opts } = parseArgs({
@@ -71,7 +71,7 @@ interface Page {
 
 /** One CSV page, read as it streams: rows counted by CRLF, ids taken from the first cell when asked. */
 async function fetchPage(server: Child, pathAndQuery: string, wantIds: boolean): Promise<Page> {
-  const headers: Record<string, string> = Object.fromEntries(server.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  const headers: Record<string, string> = headerObject(server.headers);
   if (opts.encoding === 'gzip') headers['accept-encoding'] = 'gzip';
   const res = await request(`${server.base}${pathAndQuery}`, { headers });
   if (res.statusCode !== 200) throw new BenchError(`${pathAndQuery.replace(/api_key=[^&]*/, 'api_key=…')} answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
@@ -143,7 +143,7 @@ async function pagesPhase(server: Child): Promise<PhaseResult> {
 
 /** How many events the whole window holds for the bench key (its plan's exclusions apply): one search's total. */
 async function windowTotal(server: Child, window: { start: string; end: string }): Promise<number> {
-  const headers = Object.fromEntries(server.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  const headers = headerObject(server.headers);
   const q = new URLSearchParams({ limit: '1', start_date: window.start.slice(0, 10), end_date: window.end.slice(0, 10) });
   const r = await fetch(`${server.base}/v1/events?${q.toString()}`, { headers });
   return ((await r.json()) as { total: number }).total;

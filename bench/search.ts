@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { DATASETS, datasetFacts, DEFAULT_DIR_1M, EXCLUDED_CATEGORIES, prepareDataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
-import { counterDelta, scrapeCounters, startHello, startServer, type Child, type CounterDelta } from './lib/server.ts';
+import { counterDelta, headerObject, scrapeCounters, startHello, startServer, type Child, type CounterDelta } from './lib/server.ts';
 import { runWrk, type WrkResult } from './lib/wrk.ts';
 
 exitOnError();
@@ -101,10 +101,8 @@ interface DatasetResult {
   };
 }
 
-const headerObject = (lines: readonly string[]): Record<string, string> => Object.fromEntries(lines.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
-
 async function getJson(target: Child, p: string): Promise<{ status: number; body: unknown }> {
-  const headers = Object.fromEntries(target.headers.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+  const headers = headerObject(target.headers);
   const r = await fetch(`${target.base}${p}`, { headers });
   const text = await r.text();
   try {

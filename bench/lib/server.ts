@@ -19,6 +19,10 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** "Name: value" header lines (wrk's -H form) as the object fetch and undici take. */
+export const headerObject = (lines: readonly string[]): Record<string, string> =>
+  Object.fromEntries(lines.map((h) => [h.slice(0, h.indexOf(':')), h.slice(h.indexOf(':') + 1).trim()]));
+
 function stopper(child: ChildProcess, what: string): () => Promise<void> {
   return async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
