@@ -108,21 +108,21 @@ function searchHeaders(req: RouteRequest, path: string, fmt: Format, svc: Servic
 /** The encoding a body of `bytes` goes out in. */
 const encodingFor = (wanted: Encoding, bytes: number | null): Encoding => (bytes !== null && bytes <= MIN_COMPRESSED_BYTES ? 'identity' : wanted);
 
+/** A search's 200: its type and coding before the headers it shares with a 304. */
+function okReply(c: Call, enc: Encoding, headers: Headers, body: Reply['body'], cache: 'hit' | 'miss'): Reply {
+  const head: Headers = [['Content-Type', c.fmt.contentType]];
+  if (enc !== 'identity') head.push(['Content-Encoding', enc]);
+  return { status: 200, headers: [...head, ...headers], body, route: c.path, cache };
+}
+
 /** A whole answer (cached or just computed) as a 200, or a 304 when the client holds it already. */
 function answerReply(c: Call, a: Answer, extra: Headers, cache: 'hit' | 'miss'): Reply | Promise<Reply> {
   const enc = encodingFor(c.enc, a.body.length);
   const headers = searchHeaders(c.req, c.path, c.fmt, c.svc, c.snap, a, enc, extra);
   if (noneMatchHits(c.req.http.headers['if-none-match'], a.etag)) return { status: 304, headers, body: '', route: c.path, cache };
-  const reply = (body: Uint8Array, encoded: boolean): Reply => ({
-    status: 200,
-    headers: [['Content-Type', c.fmt.contentType], ...(encoded ? [['Content-Encoding', enc] as const] : []), ...headers],
-    body,
-    route: c.path,
-    cache,
-  });
-  if (enc === 'identity') return reply(a.body, false);
+  if (enc === 'identity') return okReply(c, enc, headers, a.body, cache);
   const form = c.svc.cache.encoded(c.prepared.key, a, enc);
-  return form instanceof Promise ? form.then((b) => reply(b, true)) : reply(form, true);
+  return form instanceof Promise ? form.then((b) => okReply(c, enc, headers, b, cache)) : okReply(c, enc, headers, form, cache);
 }
 
 interface Prepared {
@@ -235,20 +235,15 @@ async function startStream(c: Call, cut: number | null): Promise<Streamed> {
   return r;
 }
 
-/** The reply carrying a streamed body: compressed on the way unless it is small, and kept if it is small enough. */
+/**
+ * The reply carrying a streamed body: compressed on the way unless it is small, and kept if it is
+ * small enough. A page cut by the quota is not kept: the CSV path never looks one up.
+ */
 function streamReply(c: Call, s: Streamed, extra: Headers): Reply {
-  const key = s.head.truncated ? `${c.prepared.key}\0cut=${s.head.count}` : c.prepared.key;
-  let body: BodyStream = c.svc.cache.keepStreamed(key, s.head, s.body);
+  let body: BodyStream = s.head.truncated ? s.body : c.svc.cache.keepStreamed(c.prepared.key, s.head, s.body);
   const enc = encodingFor(c.enc, s.wholeBytes);
   if (enc !== 'identity') body = compressStream(body, enc);
-  const headers = searchHeaders(c.req, c.path, c.fmt, c.svc, c.snap, s.head, enc, extra);
-  return {
-    status: 200,
-    headers: [['Content-Type', c.fmt.contentType], ...(enc !== 'identity' ? [['Content-Encoding', enc] as const] : []), ...headers],
-    body,
-    route: c.path,
-    cache: 'miss',
-  };
+  return okReply(c, enc, searchHeaders(c.req, c.path, c.fmt, c.svc, c.snap, s.head, enc, extra), body, 'miss');
 }
 
 /** The keyless demo: answered from the cache synchronously when it can. Nothing is metered. */
@@ -376,11 +371,11 @@ async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: 
     // Nothing is delivered: free the hold, and give the headers GET would (the HTTP adapter drops
     // a HEAD's body, which stops the worker) or a 304.
     release();
-    const quota = r.quota.remaining === null ? r.quota : { ...r.quota, remaining: r.quota.remaining + r.granted };
-    const reply = streamReply(c, s, quotaHeaders(quota, nowMs));
-    if (!unchanged) return reply;
+    const quota = quotaHeaders(r.quota.remaining === null ? r.quota : { ...r.quota, remaining: r.quota.remaining + r.granted }, nowMs);
+    if (!unchanged) return streamReply(c, s, quota);
     s.body.cancel();
-    return { ...reply, status: 304, headers: reply.headers.filter(([k]) => k !== 'Content-Type' && k !== 'Content-Encoding'), body: '' };
+    const headers = searchHeaders(c.req, c.path, c.fmt, svc, c.snap, s.head, encodingFor(c.enc, s.wholeBytes), quota);
+    return { status: 304, headers, body: '', route: c.path, cache: 'miss' };
   }
   let done;
   try {
