@@ -2,7 +2,6 @@
 // the current one and the one requests still in flight may name), runs one search at a time, and
 // returns the serialized body as a transferred buffer, or streams it (CSV) over a port with flow
 // control. Failures are returned, never thrown.
-import { createHash, type Hash } from 'node:crypto';
 import { BroadcastChannel, threadId, type MessagePort } from 'node:worker_threads';
 import { Piscina, workerData } from 'piscina';
 import {
@@ -11,7 +10,8 @@ import {
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
   STREAM_WINDOW_BYTES,
 } from '../protocol.ts';
-import { CSV_VERSION, csvBatch } from './csv.ts';
+import { csvBatch } from './csv.ts';
+import { bodyTag, csvTag } from './etag.ts';
 import { SnapshotDb, type PageRow, type SearchPage } from './db.ts';
 import { jsonEnvelope, nextOffset, readRecord } from './envelope.ts';
 import { jsonFeedBody, rssBody } from './feeds.ts';
@@ -72,10 +72,6 @@ function transferable(result: SearchOk): unknown {
     },
   } as unknown as Parameters<typeof Piscina.move>[0]);
 }
-
-/** Strong entity tags: 128 bits of SHA-256, base64url (22 characters). */
-const tag = (h: Hash): string => h.digest('base64url').slice(0, 22);
-export const bodyTag = (body: Uint8Array): string => tag(createHash('sha256').update(body));
 
 /** What a body is made of besides its rows, for the page's figures. */
 interface Paged {
@@ -138,7 +134,7 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
     etag,
   });
   try {
-    if (task.stream !== null) return await streamCsv(task, db, paged.page.rows, head(csvTag(task, paged)), cancelled);
+    if (task.stream !== null) return await streamCsv(task, db, paged.page.rows, head(csvTag(task, paged.page, paged.next, paged.truncated)), cancelled);
     const body = bufferedBody(task, db, paged);
     return transferable({ ok: true, body, ...head(bodyTag(body)) });
   } catch (err) {
@@ -146,17 +142,6 @@ export default async function run(task: SearchTask): Promise<SearchResult | unkn
   }
 }
 
-/**
- * A CSV body's entity tag, known before its first byte: the digest of everything its bytes are a
- * function of. Records are immutable within a snapshot id, so equal digests mean equal bodies.
- */
-function csvTag(task: SearchTask, p: Paged): string {
-  const h = createHash('sha256');
-  const q = task.query;
-  h.update(`csv/${CSV_VERSION}\0${task.snapshot.id}\0${task.webBaseUrl}\0${p.page.total}\0${q.limit}\0${q.offset}\0${p.next}\0${p.truncated}\0`);
-  for (const r of p.page.rows) h.update(`${r.rid}:${r.distanceKm ?? ''}\n`);
-  return tag(h);
-}
 
 /** Rows per fast-csv batch: about 0.5 MB of CSV, small enough to keep the stream's memory flat. */
 const CSV_BATCH_ROWS = 500;
