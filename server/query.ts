@@ -18,7 +18,26 @@ export interface QueryContext {
   readonly defaultLimit: number;
 }
 
+/**
+ * Week ranges by week: luxon's zone arithmetic costs ~200 µs on the main thread, on every distinct
+ * query string that names a week. current/next are keyed by the hour, which is exact because Los
+ * Angeles changes offset and day only on whole hours; a few hundred entries at most, then cleared.
+ */
+const weeks = new Map<string, { fromMs: number; toMs: number }>();
+const HOUR_MS = 3_600_000;
+
 export function weekRange(spec: WeekSpec, now: Date): { fromMs: number; toMs: number } {
+  const key = spec.kind === 'iso' ? `${spec.year}-W${spec.week}` : `${spec.kind}@${Math.floor(now.getTime() / HOUR_MS)}`;
+  let range = weeks.get(key);
+  if (range === undefined) {
+    if (weeks.size >= 1024) weeks.clear();
+    range = computeWeekRange(spec, now);
+    weeks.set(key, range);
+  }
+  return range;
+}
+
+function computeWeekRange(spec: WeekSpec, now: Date): { fromMs: number; toMs: number } {
   const monday =
     spec.kind === 'iso'
       ? DateTime.fromObject({ weekYear: spec.year, weekNumber: spec.week, weekday: 1 }, { zone: ZONE })
