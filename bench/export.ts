@@ -7,9 +7,8 @@
 //          offset stops at 100,000. Events spanning days come in every day they touch; the client
 //          dedupes by id, as an exporter would, and the unique count must equal the snapshot's.
 // Writes bench/results/export-<timestamp>.json.
-// Usage: node --import tsx bench/export.ts [--dataset sample|synthetic-1m|both] [--pages 10]
-//        [--full] [--encoding identity|gzip] [--pool-threads 2] [--data-dir-1m DIR] [--keep]
-import { readFileSync } from 'node:fs';
+// Usage: node --import tsx bench/export.ts [--dataset sample|synthetic-50k|synthetic-1m|synthetic-10m[,...]]
+//        [--pages 10] [--full] [--encoding identity|gzip] [--pool-threads 2] [--keep]
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,8 +16,8 @@ import { createGunzip } from 'node:zlib';
 import { request } from 'undici';
 import { DateTime } from 'luxon';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
-import { DATASETS, DEFAULT_DIR_1M, prepareDataset, type DatasetName } from './lib/dataset.ts';
-import { headerObject, startServer, type Child } from './lib/server.ts';
+import { datasetName, prepareDataset, type DatasetName } from './lib/dataset.ts';
+import { headerObject, memory, rssSampler, startServer, type Child } from './lib/server.ts';
 
 exitOnError();
 const { values: opts } = parseArgs({
@@ -28,38 +27,15 @@ const { values: opts } = parseArgs({
     full: { type: 'boolean', default: false },
     encoding: { type: 'string', default: 'identity' },
     'pool-threads': { type: 'string', default: '2' },
-    'data-dir-1m': { type: 'string', default: DEFAULT_DIR_1M },
     keep: { type: 'boolean', default: false },
   },
 });
-const datasets: DatasetName[] = opts.dataset === 'both' ? [...DATASETS] : DATASETS.includes(opts.dataset as DatasetName) ? [opts.dataset as DatasetName] : [];
-if (!datasets.length) throw new BenchError(`--dataset must be sample, synthetic-1m or both (got ${opts.dataset})`);
+const datasets: DatasetName[] = opts.dataset.split(',').map(datasetName);
 if (opts.encoding !== 'identity' && opts.encoding !== 'gzip') throw new BenchError(`--encoding must be identity or gzip (got ${opts.encoding})`);
 const pages = wholeArg('pages', opts.pages, 1);
 const poolThreads = wholeArg('pool-threads', opts['pool-threads'], 1);
 const PAGE = 10_000;
 
-/** Resident set size of a process in bytes (VmRSS), and its lifetime peak (VmHWM). */
-function memory(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 'NaN') * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-}
-
-/** Samples VmRSS every 50 ms until stopped; the largest sample is the phase's peak. */
-function rssSampler(pid: number): { stop(): { peak: number; start: number } } {
-  const start = memory(pid).rss;
-  let peak = start;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, memory(pid).rss);
-  }, 50);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return { peak: Math.max(peak, memory(pid).rss), start };
-    },
-  };
-}
 
 interface Page {
   readonly rows: number;
@@ -184,7 +160,7 @@ log(describeMachine(machine));
 const results: { dataset: DatasetName; snapshot: string; events: number; phases: PhaseResult[]; rss_hwm_mb: number }[] = [];
 try {
   for (const name of datasets) {
-    const ds = await prepareDataset(name, runDir, opts['data-dir-1m']);
+    const ds = await prepareDataset(name, runDir);
     const server = await startServer({ dataDir: ds.dataDir, logFile: path.join(runDir, `server-${name}.log`), logLevel: 'info', poolThreads });
     try {
       const phases: PhaseResult[] = [];

@@ -1,13 +1,15 @@
-// The search benchmark's scenarios as data: what each one asks and why. bench/search.ts runs them
-// in this order (the repeat of "repeated" comes last, so the noise floor spans the whole run).
+// The HTTP load scenarios as data: what each one asks and why. bench/run.ts runs them in this
+// order (the repeat of "repeated" comes last, so the noise floor spans the whole run).
 import path from 'node:path';
 import { REPO_ROOT } from './lib/common.ts';
 import type { DatasetFacts } from './lib/dataset.ts';
 
 export interface ScenarioContext {
   readonly facts: DatasetFacts;
-  /** Seed of the Lua generator: a run can be replayed with --seed. */
+  /** Seed of the mix and of the Lua generator: a run can be replayed with --seed. */
   readonly seed: number;
+  /** The distinct mix's request paths, one per line (bench/mix.ts). */
+  readonly mixFile: string;
 }
 
 export interface Scenario {
@@ -17,8 +19,8 @@ export interface Scenario {
   readonly target: 'hello' | 'server';
   /** One fixed request path... */
   readonly path?: (ctx: ScenarioContext) => string;
-  /** ...or a wrk Lua script generating every request, with the arguments its init() gets. */
-  readonly lua?: { readonly script: string; readonly args: (ctx: ScenarioContext, check: boolean) => string[] };
+  /** ...or a wrk Lua script generating every request, with the arguments its init() gets in each phase of a run. */
+  readonly lua?: { readonly script: string; readonly args: (ctx: ScenarioContext, phase: 'measure' | 'warmup' | 'check') => string[] };
   /** wrk connections, when not the run's --connections. */
   readonly connections?: number;
   /** Accept-Encoding to send (wrk sends none): pollers that take compressed bodies get the cached compressed form. */
@@ -27,40 +29,70 @@ export interface Scenario {
   readonly conditional?: boolean;
   /** This run repeats the named scenario; the ratio of the two is the run's noise floor. */
   readonly repeats?: string;
+  /** Rows each request returns, where fixed (CSV pages): rows/s = req/s × rows. */
+  readonly rowsPerRequest?: (ctx: ScenarioContext) => number;
+  /** Part of `--quick` (otherwise full runs only). */
+  readonly quick: boolean;
+  /** Also run on every dataset of the scale section (otherwise on the main dataset only). */
+  readonly scale: boolean;
+  /** Also asked of the Fastify + pg peer (same path or generator, same connections). */
+  readonly peer: boolean;
 }
 
 /** Scenario (1): a parent's everyday search, in the city with the most events. */
 export const repeatedPath = (f: DatasetFacts, limit = 20, route = '/v1/events'): string => `${route}?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=${limit}`;
 
-export const DISTINCT_LUA = path.join(REPO_ROOT, 'bench', 'wrk', 'distinct.lua');
+export const MIX_LUA = path.join(REPO_ROOT, 'bench', 'wrk', 'mix.lua');
+
+/**
+ * Concurrency of the distinct mix, ours and every peer's (pgbench clients too): enough to keep two
+ * query threads busy, few enough that p99 is the search's own latency rather than a queue's (at 32
+ * connections and 2 cores, every system's p99 is mostly waiting).
+ */
+export const DISTINCT_CONNECTIONS = 4;
 
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'baseline',
+    quick: true,
+    scale: true,
+    peer: false,
     description: 'bare uWS hello-world on one thread: the ceiling "repeated" is measured against (target: repeated >= 50% of it)',
     target: 'hello',
     path: () => '/',
   },
   {
     name: 'repeated',
+    quick: true,
+    scale: true,
+    peer: true,
     description: 'one fixed search (city, ages 3-6, limit 20) repeated: every request after the first is a response-cache hit',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts),
   },
   {
     name: 'repeated-demo-10',
+    quick: false,
+    scale: false,
+    peer: false,
     description: 'the fixed search with limit 10 on the keyless demo route: the same cached answer with no key lookup and no metering',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts, 10, '/v1/demo/events'),
   },
   {
     name: 'repeated-10',
+    quick: false,
+    scale: false,
+    peer: false,
     description: 'the same limit-10 search on the live route: key lookup, rate limit and a durable charge per request; its ratio to repeated-demo-10 is the cost of metering',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts, 10),
   },
   {
     name: 'repeated-demo-10-c256',
+    quick: false,
+    scale: false,
+    peer: false,
     description: 'repeated-demo-10 with 256 connections',
     target: 'server',
     connections: 256,
@@ -68,6 +100,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'repeated-10-c256',
+    quick: false,
+    scale: false,
+    peer: false,
     description:
       'repeated-10 with 256 connections: a charge waits for the fsync of its batch, so throughput is connections / commit latency until the main thread is the limit; more connections, larger batches',
     target: 'server',
@@ -76,6 +111,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'repeated-br',
+    quick: false,
+    scale: false,
+    peer: false,
     description: 'the fixed search with Accept-Encoding: br, gzip: the cache hands out its kept brotli form (compressed once)',
     target: 'server',
     acceptEncoding: 'br, gzip',
@@ -83,6 +121,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'poll-304',
+    quick: true,
+    scale: false,
+    peer: false,
     description: 'the fixed search with If-None-Match of its current ETag: a poller whose copy is current gets 304 (no body, no charge)',
     target: 'server',
     conditional: true,
@@ -90,6 +131,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'feed-rss-304',
+    quick: true,
+    scale: false,
+    peer: false,
     description: 'an RSS feed poll (city, limit 50) with If-None-Match and Accept-Encoding gzip: the aggregator path',
     target: 'server',
     conditional: true,
@@ -98,6 +142,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'feed-json-200',
+    quick: false,
+    scale: false,
+    peer: false,
     description: 'a JSON Feed (city, limit 50) fetched whole each time with Accept-Encoding gzip: a poller without a validator',
     target: 'server',
     acceptEncoding: 'gzip',
@@ -105,26 +152,34 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'csv-10k',
+    quick: true,
+    scale: true,
+    peer: false,
     description: 'CSV pages of 10,000 rows (too big to cache: every request streams from a query worker); rows/s = req/s x rows per page',
     target: 'server',
     connections: 4,
     path: () => '/v1/events.csv?limit=10000',
+    rowsPerRequest: (ctx) => Math.min(10_000, ctx.facts.upcoming),
   },
   {
     name: 'distinct',
+    quick: true,
+    scale: true,
+    peer: true,
     description:
-      'a different search per request (random lat/lng in the data bounding box, radius 2-15 km, random age range, one allowed category, offset 0-40): every request runs a DuckDB query',
+      'a different search per request, drawn from a seeded mix (bench/mix.ts): near a busy venue (radius 2-15 km, ages, sometimes a category), in a city (ages, often this or next week), a word or word prefix (q), a word within a city; offsets 0-40. Every request runs a query',
     target: 'server',
+    connections: DISTINCT_CONNECTIONS,
     lua: {
-      script: DISTINCT_LUA,
-      args: ({ facts, seed }, check) => {
-        const b = facts.bbox;
-        return [String(b.latLo), String(b.latHi), String(b.lngLo), String(b.lngHi), facts.categories.join(','), String(seed), ...(check ? ['check'] : [])];
-      },
+      script: MIX_LUA,
+      args: ({ mixFile }, phase) => [mixFile, phase],
     },
   },
   {
     name: 'same-vs-same',
+    quick: true,
+    scale: false,
+    peer: false,
     description: '"repeated" run again at the end: its ratio to the first run is the noise floor of this machine and run',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts),

@@ -107,27 +107,37 @@ export function freePort(): Promise<number> {
 
 export interface RunResult {
   readonly code: number | null;
+  /** Empty when the output was only counted (countStdout). */
   readonly stdout: string;
+  readonly stdoutBytes: number;
   readonly stderr: string;
 }
 
+export type RunOptions = SpawnOptions & {
+  input?: NodeJS.ReadableStream;
+  /** Count standard output's bytes and drop them (a bulk export need not fit in a string). */
+  countStdout?: boolean;
+};
+
 /** Runs a command to completion, collecting its output; never throws for a non-zero exit (callers decide). */
-export function run(file: string, args: readonly string[], opts: SpawnOptions & { input?: NodeJS.ReadableStream } = {}): Promise<RunResult> {
-  const { input, ...spawnOpts } = opts;
+export function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
+  const { input, countStdout, ...spawnOpts } = opts;
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { cwd: REPO_ROOT, ...spawnOpts, stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
+    let stdoutBytes = 0;
     let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    if (countStdout) child.stdout?.on('data', (b: Buffer) => (stdoutBytes += b.length));
+    else child.stdout?.setEncoding('utf8').on('data', (s: string) => ((stdout += s), (stdoutBytes += Buffer.byteLength(s))));
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     if (input && child.stdin) input.pipe(child.stdin);
     child.once('error', (err) => reject(new BenchError(`cannot run ${file}: ${err.message}`)));
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => resolve({ code, stdout, stdoutBytes, stderr }));
   });
 }
 
 /** Like run(), but a non-zero exit is an error that quotes the end of the command's output. */
-export async function runOk(file: string, args: readonly string[], opts: SpawnOptions & { input?: NodeJS.ReadableStream } = {}): Promise<RunResult> {
+export async function runOk(file: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
   const r = await run(file, args, opts);
   if (r.code !== 0) {
     const tail = `${r.stderr}\n${r.stdout}`.trim().split('\n').slice(-12).join('\n');

@@ -1,6 +1,6 @@
-// The data a benchmark runs on: a fresh bundled-sample snapshot, or the 1M-event synthetic one
-// (reused across runs, rebuilt only when missing or of an older layout), and the facts about it
-// that both benchmarks draw their queries from, so ours and PostGIS ask the same questions.
+// The data a benchmark runs on: a fresh bundled-sample snapshot, or a synthetic one of 50k, 1M or
+// 10M events (reused across runs, rebuilt only when missing or of an older layout), and the facts
+// about it that every load and peer draws its queries from, so ours and PostGIS ask the same questions.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -8,11 +8,20 @@ import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, type Manifest } from '../../workers/snapshot/store.ts';
 import { BenchError, log, NOW_ISO, NOW_MS, REPO_ROOT, runOk, SCRATCH_DIR } from './common.ts';
 
-export const DATASETS = ['sample', 'synthetic-1m'] as const;
+/** The bundled sample, and synthetic sets by size: the scale section runs the same mix on each. */
+export const SYNTHETIC_SIZES = { 'synthetic-50k': 50_000, 'synthetic-1m': 1_000_000, 'synthetic-10m': 10_000_000 } as const;
+export const DATASETS = ['sample', ...(Object.keys(SYNTHETIC_SIZES) as (keyof typeof SYNTHETIC_SIZES)[])] as const;
 export type DatasetName = (typeof DATASETS)[number];
 
-export const SYNTHETIC_EVENTS = 1_000_000;
-export const DEFAULT_DIR_1M = path.join(SCRATCH_DIR, 'bench-1m');
+export function datasetName(s: string): DatasetName {
+  const found = DATASETS.find((d) => d === s);
+  if (!found) throw new BenchError(`unknown dataset ${s} (one of ${DATASETS.join(', ')})`);
+  return found;
+}
+
+/** Where a synthetic set is kept between runs (gitignored): .tmp/bench-50k, .tmp/bench-1m, .tmp/bench-10m. */
+export const datasetDir = (name: Exclude<DatasetName, 'sample'>): string => path.join(SCRATCH_DIR, `bench-${name.slice('synthetic-'.length)}`);
+
 /** The bench key's plan excludes what Community excludes (see bench/lib/server.ts), without its cap. */
 export const EXCLUDED_CATEGORIES: readonly string[] = ['festivals', 'seasonal'];
 
@@ -41,10 +50,10 @@ async function build(dataDir: string, extra: string[]): Promise<void> {
 
 /**
  * sample: always a fresh DATA_DIR under runDir, so every run measures the current pipeline's output.
- * synthetic-1m: dataDir1m (default .tmp/bench-1m) if it holds a current-layout snapshot of ~1M
- * events; otherwise it is built there (about 2 minutes and 3 GB of RAM) and kept for later runs.
+ * synthetic-*: `dir` (default datasetDir(name)) if it holds a current-layout snapshot of about that
+ * many events; otherwise it is built there (1M: about 2 minutes and 3 GB of RAM) and kept.
  */
-export async function prepareDataset(name: DatasetName, runDir: string, dataDir1m: string = DEFAULT_DIR_1M): Promise<Dataset> {
+export async function prepareDataset(name: DatasetName, runDir: string, dir?: string): Promise<Dataset> {
   const t = performance.now();
   let dataDir: string;
   if (name === 'sample') {
@@ -52,14 +61,15 @@ export async function prepareDataset(name: DatasetName, runDir: string, dataDir1
     log(`building the bundled sample snapshot into ${path.relative(REPO_ROOT, dataDir)} (about 5 s)`);
     await build(dataDir, []);
   } else {
-    dataDir = path.resolve(dataDir1m);
+    const size = SYNTHETIC_SIZES[name];
+    dataDir = path.resolve(dir ?? datasetDir(name));
     const m = await currentManifest(dataDir);
-    // Synthetic events are unique by construction, so anything far from 1M is another data set.
-    const usable = m?.schema_version === SNAPSHOT_SCHEMA_VERSION && Math.abs(m.counts.events - SYNTHETIC_EVENTS) < SYNTHETIC_EVENTS * 0.05;
+    // Synthetic events are unique by construction, so anything far from the size is another data set.
+    const usable = m?.schema_version === SNAPSHOT_SCHEMA_VERSION && Math.abs(m.counts.events - size) < size * 0.05;
     if (!usable) {
       const why = !m ? 'has no snapshot' : m.schema_version !== SNAPSHOT_SCHEMA_VERSION ? `has layout ${m.schema_version}, the server serves ${SNAPSHOT_SCHEMA_VERSION}` : `holds ${m.counts.events} events`;
-      log(`${dataDir} ${why}: building the ${SYNTHETIC_EVENTS}-event synthetic snapshot there (about 2 minutes, ~3 GB RAM; kept for later runs)`);
-      await build(dataDir, ['--synthetic', String(SYNTHETIC_EVENTS)]);
+      log(`${path.relative(REPO_ROOT, dataDir)} ${why}: building the ${size}-event synthetic snapshot there (about ${Math.max(1, Math.round(size / 8_000))} s; kept for later runs)`);
+      await build(dataDir, ['--synthetic', String(size)]);
     }
   }
   const manifest = await currentManifest(dataDir);
@@ -93,6 +103,12 @@ export interface DatasetFacts {
   readonly cityEvents: number;
   /** Category slugs a Community search may ask for. */
   readonly categories: readonly string[];
+  /** The busiest venues (by events): where the mix's circle searches are centred, as people search near events. */
+  readonly centres: readonly { readonly lat: number; readonly lng: number }[];
+  /** Cities by events, busiest first, display name and folded key: the mix's city searches. */
+  readonly cities: readonly { readonly name: string; readonly key: string }[];
+  /** Frequent words of the events' text (4+ letters): the mix's q searches. */
+  readonly words: readonly string[];
   readonly nowMs: number;
 }
 
@@ -115,6 +131,18 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
       await c.runAndReadAll(`SELECT venue_city, city_key, count(*)::DOUBLE AS n FROM ev WHERE ${eligible} GROUP BY ALL ORDER BY n DESC, venue_city LIMIT 1`)
     ).getRowObjectsJson()[0] as { venue_city: string; city_key: string; n: number } | undefined;
     if (!stats || !top || !stats.upcoming) throw new BenchError(`${parquet} has no upcoming events at ${NOW_ISO}`);
+    const rowsOf = async <T>(sql: string): Promise<T[]> => (await c.runAndReadAll(sql)).getRowObjectsJson() as T[];
+    const centres = await rowsOf<{ lat: number; lng: number }>(
+      `SELECT venue_lat AS lat, venue_lng AS lng FROM ev WHERE ${eligible} GROUP BY ALL ORDER BY count(*) DESC, lat, lng LIMIT 200`,
+    );
+    const cities = await rowsOf<{ name: string; key: string }>(
+      `SELECT venue_city AS name, city_key AS key FROM ev WHERE ${eligible} AND venue_city IS NOT NULL GROUP BY ALL ORDER BY count(*) DESC, name LIMIT 100`,
+    );
+    // A fixed sample keeps 10M events affordable; the repeatable seed keeps the list stable between runs.
+    const words = await rowsOf<{ w: string }>(
+      `SELECT w FROM (SELECT unnest(string_split(trim(search_text), ' ')) AS w FROM ev WHERE ${eligible} USING SAMPLE 20000 ROWS (reservoir, 7))
+       WHERE length(w) >= 4 AND NOT regexp_matches(w, '^[0-9]+$') GROUP BY w ORDER BY count(*) DESC, w LIMIT 60`,
+    );
     return {
       events: stats.events,
       upcoming: stats.upcoming,
@@ -123,6 +151,9 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
       cityKey: top.city_key,
       cityEvents: top.n,
       categories: CATEGORY_SLUGS.filter((s) => !EXCLUDED_CATEGORIES.includes(s)),
+      centres,
+      cities,
+      words: words.map((r) => r.w),
       nowMs: NOW_MS,
     };
   } finally {

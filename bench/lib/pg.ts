@@ -83,8 +83,8 @@ function pgEnv(o: PgRun): NodeJS.ProcessEnv {
 }
 
 /** Runs a program as the postgres OS user, from /tmp (its home may not be readable from our cwd). */
-export function asPostgres(file: string, args: readonly string[], o: PgRun, input?: NodeJS.ReadableStream): Promise<RunResult> {
-  return run('runuser', ['-u', 'postgres', '--', file, ...args], { cwd: '/tmp', env: pgEnv(o), ...(input ? { input } : {}) });
+export function asPostgres(file: string, args: readonly string[], o: PgRun, input?: NodeJS.ReadableStream, countStdout = false): Promise<RunResult> {
+  return run('runuser', ['-u', 'postgres', '--', file, ...args], { cwd: '/tmp', env: pgEnv(o), countStdout, ...(input ? { input } : {}) });
 }
 
 /** One SQL command through psql (-c: one implicit transaction, so VACUUM needs its own call); tuples only. */

@@ -69,6 +69,8 @@ export interface ServerOptions {
   readonly logFile: string;
   readonly logLevel: string;
   readonly poolThreads: number;
+  /** Extra node flags, e.g. --cpu-prof for a profile of the main thread under load. */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -102,7 +104,7 @@ export async function startServer(o: ServerOptions): Promise<Child> {
   // stdout straight into a file: logging is part of the product's cost, but a pipe read by this
   // process would add our own CPU time to the figures.
   const fd = openSync(o.logFile, 'a');
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -136,23 +138,25 @@ export async function startServer(o: ServerOptions): Promise<Child> {
   return s;
 }
 
-/** Starts the bare uWS hello-world and resolves once it answers. */
-export async function startHello(logFile: string): Promise<Child> {
-  const port = await freePort();
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'lib', 'hello.ts'), String(port)], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', fd, fd],
-  });
+/** Starts a bench process (a peer) and resolves once `readyPath` answers 200. */
+export async function startProcess(o: { what: string; args: readonly string[]; env?: NodeJS.ProcessEnv; logFile: string; readyPath: string; port: number; timeoutMs?: number }): Promise<Child> {
+  const fd = openSync(o.logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', ...o.args], { cwd: REPO_ROOT, env: { ...process.env, ...o.env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
-  const s: Child = { base: `http://127.0.0.1:${port}`, headers: [], adminBase: null, pid: child.pid ?? -1, logFile, stop: stopper(child, 'the hello-world server') };
+  const s: Child = { base: `http://127.0.0.1:${o.port}`, headers: [], adminBase: null, pid: child.pid ?? -1, logFile: o.logFile, stop: stopper(child, o.what) };
   try {
-    await waitFor(`${s.base}/`, child, logFile, 30_000);
+    await waitFor(`${s.base}${o.readyPath}`, child, o.logFile, o.timeoutMs ?? 30_000);
   } catch (err) {
     await s.stop();
     throw err;
   }
   return s;
+}
+
+/** Starts the bare uWS hello-world and resolves once it answers. */
+export async function startHello(logFile: string): Promise<Child> {
+  const port = await freePort();
+  return startProcess({ what: 'the hello-world server', args: [path.join(REPO_ROOT, 'bench', 'lib', 'hello.ts'), String(port)], logFile, readyPath: '/', port });
 }
 
 /** Counter samples by metric name and label set, e.g. counters.get('http_requests_total{route="/v1/events",status="200"}'). */
@@ -199,4 +203,47 @@ export function counterDelta(before: Counters, after: Counters): CounterDelta {
     else if (l.result === 'miss') misses += d;
   }
   return { statuses, cache_hits: hits, cache_misses: misses };
+}
+
+/** Resident set size of a process in bytes (VmRSS), and its lifetime peak (VmHWM). */
+export function memory(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 'NaN') * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Samples VmRSS every 50 ms until stopped; the largest sample is the phase's peak. */
+export function rssSampler(pid: number): { stop(): { peak: number; start: number } } {
+  const start = memory(pid).rss;
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, memory(pid).rss);
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { peak: Math.max(peak, memory(pid).rss), start };
+    },
+  };
+}
+
+/** Clock ticks are 1/100 s on Linux (USER_HZ); /proc/<pid>/stat fields 14 and 15 are utime and stime. */
+export const TICK_US = 10_000;
+
+function ticksOf(statFile: string): number | null {
+  try {
+    const text = readFileSync(statFile, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ticks used so far by a process and by its main thread (whose thread id is the pid). */
+export function cpuTicks(pid: number): { main: number; process: number } | null {
+  const all = ticksOf(`/proc/${pid}/stat`);
+  const main = ticksOf(`/proc/${pid}/task/${pid}/stat`);
+  return all === null || main === null ? null : { main, process: all };
 }

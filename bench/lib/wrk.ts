@@ -1,6 +1,7 @@
 // Drives wrk and reads its report: requests/s, the --latency percentiles, errors. wrk counts only
 // statuses >= 400 as "Non-2xx or 3xx"; the server's own metrics fill in the rest (see search.ts).
-import { BenchError, run } from './common.ts';
+import { existsSync } from 'node:fs';
+import { BenchError, log, run } from './common.ts';
 
 export const WRK = '/usr/bin/wrk';
 
@@ -24,6 +25,7 @@ export interface WrkResult {
   readonly p90_ms: number | null;
   readonly p99_ms: number | null;
   readonly latency_avg_ms: number | null;
+  readonly max_ms: number | null;
   /** Responses with status >= 400, as wrk counts them. */
   readonly non2xx_or_3xx: number;
   readonly socket_errors: { readonly connect: number; readonly read: number; readonly write: number; readonly timeout: number };
@@ -54,7 +56,8 @@ export function parseWrk(raw: string, command: string): WrkResult {
     const m = find(new RegExp(`^${p}%\\s+([\\d.]+)([a-z]+)$`));
     return toMs(m?.[1], m?.[2]);
   };
-  const avg = find(/^Latency\s+([\d.]+)([a-z]+)\s/);
+  // Latency  avg  stdev  max  +/- stdev
+  const lat = find(/^Latency\s+([\d.]+)([a-z]+)\s+([\d.]+)([a-z]+)\s+([\d.]+)([a-z]+)\s/);
   const sock = find(/^Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
   const non2xx = find(/^Non-2xx or 3xx responses: (\d+)/);
   return {
@@ -65,7 +68,8 @@ export function parseWrk(raw: string, command: string): WrkResult {
     p75_ms: pct(75),
     p90_ms: pct(90),
     p99_ms: pct(99),
-    latency_avg_ms: toMs(avg?.[1], avg?.[2]),
+    latency_avg_ms: toMs(lat?.[1], lat?.[2]),
+    max_ms: toMs(lat?.[5], lat?.[6]),
     non2xx_or_3xx: non2xx ? Number(non2xx[1]) : 0,
     socket_errors: {
       connect: Number(sock?.[1] ?? 0),
@@ -96,4 +100,17 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult> {
   const command = `wrk ${args.map((a) => (a.startsWith('Authorization:') ? 'Authorization: Bearer <bench key>' : a)).join(' ')}`;
   if (r.code !== 0) throw new BenchError(`${command} exited ${r.code}:\n${r.stderr}${r.stdout}`);
   return parseWrk(r.stdout, command);
+}
+
+/** wrk comes from Debian: installed on first use (as the PostGIS peer is), or a clear error saying how. */
+export async function ensureWrk(): Promise<void> {
+  if (existsSync(WRK)) return;
+  log('wrk is not installed: apt-get install -y wrk');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  let r = await run('apt-get', ['install', '-y', '-q', 'wrk'], { env });
+  if (r.code !== 0) {
+    await run('apt-get', ['update', '-q'], { env });
+    r = await run('apt-get', ['install', '-y', '-q', 'wrk'], { env });
+  }
+  if (!existsSync(WRK)) throw new BenchError(`could not install wrk (apt-get install -y wrk exited ${r.code}); install it by hand as root and rerun:\n${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
 }
