@@ -19,18 +19,19 @@ import { attribution, eventsRoute } from '../server/routes/events.ts';
 import { paramEntries } from '../server/routes/types.ts';
 import { AccountsDb } from '../workers/meter/store.ts';
 import { csvBatch, csvRow, textCell } from '../workers/query/csv.ts';
+import { bodyTag } from '../workers/query/etag.ts';
 import { SnapshotDb } from '../workers/query/db.ts';
 import { jsonEnvelope, nextOffset, readRecord } from '../workers/query/envelope.ts';
 import { jsonFeedBody, rssBody, type FeedPage } from '../workers/query/feeds.ts';
 import type { FeedLinks, OutputFormat, Plan, SearchQuery, SearchTask, SnapshotRef } from '../workers/protocol.ts';
 import type { EventRecord } from '../workers/record.ts';
 import { fold, words } from '../workers/snapshot/normalize/text.ts';
+import { rng } from '../workers/snapshot/sample/synthetic.ts';
 import { pathLiteral } from '../workers/snapshot/sql.ts';
 import { currentSnapshotId, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, NOW_ISO, NOW_MS, REPO_ROOT, SCRATCH_DIR, stamp, table, writeResult } from './lib/common.ts';
 import { prepareDataset } from './lib/dataset.ts';
 import { asyncTask, batchTask, budget, measure, syncTask, type MicroTask } from './lib/micro-fixtures.ts';
-import { bodyTag } from '../workers/query/etag.ts';
 import { BENCH_PLAN } from './lib/server.ts';
 
 export interface MicroResult {
@@ -120,18 +121,6 @@ async function facts(parquet: string): Promise<Facts> {
     c.closeSync();
     db.closeSync();
   }
-}
-
-/** A seeded PRNG (mulberry32): the "different search every call" sequence is the same each run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const qs = (params: Record<string, string>): string => new URLSearchParams(params).toString();
@@ -246,7 +235,7 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
       if (p.total === 0 || p.rows.length === 0) throw new BenchError(`the search ${what} finds nothing in ${snap.ref.id}: the benchmark would measure an empty answer`);
       return `${what}: ${p.total} matches, ${p.rows.length} rows`;
     };
-    const rnd = random(1);
+    const rnd = rng(1);
     const distinct = (): SearchQuery => ({
       ...geoQ,
       geo: { lat: f.bbox.latLo + rnd() * (f.bbox.latHi - f.bbox.latLo), lng: f.bbox.lngLo + rnd() * (f.bbox.lngHi - f.bbox.lngLo), radiusKm: GEO_RADIUS_KM },

@@ -3,6 +3,7 @@
 // wrk walks the URLs (bench/wrk/mix.lua) against our server and the Fastify peer; pgbench draws
 // rows of the same list from the bench_mix table.
 import { weekRange } from '../server/query.ts';
+import { rng } from '../workers/snapshot/sample/synthetic.ts';
 import type { DatasetFacts } from './lib/dataset.ts';
 
 /**
@@ -43,18 +44,6 @@ export interface MixRow {
   readonly from_ms: number;
   readonly to_ms: number;
   readonly off: number;
-}
-
-/** mulberry32: small, seeded, and the same in every run of the same seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function generateMix(facts: DatasetFacts, seed: number, size = MIX_SIZE): MixRow[] {

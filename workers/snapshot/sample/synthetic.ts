@@ -11,8 +11,8 @@ import { FESTIVALS, SEASONAL, WEEKLY, type Program } from './programs.ts';
 
 export const EVENTS_PER_SOURCE = 5_000;
 
-/** mulberry32: a tiny seeded PRNG; determinism is what matters here, not quality. */
-function rng(seed: number): () => number {
+/** mulberry32: a tiny seeded PRNG; determinism is what matters here, not quality (the benchmarks' mix draws from it too). */
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
