@@ -103,6 +103,8 @@ await mkdir(runDir, { recursive: true });
 log(describeMachine(machine));
 const t0 = performance.now();
 const skipped: Skip[] = [];
+/** Parts that were run and broke: printed, recorded, and the run exits 1. */
+const failed: Skip[] = [];
 let micro: MicroResult[] = [];
 let hello: LoadResult | null = null;
 const runs: DatasetRun[] = [];
@@ -255,10 +257,15 @@ try {
   if (sections.has('peers')) await runPostgis(main, mainFacts, mainMix.rows, mainMix.ctx);
   if (sections.has('scale')) {
     for (const name of scaleNames) {
-      const ds = await prepareDataset(name, runDir);
-      const facts = await datasetFacts(ds.parquet);
-      log(`${name}: snapshot ${ds.manifest.id}, ${facts.events} events`);
-      runs.push(await runOurs(ds, facts, (await mixOf(ds, facts)).ctx, true));
+      // One dataset failing (disk, memory, a 45-minute build) must not lose the figures measured so far.
+      try {
+        const ds = await prepareDataset(name, runDir);
+        const facts = await datasetFacts(ds.parquet);
+        log(`${name}: snapshot ${ds.manifest.id}, ${facts.events} events`);
+        runs.push(await runOurs(ds, facts, (await mixOf(ds, facts)).ctx, true));
+      } catch (err) {
+        failed.push({ what: `scale ${name}`, reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
+      }
     }
   }
 } finally {
@@ -377,6 +384,7 @@ const noise = (() => {
 })();
 if (noise !== null) console.log(`noise floor (same vs same): ${(noise * 100).toFixed(1)}%`);
 for (const s of skipped) console.log(`SKIPPED ${s.what}: ${s.reason}`);
+for (const s of failed) console.log(`FAILED ${s.what}: ${s.reason}`);
 if (quick) console.log('scale (1M, 10M events): not run with --quick');
 for (const [name, p] of Object.entries(perfs)) {
   console.log(`\nperf on ${name} (${name.endsWith('distinct') ? 'all threads' : 'main thread'}): ${p.by_dso.map((d) => `${d.dso} ${d.pct.toFixed(1)}%`).join(', ')}`);
@@ -401,10 +409,11 @@ const out = await writeResult('bench', {
   targets: tg,
   noise_floor: noise,
   skipped,
+  failed,
   profiles,
   perf: perfs,
   flagged,
 });
 if (flagged.length) console.log(`\nFLAGGED (unexpected answers or socket errors): ${flagged.join(', ')}`);
 console.log(`written ${path.relative(REPO_ROOT, out)}`);
-if (flagged.length) process.exitCode = 1;
+if (flagged.length || failed.length) process.exitCode = 1;
