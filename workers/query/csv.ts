@@ -2,8 +2,8 @@
 // page of any length streams in bounded memory. Columns are the event record's fields in the JSON
 // record's order, nested objects flattened with "_", lists joined with ";". Text cells that a
 // spreadsheet would run as a formula are neutralized; numeric cells stay numbers.
-import { writeToBuffer } from 'fast-csv';
-import type { EventRecord } from '../record.ts';
+import { format, writeToBuffer } from 'fast-csv';
+import type { EventRecord, RecordBody } from '../record.ts';
 
 /**
  * Bump whenever the bytes of a CSV body change for the same rows (a column, an escape rule): a
@@ -34,11 +34,16 @@ export function textCell(s: string | null): string {
   return FORMULA_START.has(s.charAt(0)) ? `'${s}` : s;
 }
 
+const CRLF = '\r\n';
+
 type Cell = string | number | boolean;
 const num = (n: number | null | undefined): Cell => (n === null || n === undefined ? '' : n);
 
-/** One record as cells in CSV_COLUMNS order. */
-export function csvRow(r: EventRecord): Cell[] {
+/**
+ * A record's own cells: every column but the last two (event_url, distance_km), which depend on
+ * the server's configuration and on the search. Snapshots store these rendered (records.csv).
+ */
+export function ownCells(r: RecordBody): Cell[] {
   return [
     textCell(r.id), textCell(r.title), textCell(r.description), textCell(r.summary),
     textCell(r.start_datetime), textCell(r.end_datetime),
@@ -47,8 +52,36 @@ export function csvRow(r: EventRecord): Cell[] {
     r.is_free, num(r.price?.min), num(r.price?.max), textCell(r.price?.note ?? null),
     textCell(r.ticket_url), textCell(r.source), '', textCell(r.destination),
     num(r.age_range?.min_months), num(r.age_range?.max_months), num(r.age_range_years?.min_years), num(r.age_range_years?.max_years),
-    r.is_canceled, textCell(r.event_url), num(r.distance_km),
+    r.is_canceled,
   ];
+}
+
+/** The two cells after a record's own: its link on this server, and its distance in a geo search. */
+export const searchCells = (eventUrl: string, distanceKm: number | null | undefined): Cell[] => [textCell(eventUrl), num(distanceKm)];
+
+/** One record as cells in CSV_COLUMNS order. */
+export function csvRow(r: EventRecord): Cell[] {
+  return [...ownCells(r), ...searchCells(r.event_url, r.distance_km)];
+}
+
+/**
+ * fast-csv one row at a time, without the row delimiter: a formatter stream written and read at
+ * once (its transform answers synchronously). Each field is formatted on its own, so the cells of
+ * a row rendered in two parts, joined by a comma, are the bytes of the whole row rendered at once.
+ */
+export class CsvLines {
+  private readonly stream = format<Cell[], Cell[]>({ rowDelimiter: CRLF });
+  private first = true;
+
+  line(cells: Cell[]): Buffer {
+    this.stream.write(cells);
+    const out = this.stream.read() as Buffer | null;
+    if (out === null) throw new Error('fast-csv did not format the row synchronously');
+    // The stream writes the delimiter before every row but the first.
+    const line = this.first ? out : out.subarray(CRLF.length);
+    this.first = false;
+    return line;
+  }
 }
 
 /** Rows → CSV bytes; `header` puts the header row first (the first batch of a body, even an empty one). */
@@ -57,7 +90,7 @@ export function csvBatch(records: readonly EventRecord[], header: boolean): Prom
     headers: HEADERS,
     writeHeaders: header,
     alwaysWriteHeaders: header,
-    rowDelimiter: '\r\n',
+    rowDelimiter: CRLF,
     includeEndRowDelimiter: true,
   });
 }

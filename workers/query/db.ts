@@ -1,13 +1,14 @@
 // One snapshot as a query worker holds it: a single-threaded in-memory DuckDB with the snapshot's
 // filter columns (sql/search_load.sql), a prepared search per combination of filters, and the
 // record store.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   BIGINT, BOOLEAN, DOUBLE, DuckDBInstance, INTEGER, LIST, VARCHAR, listValue,
   type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { pathLiteral, sqlFile } from '../snapshot/sql.ts';
-import { RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
+import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
 import { CATEGORY_SLUGS } from '../snapshot/taxonomy.ts';
 import type { SearchQuery, SnapshotRef } from '../protocol.ts';
 
@@ -116,6 +117,8 @@ export class SnapshotDb {
     private readonly instance: DuckDBInstance,
     private readonly conn: DuckDBConnection,
     readonly records: RecordStore,
+    /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
+    readonly csvRecords: RecordStore | null,
   ) {}
 
   static async open(ref: SnapshotRef): Promise<SnapshotDb> {
@@ -129,7 +132,9 @@ export class SnapshotDb {
       await load.run();
       load.destroySync();
       const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
-      return new SnapshotDb(ref, instance, conn, records);
+      const csvIndex = path.join(ref.dir, RECORDS_CSV_INDEX);
+      const csvRecords = existsSync(csvIndex) ? new RecordStore(path.join(ref.dir, RECORDS_CSV), csvIndex) : null;
+      return new SnapshotDb(ref, instance, conn, records, csvRecords);
     } catch (err) {
       conn.closeSync();
       instance.closeSync();
@@ -219,6 +224,7 @@ export class SnapshotDb {
 
   close(): void {
     this.records.close();
+    this.csvRecords?.close();
     for (const st of this.statements.values()) void st.then((d) => d.destroySync(), () => undefined);
     this.conn.closeSync();
     this.instance.closeSync();

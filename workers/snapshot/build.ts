@@ -18,7 +18,7 @@ import { pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, t
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
 import { workerExecArgv } from '../threads.ts';
-import { RECORDS_FILE, RECORDS_INDEX } from './records.ts';
+import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX } from './records.ts';
 
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
@@ -182,7 +182,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       categories: assembled.categories,
       cities: assembled.cities,
       destinations: assembled.destinations,
-      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX },
+      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,
     };

@@ -26,7 +26,15 @@ export interface Manifest {
   /** City names present, sorted: what /v1/cities publishes and the city filter accepts. */
   readonly cities: readonly string[];
   readonly destinations: readonly string[];
-  readonly files: { readonly events: string; readonly events_bytes: number; readonly records: string; readonly records_index: string };
+  readonly files: {
+    readonly events: string;
+    readonly events_bytes: number;
+    readonly records: string;
+    readonly records_index: string;
+    /** Absent in snapshots built before CSV rows were stored: their exports format records instead. */
+    readonly records_csv?: string;
+    readonly records_csv_index?: string;
+  };
   readonly build_ms: number;
   readonly sources: readonly SourceReport[];
 }

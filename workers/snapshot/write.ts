@@ -9,7 +9,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { searchText } from './normalize/event.ts';
 import { chooseVenueForm, mergeGroup, venueFormOf } from './normalize/merge.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
-import { RECORDS_FILE, RECORDS_INDEX, writeRecordFiles } from './records.ts';
+import { writeRecordFiles } from './records.ts';
 import { pathLiteral, sqlFile } from './sql.ts';
 
 export interface Assembled {
@@ -97,7 +97,7 @@ export async function writeSnapshot(stageFiles: readonly string[], scratch: stri
     if (stats.events > 0) {
       await conn.run(sqlFile('snapshot_write').replace('{{target}}', pathLiteral(target)));
       const dir = path.dirname(target);
-      await writeRecordFiles(conn, target, path.join(dir, RECORDS_FILE), path.join(dir, RECORDS_INDEX));
+      await writeRecordFiles(conn, target, dir);
     }
     onStep?.(4, 4);
     return {
