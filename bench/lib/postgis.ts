@@ -256,7 +256,7 @@ export async function parity(samples: readonly CheckedUrl[], mix: readonly MixRo
   const byPath = new Map(mix.map((r) => [r.path, r]));
   const mismatches: string[] = [];
   let checked = 0;
-  for (const s of samples) {
+  for (const s of samples.filter((x) => x.status === 200)) {
     const row = byPath.get(s.path);
     const values = row ?? (s.path === repeatedPath(p.facts) ? repeatedValues(p.facts) : null);
     if (!values) continue;
