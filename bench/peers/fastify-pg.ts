@@ -3,8 +3,9 @@
 // with the query every PostGIS peer shares, bench/postgis/search.sql.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { DateTime } from 'luxon';
 import pg from 'pg';
+import { weekRange } from '../../server/query.ts';
+import { fold, words } from '../../workers/snapshot/normalize/text.ts';
 import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 
 // Usage: node --import tsx bench/peers/fastify-pg.ts PORT, with env PGHOST PGPORT PGUSER PGPASSWORD
@@ -35,7 +36,6 @@ const DEFAULT_RADIUS_KM = 10;
 /** search.sql's page size is written into it, so it is the only limit this peer can answer. */
 const PAGE = 20;
 const FOREVER_MS = String(Number.MAX_SAFE_INTEGER);
-const ZONE = 'America/Los_Angeles';
 
 /** search.sql's variables, in the order bench/mix.ts MixRow documents them. */
 const VARIABLES = ['from_ms', 'to_ms', 'has_geo', 'lat', 'lng', 'radius', 'city_key', 'word', 'has_ages', 'age_lo', 'age_hi', 'cat', 'excluded', 'off', 'web'] as const;
@@ -70,16 +70,16 @@ function loadSearch(): { text: string; names: Variable[] } {
 }
 const search = loadSearch();
 
-/** As the snapshot folds venue_city into city_key and q into words (workers/snapshot/normalize/text.ts fold, words). */
-const fold = (s: string): string => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
-const words = (s: string): string[] => fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
-
-/** The ISO weeks (Monday 00:00 to the next Monday less 1 ms, in the bench's zone) of the fixed now. */
-function weekOf(plus: number): { from: string; to: string } {
-  const monday = DateTime.fromMillis(Number(nowMs), { zone: ZONE }).startOf('week').plus({ weeks: plus });
-  return { from: String(monday.toMillis()), to: String(monday.plus({ weeks: 1 }).toMillis() - 1) };
-}
-const WEEKS = { current: weekOf(0), next: weekOf(1) };
+/**
+ * The ISO weeks of the fixed now, as our server computes them (Monday 00:00 to the next Monday
+ * less 1 ms, Los Angeles time); city and q are folded by the snapshot's own fold and words, so
+ * both systems are asked exactly the same search.
+ */
+const week = (kind: 'current' | 'next'): { from: string; to: string } => {
+  const r = weekRange({ kind }, new Date(Number(nowMs)));
+  return { from: String(r.fromMs), to: String(r.toMs) };
+};
+const WEEKS = { current: week('current'), next: week('next') };
 
 interface Query {
   lat?: number;
