@@ -220,7 +220,11 @@ function send(res: HttpResponse, reply: Reply, body: Uint8Array | string, isHead
     return 0;
   }
   if (isHead) {
-    res.endWithoutBody(body.length, reply.close ?? false);
+    // The GET's Content-Length, written as a header: uWS 20.30's endWithoutBody(length) leaves the
+    // response waiting for a body that never comes, and the connection dies on its next request.
+    // Like a 304, a HEAD skips the draining close.
+    res.writeHeader('Content-Length', String(body.length));
+    res.endWithoutBody();
     state.done = true;
     return 0;
   }
