@@ -38,7 +38,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const { logger, flush } = createLogger(config.logLevel, opts.logStream);
+  const { logger, flush, close: closeLog } = createLogger(config.logLevel, opts.logStream);
   const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const pool = new QueryPool(config);
   const cache = new ResponseCache(config.cacheMaxBytes);
@@ -62,7 +62,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     await pool.close();
     demoLimiter.close();
     keyLimiter.close();
-    flush();
+    closeLog();
     throw err;
   }
   let openapi: Buffer | null = null;
@@ -121,6 +121,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     { port: http.port, admin_port: admin.port, snapshot: snapshots.current?.ref.id ?? null, workers: config.poolThreads },
     `listening on http://${config.host}:${http.port} (metrics on http://${config.adminHost}:${admin.port}/metrics)`,
   );
+  flush();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> =>
@@ -141,7 +142,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       await meter.close();
       await pool.close();
       logger.info({ in_flight: inFlight }, 'stopped');
-      flush();
+      closeLog();
     })());
 
   return { port: http.port, adminPort: admin.port, logger, snapshots, stop };

@@ -422,6 +422,45 @@ describe('overload', () => {
   });
 });
 
+// ---------------------------------------------------------------- the log of a real process
+
+describe('the log of a real process, read from its stdout', () => {
+  test('says where it listens before any request, and an idle server writes a request line within the flush interval', async () => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const ledger = await mkdtemp(path.join(os.tmpdir(), 'fe-log-ledger-'));
+    const proc = serve({ DATA_DIR: fixture.dataDir, LEDGER_DIR: ledger, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), FAMILY_EVENTS_NOW: NOW_ISO, POOL_THREADS: '1' });
+    const lines = (): Record<string, unknown>[] =>
+      proc
+        .stdout()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    /** Waits (no request made meanwhile) until a line satisfies `pred`; null if none came. */
+    const lineWhere = async (pred: (l: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown> | null> => {
+      for (let waited = 0; waited < ms && proc.child.exitCode === null; waited += 50) {
+        const hit = lines().find(pred);
+        if (hit) return hit;
+        await delay(50);
+      }
+      return lines().find(pred) ?? null;
+    };
+    try {
+      const listening = await lineWhere((l) => typeof l.msg === 'string' && l.msg.startsWith('listening on'), 60_000);
+      assert.ok(listening, `no "listening on" line without a request; stdout: ${proc.stdout()} stderr: ${proc.stderr()}`);
+      assert.equal(listening.msg, `listening on http://127.0.0.1:${port} (metrics on http://127.0.0.1:${adminPort}/metrics)`);
+      assert.equal((await get(`http://127.0.0.1:${port}`, '/healthz')).status, 200);
+      // One short line, far below the 4 KiB write batch: only the timer can bring it out.
+      const line = await lineWhere((l) => l.msg === 'request' && l.route === '/healthz', 5000);
+      assert.ok(line, `the request line of an idle server did not reach stdout; stdout: ${proc.stdout()}`);
+      assert.equal(line.status, 200);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await exitWithin(proc, 15_000);
+      await rm(ledger, { recursive: true, force: true });
+    }
+  });
+});
+
 // ---------------------------------------------------------------- SIGTERM drain (real process)
 
 describe('SIGTERM drain', () => {
