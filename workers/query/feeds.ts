@@ -18,6 +18,23 @@ export const CANCELED_CATEGORY = 'canceled';
 const NOT_XML = /[\u0000-\u0008\v\f\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const xmlSafe = (s: string): string => s.replace(NOT_XML, '');
 
+// xml-js, under the feed package, writes each kind of node its own way, and each is given what makes
+// it come out right (checked by reading the XML back, test/workers/query/feeds.test.ts):
+// - CDATA (titles, descriptions): it splits the first "]]>" only (a string replace), so a second
+//   would end the section early. Each one is marked with a NUL, which xmlSafe has removed from every
+//   text, and the marks become section breaks in the finished XML.
+// - Text (categories): it first turns "&amp;" into "&", then escapes, so a literal "&amp;" would read
+//   back as "&"; escaping & beforehand (as the package does for its own texts) undoes that.
+// - Attributes: it writes them as given but for " → &quot;; the package escapes the ones it makes,
+//   so the ones we add (atom:link href, whose URL has an & once it has two parameters) come escaped.
+const CDATA_BREAK = '\u0000';
+const cdataSafe = (s: string): string => xmlSafe(s).replaceAll(']]>', `]]${CDATA_BREAK}>`);
+const breakCdata = (xml: string): string => xml.replaceAll(CDATA_BREAK, ']]><![CDATA[');
+const textSafe = (s: string): string => xmlSafe(s).replaceAll('&', '&amp;');
+const XML_ATTR: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const attributes = (attrs: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(attrs).map(([k, value]) => [k, xmlSafe(value).replace(/[&<>]/g, (c) => XML_ATTR[c]!)]));
+
 /** The page's figures a feed states besides its items. */
 export interface FeedPage {
   readonly total: number;
@@ -72,33 +89,41 @@ function newFeed(task: SearchTask, self: string, updated: string, kind: 'rss' | 
   });
 }
 
-function item(r: EventRecord, safe: (s: string) => string): Item {
+/** How the item's texts are made safe: as CDATA (title, description) and as text nodes (categories). */
+interface Safe {
+  readonly cdata: (s: string) => string;
+  readonly text: (s: string) => string;
+}
+const AS_IS: Safe = { cdata: (s) => s, text: (s) => s };
+const FOR_XML: Safe = { cdata: cdataSafe, text: textSafe };
+
+function item(r: EventRecord, safe: Safe): Item {
   return {
-    title: safe(itemTitle(r)),
+    title: safe.cdata(itemTitle(r)),
     id: r.id,
     guid: r.id,
     link: r.event_url,
     date: new Date(r.start_datetime),
-    description: safe(itemText(r)),
-    category: itemCategories(r).map((name) => ({ name: safe(name) })),
+    description: safe.cdata(itemText(r)),
+    category: itemCategories(r).map((name) => ({ name: safe.text(name) })),
   };
 }
 
 export function rssBody(task: SearchTask, links: FeedLinks, records: readonly EventRecord[], page: FeedPage): Buffer {
   const self = feedUrl(links, page.offset);
   const feed = newFeed(task, self, links.updated, 'rss');
-  for (const r of records) feed.addItem(item(r, xmlSafe));
+  for (const r of records) feed.addItem(item(r, FOR_XML));
   if (page.nextOffset !== null) {
     // RFC 5005 paging: the library writes only rel="self", so both links are given here.
     feed.addExtension({
       name: 'atom:link',
       objects: [
-        { _attributes: { href: self, rel: 'self', type: 'application/rss+xml' } },
-        { _attributes: { href: feedUrl(links, page.nextOffset), rel: 'next', type: 'application/rss+xml' } },
+        { _attributes: attributes({ href: self, rel: 'self', type: 'application/rss+xml' }) },
+        { _attributes: attributes({ href: feedUrl(links, page.nextOffset), rel: 'next', type: 'application/rss+xml' }) },
       ] as unknown as Record<string, unknown>,
     });
   }
-  return Buffer.from(feed.rss2());
+  return Buffer.from(breakCdata(feed.rss2()));
 }
 
 interface JsonFeedItem {
@@ -116,7 +141,7 @@ interface JsonFeedItem {
  */
 export function jsonFeedBody(task: SearchTask, links: FeedLinks, records: readonly EventRecord[], page: FeedPage): Buffer {
   const feed = newFeed(task, feedUrl(links, page.offset), links.updated, 'json');
-  for (const r of records) feed.addItem(item(r, (s) => s));
+  for (const r of records) feed.addItem(item(r, AS_IS));
   const doc = JSON.parse(feed.json1()) as { title: string; home_page_url?: string; feed_url?: string; description?: string; items: JsonFeedItem[] };
   const out = {
     version: 'https://jsonfeed.org/version/1.1',
