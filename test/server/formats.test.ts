@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { extractFromJson, extractFromXml } from '@extractus/feed-extractor';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
 import * as v from 'valibot';
+import { checkRss, hasXmllint, strictXml, xmllint } from './readers.ts';
 import { EventListSchema, JsonFeedSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
 import {
@@ -208,7 +209,8 @@ const xml = new XMLParser({
 });
 
 function rss(g: Got): RssDoc {
-  assert.equal(XMLValidator.validate(g.text), true, 'the RSS body is well-formed XML');
+  // Strict well-formedness first (saxes): fast-xml-parser below only reads the structure.
+  strictXml(g.text);
   return v.parse(RssDocSchema, xml.parse(g.text));
 }
 
@@ -753,6 +755,32 @@ describe('RSS 2.0', () => {
   });
 
   test('@extractus/feed-extractor reads back the ids, links, titles and dates', () => readBack('/v1/feed.rss', extractFromXml));
+
+  test('rss-parser, a common feed reader, reads every item: guid is the id, link is event_url, the title, categories then tags', async () => {
+    for (const name of QUERY_NAMES) {
+      const q = Q(name);
+      const body = await json(srv, `/v1/events?${q.qs}`);
+      const g = await fetchOnce(srv, `/v1/feed.rss?${q.qs}`);
+      const { items } = await checkRss(g.text, name);
+      assert.deepEqual(
+        items.map((it) => [it.guid, it.link, it.title, it.categories]),
+        body.events.map((r) => [r.id, r.event_url, r.is_canceled ? `Canceled: ${r.title}` : r.title, [...new Set([...(r.is_canceled ? ['canceled'] : []), ...r.categories, ...r.tags])]]),
+        name,
+      );
+    }
+  });
+
+  // CI installs libxml2-utils, so there a missing xmllint fails rather than skips.
+  test('xmllint --noout accepts every RSS body of the conformance cases, /api twin included', { skip: !hasXmllint && !process.env.CI ? 'xmllint is not installed (apt-get install -y libxml2-utils)' : false }, async () => {
+    for (const name of QUERY_NAMES) {
+      for (const prefix of ['', '/api']) {
+        const g = await fetchOnce(srv, `${prefix}/v1/feed.rss?${Q(name).qs}`);
+        const verdict = xmllint(g.text);
+        assert.ok(verdict, 'xmllint is not installed');
+        assert.ok(verdict.ok, `${prefix}${name}: ${verdict.stderr}`);
+      }
+    }
+  });
 });
 
 // ---------------------------------------------------------------- 5. JSON Feed

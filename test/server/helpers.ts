@@ -13,6 +13,7 @@ import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts
 import { AccountsDb } from '../../workers/meter/store.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
 import type { Plan } from '../../workers/protocol.ts';
+import { checkIfFeed } from './readers.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
 export const NOW_ISO = '2026-11-21T09:00:00-08:00';
@@ -174,7 +175,8 @@ export interface Got {
 }
 
 /**
- * GET (or another method) over real HTTP; parses JSON bodies. On a live route of a test server,
+ * GET (or another method) over real HTTP; parses JSON bodies, and reads every feed with the
+ * third-party readers of ./readers.ts (a feed they reject fails the test that fetched it). On a live route of a test server,
  * presents the server's default key unless the request carries an Authorization header (send
  * `authorization: ''` for none) or an api_key parameter of its own.
  */
@@ -187,6 +189,7 @@ export async function get(base: string, pathAndQuery: string, init: RequestInit 
   const res = await fetch(`${base}${pathAndQuery}`, { ...init, headers });
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
+  if (init.method === undefined || init.method === 'GET') await checkIfFeed(res.status, type, text, `GET ${pathAndQuery}`);
   return { status: res.status, headers: res.headers, text, json: type.includes('json') && text ? JSON.parse(text) : null };
 }
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { checkIfFeed } from './readers.ts';
 import { sampleFixture, startTestServer, type Fixture, type TestServer } from './helpers.ts';
 
 let fx: Fixture;
@@ -68,6 +69,7 @@ describe('one keep-alive connection: GET, HEAD, GET, conditional GET, HEAD', () 
         const cond = await ask(agent, 'GET', p, etag ? { 'if-none-match': etag } : {});
         const head2 = await ask(agent, 'HEAD', p);
         const all = [get1, head1, get2, cond, head2];
+        for (const g of [get1, get2]) await checkIfFeed(g.status, g.headers['content-type'] ?? '', g.body.toString('utf8'), `GET ${p}`);
 
         assert.ok(all.every((a) => a.socket === get1.socket), 'the five answers came on more than one connection');
         assert.deepEqual(all.map((a) => a.reused), [false, true, true, true, true]);
