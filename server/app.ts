@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { ApiError, type ParamError } from './errors.ts';
 import type { Reply, Request } from './http.ts';
 import type { Logger } from './log.ts';
-import { authenticate, type Account } from './auth.ts';
+import { API_KEY_PARAM, authenticate, type Account } from './auth.ts';
 import { quotaHeaders } from './quota.ts';
 import { errorReply, problemReply } from './reply.ts';
 import type { QuotaState } from '../workers/protocol.ts';
@@ -75,7 +75,8 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     return { ...problemReply(web, 'internal', 'The server failed to answer this request; it has been logged. Retry later.'), route };
   };
 
-  const parsedMemo = new LRUCache<string, object>({ max: PARSE_MEMO_ENTRIES });
+  /** A valid query string's parameters, and on live routes the key it carries (not a parameter: the apiKey scheme). */
+  const parsedMemo = new LRUCache<string, { readonly params: object; readonly apiKey: string | undefined }>({ max: PARSE_MEMO_ENTRIES });
 
   /** A refusal or a 304 on a live route still tells the caller where its quota stands. */
   const withQuota = (r: Reply, a: Account): Reply | Promise<Reply> => {
@@ -122,10 +123,11 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
       // string) is remembered, so a cached answer costs no validation work.
       const memoKey = `${route.path}?${req.rawQuery}`;
       const remembered = parsedMemo.get(memoKey);
-      if (remembered !== undefined) return run(route, rr, remembered);
+      if (remembered !== undefined) return run(route, rr, remembered.params);
       const { values, errors } = parseQuery(req.rawQuery);
       const known = paramEntries(route);
-      const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k));
+      const keyParam = route.access === 'live' ? API_KEY_PARAM : null;
+      const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k) && k !== keyParam);
       if (unknown.length) {
         const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
         return {
@@ -139,15 +141,15 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
         const errs = issuesToErrors(parsed.issues);
         return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
       }
-      parsedMemo.set(memoKey, parsed.output);
+      parsedMemo.set(memoKey, { params: parsed.output, apiKey: keyParam === null ? undefined : values[keyParam] });
       return run(route, rr, parsed.output);
     };
     if (route.access !== 'live') return validated(null);
 
     // Live routes: who is calling comes first (401 before any 400), and every answer after that
     // carries the caller's quota headers.
-    const remembered = parsedMemo.get(`${route.path}?${req.rawQuery}`) as { api_key?: string } | undefined;
-    const apiKey = remembered ? remembered.api_key : parseQuery(req.rawQuery).values['api_key'];
+    const remembered = parsedMemo.get(`${route.path}?${req.rawQuery}`);
+    const apiKey = remembered ? remembered.apiKey : parseQuery(req.rawQuery).values[API_KEY_PARAM];
     let account: Account | Promise<Account>;
     try {
       account = authenticate(svc.meter, req, apiKey);

@@ -18,6 +18,9 @@ export interface Account {
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** The query parameter that may carry the key instead of the header: the document's apiKey scheme, not a parameter of any route. */
+export const API_KEY_PARAM = 'api_key';
+
 const toAccount = (k: KeyInfo): Account => ({ keyId: k.keyId, orgId: k.orgId, orgName: k.orgName, plan: k.plan });
 
 function invalid(detail: string): ApiError {

@@ -1,6 +1,11 @@
 // The query parameters of the search family (live search, demo, and later the exports), as valibot
-// schemas over the raw strings. The OpenAPI document is generated from these same schemas
-// (typeMode 'input': the string each parameter accepts); the handlers get their parsed output.
+// schemas over the raw strings. Each is the text a client sends, decoded the way OpenAPI's style
+// "form" defines (a number, a comma-separated list), then the decoded value's own schema. The OpenAPI
+// document describes that value: server/openapi.ts converts each parameter from its last schema on
+// (typeMode 'output') and refuses to build if a check there has no JSON Schema form, so nothing the
+// server enforces on a value goes undocumented. The rules between parameters are data (RULES), read
+// by the check below and by the document. Patterns use [0-9], never \d: other engines (Python, and
+// ECMAScript in unicode mode for \p) read these patterns too, and there \d takes any script's digits.
 import { DateTime } from 'luxon';
 import * as v from 'valibot';
 import { ZONE } from '../workers/snapshot/normalize/times.ts';
@@ -11,42 +16,82 @@ export const MAX_AGE_YEARS = 18;
 export const MAX_RADIUS_KM = 500;
 export const DEFAULT_RADIUS_KM = 10;
 export const Q_MAX = 200;
+/** Any double as Python's repr or JavaScript's String print it fits in 24; the bound keeps parsing cheap. */
+export const MAX_NUMBER_CHARS = 64;
+/** A comma-separated list's text, before it is split. */
+export const MAX_LIST_CHARS = 2000;
+export const MAX_CITIES = 50;
 
-const DECIMAL = /^[+-]?(?:\d{1,12}(?:\.\d{0,15})?|\.\d{1,15})$/;
-const WHOLE = /^\d{1,9}$/;
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_WEEK = /^(\d{4})-W(\d{2})$/;
+/**
+ * Where a parameter's values are listed when the snapshot decides them; openapi.ts turns this
+ * marker into the `enum` of the snapshot it serves the document from.
+ */
+export const VALUES_FROM = 'x-values-from';
 
-const decimalIn = (min: number, max: number, what: string) =>
+/** A check that no valibot action states in JSON Schema, with the keywords that do (openapi.ts publishes them). */
+export interface Stated {
+  readonly jsonSchema: Readonly<Record<string, unknown>>;
+}
+const stated = <A extends object>(action: A, jsonSchema: Record<string, unknown>): A & Stated => Object.assign(action, { jsonSchema });
+
+// ------------------------------------------------------------------ numbers
+
+/**
+ * A number as clients print one: JSON's grammar, also with a leading + or zeros, a bare point (.5,
+ * 5.) and an exponent (1e-05, as Python writes 0.00001). Anything a double can be read from.
+ */
+const NUMBER = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?$/i;
+const NUMBER_PARTS = /^[+-]?([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?$/i;
+
+/**
+ * Whether a NUMBER denotes a whole number (5, 5.0, 1e2, -0), decided on its digits: none but 0 after
+ * the decimal point once the exponent has moved it. Number() alone would round 1.00000000000000001 to 1.
+ */
+function isWhole(s: string): boolean {
+  const [, int = '', frac = '', exp = '0'] = NUMBER_PARTS.exec(s) ?? [];
+  const point = int.length + Number(exp);
+  return !/[1-9]/.test((int + frac).slice(Math.max(0, point)));
+}
+
+const numberText = (message: string) =>
+  v.pipe(v.string(), v.maxLength(MAX_NUMBER_CHARS, `${message}, written in at most ${MAX_NUMBER_CHARS} characters`), v.regex(NUMBER, message));
+
+const decimalIn = (min: number, max: number, what: string) => {
+  const message = `must be a number ${what}`;
+  return v.pipe(numberText(message), v.transform(Number), v.number(), v.minValue(min, message), v.maxValue(max, message));
+};
+
+const wholeIn = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return v.pipe(numberText(message), v.check(isWhole, message), v.transform(Number), v.number(), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+};
+
+// ------------------------------------------------------------------ lists
+
+/**
+ * Comma-separated items (OpenAPI style form, explode false), each one checked by `item`; no empty
+ * items. Splitting always gives one item at least: minLength states minItems for the document. The
+ * text bound keeps splitting cheap; the longest list the document admits stays under it (tested).
+ */
+const commaList = <I extends v.GenericSchema<string>>(item: I, what: string, max: number) =>
   v.pipe(
     v.string(),
-    v.regex(DECIMAL, `must be a decimal number ${what}`),
-    v.transform(Number),
-    v.number(),
-    v.minValue(min, `must be ${what}`),
-    v.maxValue(max, `must be ${what}`),
-  );
-
-const wholeIn = (min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(WHOLE, `must be a whole number from ${min} to ${max}`),
-    v.transform(Number),
-    v.number(),
-    v.minValue(min, `must be a whole number from ${min} to ${max}`),
-    v.maxValue(max, `must be a whole number from ${min} to ${max}`),
-  );
-
-/** Comma-separated names: trimmed, empty items dropped, at least one left, at most `max`. */
-const commaList = (what: string, max: number) =>
-  v.pipe(
-    v.string(),
-    v.maxLength(2000, `must be at most 2000 characters`),
-    v.transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')),
-    v.array(v.string()),
+    v.maxLength(MAX_LIST_CHARS, `must be at most ${MAX_LIST_CHARS} characters`),
+    v.transform((s) => s.split(',')),
+    v.array(item),
     v.minLength(1, `must name at least one ${what}`),
     v.maxLength(max, `must name at most ${max} ${what}s`),
   );
+
+// The city filter matches folded names (case, accents and spacing aside), so any spelling of a
+// listed city is accepted; which cities exist is the snapshot's to say (server/query.ts).
+const cityName = () =>
+  v.pipe(v.string(), v.nonEmpty('has an empty name (two commas in a row, or one at an end)'), v.metadata({ [VALUES_FROM]: '/v1/cities' }));
+
+const categorySlug = () =>
+  v.picklist(CATEGORY_SLUGS, (issue) => `names an unknown category "${String(issue.input)}"; the slugs are listed at /v1/categories`);
+
+// ------------------------------------------------------------------ dates and weeks
 
 /** A bound of the date range: a whole day in America/Los_Angeles, or an RFC 3339 instant. */
 export interface DateBound {
@@ -56,67 +101,95 @@ export interface DateBound {
   readonly endMs: number;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:z|[+-]\d{2}:\d{2})$/i;
+/** Years divisible by 4, but not by 100 unless by 400 (0000 included, as the proleptic calendar has it). */
+const LEAP_YEAR = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
+/** Exactly the calendar dates of years 0000–9999. */
+const DATE =
+  '(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' +
+  `|${LEAP_YEAR}-02-29)`;
+/** RFC 3339 time with an offset (T, Z in either case, or a space, as its section 5.6 allows); no leap second; at most 9 fraction digits. */
+const TIME = '(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])';
+const DAY = new RegExp(`^${DATE}$`);
+const DAY_OR_INSTANT = new RegExp(`^${DATE}(?:[Tt ]${TIME})?$`);
 
 const dateBound = () =>
   v.pipe(
     v.string(),
+    v.regex(DAY_OR_INSTANT, 'must be a date YYYY-MM-DD or an RFC 3339 date-time with offset, e.g. 2026-12-05T10:00:00-08:00'),
     v.rawTransform(({ dataset, addIssue, NEVER }): DateBound => {
       const s = dataset.value;
       if (DAY.test(s)) {
         const day = DateTime.fromISO(s, { zone: ZONE });
         if (day.isValid) return { kind: 'day', startMs: day.startOf('day').toMillis(), endMs: day.endOf('day').toMillis() };
-        addIssue({ message: `${s} is not a calendar date; use YYYY-MM-DD, e.g. 2026-12-05` });
-        return NEVER;
-      }
-      if (RFC3339.test(s)) {
+      } else {
         const t = DateTime.fromISO(s.toUpperCase().replace(' ', 'T'), { setZone: true });
         if (t.isValid) return { kind: 'instant', startMs: t.toMillis(), endMs: t.toMillis() };
       }
-      addIssue({ message: 'must be a date YYYY-MM-DD or an RFC 3339 date-time with offset, e.g. 2026-12-05T10:00:00-08:00' });
+      // The pattern admits only real dates and times, so this is our disagreement with luxon, not the client's mistake.
+      addIssue({ message: `${s} could not be read as a date; use YYYY-MM-DD, e.g. 2026-12-05` });
       return NEVER;
     }),
   );
 
 export type WeekSpec = { readonly kind: 'current' } | { readonly kind: 'next' } | { readonly kind: 'iso'; readonly year: number; readonly week: number };
 
+/**
+ * The years (as a pattern on YYYY) whose ISO week-year has a week 53: those starting on a Thursday,
+ * and leap years starting on a Wednesday. The calendar repeats every 400 years (146097 days is
+ * exactly 20871 weeks), and a year's remainder by 400 is 100 × (its century mod 4) + its last two digits.
+ */
+function longYears(): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const classes: string[] = [];
+  for (let k = 0; k < 4; k++) {
+    const centuries = Array.from({ length: 25 }, (_, i) => pad(4 * i + k));
+    const years = Array.from({ length: 100 }, (_, yy) => yy).filter((yy) => DateTime.utc(2000 + 100 * k + yy, 12, 28).weekNumber === 53);
+    classes.push(`(?:${centuries.join('|')})(?:${years.map(pad).join('|')})`);
+  }
+  return `(?:${classes.join('|')})`;
+}
+
+const ISO_WEEK = /^([0-9]{4})-W([0-9]{2})$/;
+const WEEK = new RegExp(`^(?:current|next|[0-9]{4}-W(?:0[1-9]|[1-4][0-9]|5[0-2])|${longYears()}-W53)$`);
+
 const week = () =>
   v.pipe(
     v.string(),
+    v.regex(WEEK, 'must be current, next, or an ISO week such as 2026-W49 (W53 only in years that have one)'),
     v.rawTransform(({ dataset, addIssue, NEVER }): WeekSpec => {
       const s = dataset.value;
       if (s === 'current' || s === 'next') return { kind: s };
       const m = ISO_WEEK.exec(s);
-      if (m) {
-        const year = Number(m[1]);
-        const wk = Number(m[2]);
-        const monday = DateTime.fromObject({ weekYear: year, weekNumber: wk, weekday: 1 }, { zone: ZONE });
-        if (wk >= 1 && monday.isValid && monday.weekYear === year && monday.weekNumber === wk) return { kind: 'iso', year, week: wk };
-        addIssue({ message: `${s} is not a week of ${year}; ISO years have weeks W01 to W52 or W53` });
-        return NEVER;
-      }
-      addIssue({ message: 'must be current, next, or an ISO week such as 2026-W49' });
+      const year = Number(m?.[1]);
+      const wk = Number(m?.[2]);
+      const monday = DateTime.fromObject({ weekYear: year, weekNumber: wk, weekday: 1 }, { zone: ZONE });
+      if (monday.isValid && monday.weekYear === year && monday.weekNumber === wk) return { kind: 'iso', year, week: wk };
+      addIssue({ message: `${s} could not be read as a week of ${year}` });
       return NEVER;
     }),
   );
 
-const category = () =>
-  v.pipe(
-    commaList('category', CATEGORY_SLUGS.length),
-    v.rawCheck(({ dataset, addIssue }) => {
-      if (!dataset.typed) return;
-      const known = new Set<string>(CATEGORY_SLUGS);
-      const unknown = dataset.value.filter((c) => !known.has(c));
-      if (unknown.length) addIssue({ message: `names an unknown category: ${unknown.map((c) => `"${c}"`).join(', ')}; the slugs are listed at /v1/categories` });
-    }),
-  );
+// ------------------------------------------------------------------ text and flags
+
+/** Characters as JSON Schema counts them: code points, not UTF-16 units. */
+const codePoints = (s: string): number => [...s].length;
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 const q = () =>
   v.pipe(
     v.string(),
-    v.minLength(1, `must be 1 to ${Q_MAX} characters`),
-    v.maxLength(Q_MAX, `must be 1 to ${Q_MAX} characters`),
-    v.check((s) => /[\p{L}\p{N}]/u.test(s), 'must contain at least one letter or digit'),
+    stated(
+      v.check((s: string) => {
+        const n = codePoints(s);
+        return n >= 1 && n <= Q_MAX;
+      }, `must be 1 to ${Q_MAX} characters`),
+      { minLength: 1, maxLength: Q_MAX },
+    ),
+    stated(
+      v.check((s: string) => LETTER_OR_DIGIT.test(s), 'must contain at least one letter or digit'),
+      { pattern: LETTER_OR_DIGIT.source },
+    ),
   );
 
 const isFree = () =>
@@ -127,74 +200,161 @@ const isFree = () =>
 
 const doc = <S extends v.GenericSchema>(schema: S, description: string) => v.optional(v.pipe(schema, v.description(description)));
 
+// ------------------------------------------------------------------ the search parameters
+
+const searchEntries = (maxLimit: number, defaultLimit: number) => ({
+  city: doc(
+    commaList(cityName(), 'city', MAX_CITIES),
+    'Comma-separated city names from /v1/cities; any of them matches. Matching is case- and accent-insensitive and ignores spacing, ' +
+      'so other spellings of the listed names are accepted too; a name that is not a city of the snapshot is a 400.',
+  ),
+  lat: doc(decimalIn(-90, 90, 'from -90 to 90'), 'Latitude of the search centre (WGS84), in decimal or exponent notation.'),
+  lng: doc(decimalIn(-180, 180, 'from -180 to 180'), 'Longitude of the search centre (WGS84), in decimal or exponent notation.'),
+  radius_km: doc(
+    v.pipe(
+      numberText(`must be a number greater than 0 and at most ${MAX_RADIUS_KM}`),
+      v.transform(Number),
+      v.number(),
+      v.gtValue(0, `must be greater than 0 and at most ${MAX_RADIUS_KM}`),
+      v.maxValue(MAX_RADIUS_KM, `must be greater than 0 and at most ${MAX_RADIUS_KM}`),
+    ),
+    `Great-circle radius in km around lat/lng, in (0, ${MAX_RADIUS_KM}]; default ${DEFAULT_RADIUS_KM}.`,
+  ),
+  age_min: doc(wholeIn(0, MAX_AGE_YEARS), `Child age in whole years, lower bound (0–${MAX_AGE_YEARS}). Events whose age range overlaps match; events without one match any age.`),
+  age_max: doc(wholeIn(0, MAX_AGE_YEARS), `Child age in whole years, upper bound (0–${MAX_AGE_YEARS}), inclusive of the whole year.`),
+  category: doc(commaList(categorySlug(), 'category', CATEGORY_SLUGS.length), 'Comma-separated category slugs from /v1/categories; any of them matches.'),
+  q: doc(
+    q(),
+    `Free text, 1–${Q_MAX} characters (code points) with at least one letter or digit: every word must start a word of the title, summary, description, venue, organizer or tags (case- and accent-insensitive).`,
+  ),
+  is_free: doc(isFree(), 'true|false|1|0: only free, or only paid, events.'),
+  start_date: doc(
+    dateBound(),
+    'Range start: YYYY-MM-DD (the whole day in America/Los_Angeles) or an RFC 3339 date-time with offset (T, or a space, between date and time; ' +
+      'no leap second; up to 9 fraction digits). Events overlapping the range match.',
+  ),
+  end_date: doc(dateBound(), 'Range end, inclusive: YYYY-MM-DD (the whole day, to its last instant) or an RFC 3339 date-time with offset, as for start_date.'),
+  week: doc(
+    week(),
+    'current, next, or an ISO week YYYY-Www: Monday 00:00 to Sunday end, America/Los_Angeles. Every year has W01–W52; ' +
+      'W53 exists only in long ISO years (those starting on a Thursday, and leap years starting on a Wednesday), and the pattern admits it for exactly those.',
+  ),
+  sort: doc(v.picklist(['start', 'distance'], 'must be start or distance'), 'start (default: start time, then id) or distance.'),
+  limit: doc(wholeIn(1, maxLimit), `Page size, 1–${maxLimit}; default ${defaultLimit}.`),
+  offset: doc(wholeIn(0, MAX_OFFSET), `Records to skip, 0–${MAX_OFFSET}; default 0.`),
+});
+
+type Values = Partial<v.InferOutput<v.ObjectSchema<ReturnType<typeof searchEntries>, undefined>>>;
+type Name = keyof Values & string;
+
+/**
+ * A rule between parameters. `idl` states it in IDL, the Inter-parameter Dependency Language
+ * (Martin-Lopez et al.) that test generators such as RESTest read from an operation's
+ * `x-dependencies`; `notes` say it in each named parameter's description; `holds` decides it on
+ * the parsed values, and a violation is reported on `blame`.
+ */
+export interface ParamRule {
+  /** The parameters it names. */
+  readonly params: readonly Name[];
+  readonly idl: string;
+  readonly notes: Readonly<Partial<Record<string, string>>>;
+  readonly holds: (x: Values) => boolean;
+  readonly blame: (x: Values) => Name;
+  readonly message: string;
+}
+
+const given = (x: Values, p: Name): boolean => x[p] !== undefined;
+const and = (ps: readonly string[]): string => ps.join(' and ');
+
+function allOrNone(a: Name, b: Name): ParamRule {
+  return {
+    params: [a, b],
+    idl: `AllOrNone(${a}, ${b});`,
+    notes: { [a]: `Needs ${b}.`, [b]: `Needs ${a}.` },
+    holds: (x) => given(x, a) === given(x, b),
+    blame: (x) => (given(x, a) ? a : b),
+    message: `needs its partner: ${a} and ${b} are given together or not at all`,
+  };
+}
+
+function requires(p: Name, needs: readonly Name[], value?: string): ParamRule {
+  return {
+    params: [p, ...needs],
+    idl: `IF ${value === undefined ? p : `${p}=='${value}'`} THEN ${needs.join(' AND ')};`,
+    notes: { [p]: value === undefined ? `Needs ${and(needs)}.` : `${value} needs ${and(needs)}.` },
+    holds: (x) => !given(x, p) || (value !== undefined && x[p] !== value) || needs.every((n) => given(x, n)),
+    blame: () => p,
+    message: value === undefined ? `needs ${and(needs)}` : `can be ${value} only with ${and(needs)}`,
+  };
+}
+
+function notGreater<A extends Name, B extends Name>(
+  lo: A,
+  hi: B,
+  leq: (a: NonNullable<Values[A]>, b: NonNullable<Values[B]>) => boolean,
+  notes: { readonly lo: string; readonly hi: string },
+  message: string,
+): ParamRule {
+  return {
+    params: [lo, hi],
+    idl: `${lo} <= ${hi};`,
+    notes: { [lo]: notes.lo, [hi]: notes.hi },
+    holds: (x) => {
+      const a = x[lo];
+      const b = x[hi];
+      return a === undefined || a === null || b === undefined || b === null || leq(a, b);
+    },
+    blame: () => hi,
+    message,
+  };
+}
+
+function excludes(p: Name, others: readonly Name[]): ParamRule {
+  return {
+    params: [p, ...others],
+    idl: `IF ${p} THEN ${others.map((o) => `NOT ${o}`).join(' AND ')};`,
+    notes: { [p]: `Not with ${others.join(' or ')}.`, ...Object.fromEntries(others.map((o) => [o, `Not with ${p}.`])) },
+    holds: (x) => !given(x, p) || others.every((o) => !given(x, o)),
+    blame: () => p,
+    message: `cannot be combined with ${others.join(' or ')}; use one or the other`,
+  };
+}
+
+/** Every rule between the search parameters, written once: the check below and the document read these. */
+export const RULES: readonly ParamRule[] = [
+  allOrNone('lat', 'lng'),
+  requires('radius_km', ['lat', 'lng']),
+  requires('sort', ['lat', 'lng'], 'distance'),
+  notGreater('age_min', 'age_max', (a, b) => a <= b, { lo: 'Not greater than age_max.', hi: 'Not less than age_min.' }, 'must not be less than age_min'),
+  notGreater(
+    'start_date',
+    'end_date',
+    (a, b) => b.endMs >= a.startMs,
+    {
+      lo: 'Not after end_date: its first instant must not follow the last instant of end_date.',
+      hi: 'Not before start_date: its last instant (a day’s is 23:59:59.999 in America/Los_Angeles) must not precede the first instant of start_date.',
+    },
+    'must not be before start_date',
+  ),
+  excludes('week', ['start_date', 'end_date']),
+];
+
+/** Reads the rules on the parameters parsed so far, skipping any rule that names a parameter already refused. */
+const rulesCheck = (rules: readonly ParamRule[]) =>
+  v.rawCheck<Values>(({ dataset, addIssue }) => {
+    const refused = new Set((dataset.issues ?? []).map((i) => i.path?.[0]?.key));
+    for (const rule of rules) {
+      if (rule.params.some((p) => refused.has(p))) continue;
+      const x = dataset.value as Values;
+      if (rule.holds(x)) continue;
+      const key = rule.blame(x);
+      addIssue({ message: rule.message, path: [{ type: 'object', origin: 'value', input: x as Record<string, unknown>, key, value: x[key] }] });
+    }
+  });
+
 /** The search filters and paging, with `limit` capped per route (100 JSON/feeds, 10 demo, 10000 CSV). */
 export function searchParams(opts: { readonly maxLimit: number; readonly defaultLimit: number }) {
-  return v.pipe(
-    v.object({
-      city: doc(commaList('city', 50), 'Comma-separated city names from /v1/cities; case- and accent-insensitive; any of them matches.'),
-      lat: doc(decimalIn(-90, 90, 'from -90 to 90'), 'Latitude of the search centre (WGS84). Needs lng.'),
-      lng: doc(decimalIn(-180, 180, 'from -180 to 180'), 'Longitude of the search centre (WGS84). Needs lat.'),
-      radius_km: doc(
-        v.pipe(
-          v.string(),
-          v.regex(DECIMAL, `must be a decimal number greater than 0 and at most ${MAX_RADIUS_KM}`),
-          v.transform(Number),
-          v.number(),
-          v.gtValue(0, `must be greater than 0 and at most ${MAX_RADIUS_KM}`),
-          v.maxValue(MAX_RADIUS_KM, `must be greater than 0 and at most ${MAX_RADIUS_KM}`),
-        ),
-        `Great-circle radius in km around lat/lng, in (0, ${MAX_RADIUS_KM}]; default ${DEFAULT_RADIUS_KM}. Needs lat and lng.`,
-      ),
-      age_min: doc(wholeIn(0, MAX_AGE_YEARS), 'Child age in whole years, lower bound (0–18). Events whose age range overlaps match; events without one match any age.'),
-      age_max: doc(wholeIn(0, MAX_AGE_YEARS), 'Child age in whole years, upper bound (0–18), inclusive of the whole year.'),
-      category: doc(category(), 'Comma-separated category slugs from /v1/categories; any of them matches.'),
-      q: doc(q(), `Free text, 1–${Q_MAX} characters: every word must start a word of the title, summary, description, venue, organizer or tags (case- and accent-insensitive).`),
-      is_free: doc(isFree(), 'true|false|1|0: only free, or only paid, events.'),
-      start_date: doc(dateBound(), 'Range start: YYYY-MM-DD (a day in America/Los_Angeles) or RFC 3339 with offset. Events overlapping the range match.'),
-      end_date: doc(dateBound(), 'Range end, inclusive: YYYY-MM-DD (the whole day) or RFC 3339 with offset.'),
-      week: doc(week(), 'current, next, or an ISO week YYYY-Www: Monday 00:00 to Sunday end, America/Los_Angeles. Not with start_date/end_date.'),
-      sort: doc(v.picklist(['start', 'distance'], 'must be start or distance'), 'start (default: start time, then id) or distance (needs lat/lng).'),
-      limit: doc(wholeIn(1, opts.maxLimit), `Page size, 1–${opts.maxLimit}; default ${opts.defaultLimit}.`),
-      offset: doc(wholeIn(0, MAX_OFFSET), `Records to skip, 0–${MAX_OFFSET}; default 0.`),
-      api_key: doc(v.string(), 'The API key, instead of the Authorization header.'),
-    }),
-    v.forward(
-      v.partialCheck([['lat'], ['lng']], (i) => (i.lat === undefined) === (i.lng === undefined), 'must be given together with lat (both or neither)'),
-      ['lng'],
-    ),
-    v.forward(
-      v.partialCheck([['lat'], ['radius_km']], (i) => i.radius_km === undefined || i.lat !== undefined, 'needs lat and lng'),
-      ['radius_km'],
-    ),
-    v.forward(
-      v.partialCheck([['lat'], ['sort']], (i) => i.sort !== 'distance' || i.lat !== undefined, 'can be distance only with lat and lng'),
-      ['sort'],
-    ),
-    v.forward(
-      v.partialCheck(
-        [['age_min'], ['age_max']],
-        (i) => i.age_min === undefined || i.age_max === undefined || i.age_min <= i.age_max,
-        'must not be less than age_min',
-      ),
-      ['age_max'],
-    ),
-    v.forward(
-      v.partialCheck(
-        [['start_date'], ['end_date']],
-        (i) => i.start_date === undefined || i.end_date === undefined || i.end_date.endMs >= i.start_date.startMs,
-        'must not be before start_date',
-      ),
-      ['end_date'],
-    ),
-    v.forward(
-      v.partialCheck(
-        [['week'], ['start_date'], ['end_date']],
-        (i) => i.week === undefined || (i.start_date === undefined && i.end_date === undefined),
-        'cannot be combined with start_date or end_date; use one or the other',
-      ),
-      ['week'],
-    ),
-  );
+  return v.pipe(v.object(searchEntries(opts.maxLimit, opts.defaultLimit)), v.metadata({ rules: RULES }), rulesCheck(RULES));
 }
 
 export type SearchParamsSchema = ReturnType<typeof searchParams>;

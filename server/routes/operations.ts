@@ -1,8 +1,9 @@
 // Liveness, readiness and the API description.
 import * as v from 'valibot';
 import { unavailable } from '../errors.ts';
+import { withListedValues } from '../openapi.ts';
 import { jsonReply } from '../reply.ts';
-import { defineRoute } from './types.ts';
+import { defineRoute, type Services } from './types.ts';
 
 const noParams = v.object({});
 
@@ -34,6 +35,26 @@ export const readyzRoute = defineRoute({
   },
 });
 
+/**
+ * The document as served: the one built at start-up (svc.openapi) with the values of the current
+ * snapshot where the document says a route lists them, rendered once per snapshot and server.
+ */
+const served = new WeakMap<Buffer, { readonly snapshot: string; readonly body: Buffer }>();
+
+function openapiBody(svc: Services): Buffer {
+  const base = svc.openapi();
+  const snap = svc.snapshots.current;
+  // Before the first snapshot the lists are unknown: the markers stay, without an enum.
+  if (!snap) return base;
+  let memo = served.get(base);
+  if (memo?.snapshot !== snap.ref.id) {
+    const doc = withListedValues(JSON.parse(base.toString('utf8')), { '/v1/cities': snap.manifest.cities });
+    memo = { snapshot: snap.ref.id, body: Buffer.from(JSON.stringify(doc)) };
+    served.set(base, memo);
+  }
+  return memo.body;
+}
+
 export const openapiRoute = defineRoute({
   path: '/v1/openapi.json',
   summary: 'OpenAPI description',
@@ -43,5 +64,5 @@ export const openapiRoute = defineRoute({
   params: noParams,
   produces: [{ type: 'application/json', schema: 'OpenApi' }],
   errors: [],
-  handle: (_req, _p, svc) => ({ ...jsonReply(svc.openapi(), [['Cache-Control', 'public, max-age=300']]), route: '/v1/openapi.json' }),
+  handle: (_req, _p, svc) => ({ ...jsonReply(openapiBody(svc), [['Cache-Control', 'public, max-age=300']]), route: '/v1/openapi.json' }),
 });

@@ -11,6 +11,7 @@ import type { Meter } from '../meter.ts';
 import type { Metrics } from '../metrics.ts';
 import type { QueryPool } from '../pool.ts';
 import type { RateLimiter } from '../ratelimit.ts';
+import type { ParamRule } from '../params.ts';
 import type { Snapshots } from '../snapshots.ts';
 
 /** What handlers may use. Built once at start-up (server/main.ts). */
@@ -59,11 +60,17 @@ export const defineRoute = <S extends v.GenericSchema<Partial<Record<string, str
 
 interface ObjectLike {
   readonly entries?: Record<string, v.GenericSchema>;
-  readonly pipe?: readonly { readonly entries?: Record<string, v.GenericSchema> }[];
+  readonly pipe?: readonly { readonly entries?: Record<string, v.GenericSchema>; readonly type?: string; readonly metadata?: { readonly rules?: readonly ParamRule[] } }[];
 }
 
 /** A route's parameters by name: the entries of its object schema, also at the head of a pipe (cross-field checks). */
 export function paramEntries(route: AnyRoute): Record<string, v.GenericSchema> {
   const s = route.params as ObjectLike;
   return s.entries ?? s.pipe?.[0]?.entries ?? {};
+}
+
+/** The rules between a route's parameters, as its schema's pipe declares them (v.metadata({ rules })). */
+export function paramRules(route: AnyRoute): readonly ParamRule[] {
+  const s = route.params as ObjectLike;
+  return (s.pipe ?? []).flatMap((item) => (item.type === 'metadata' ? (item.metadata?.rules ?? []) : []));
 }

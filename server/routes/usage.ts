@@ -15,7 +15,7 @@ export const usageRoute = defineRoute({
     'records used and remaining, requests counted, and records and requests per day of the period. Consumes no quota.',
   tag: 'account',
   access: 'live',
-  params: v.object({ api_key: v.optional(v.pipe(v.string(), v.description('The API key, instead of the Authorization header.'))) }),
+  params: v.object({}),
   produces: [{ type: 'application/json', schema: 'Usage' }],
   errors: ['unavailable'],
   handle: async (req, _params, svc) => {
