@@ -13,6 +13,7 @@ import * as v from 'valibot';
 import { componentSchema } from '../../server/openapi.ts';
 import { ProblemSchema, RESPONSE_SCHEMAS } from '../../server/schemas.ts';
 import { get, sampleFixture, startTestServer, type Fixture, type TestServer } from './helpers.ts';
+import type { Doc, Operation, Parameter, Schema } from './openapi-doc.ts';
 
 const BUDGET_MS = 6_000;
 /** Requests per operation, and per broken constraint, before the time-budgeted random mix. */
@@ -20,46 +21,6 @@ const RUNS_EACH = 8;
 /** Requests per operation that certainly send a given parameter. */
 const RUNS_PER_PARAM = 3;
 
-interface Schema {
-  readonly type?: 'string' | 'number' | 'integer' | 'array';
-  readonly enum?: readonly string[];
-  readonly pattern?: string;
-  readonly minLength?: number;
-  readonly maxLength?: number;
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly exclusiveMinimum?: number;
-  readonly items?: Schema;
-  readonly minItems?: number;
-  readonly maxItems?: number;
-  readonly 'x-values-from'?: string;
-}
-interface Parameter {
-  readonly name: string;
-  readonly in: 'query' | 'header';
-  readonly style?: string;
-  readonly explode?: boolean;
-  readonly schema: Schema;
-}
-interface Response {
-  readonly headers?: Record<string, { readonly required?: boolean; readonly schema?: { readonly type?: string } }>;
-  readonly content?: Record<string, { readonly schema?: { readonly $ref?: string } }>;
-}
-interface Operation {
-  readonly operationId: string;
-  readonly parameters?: readonly Parameter[];
-  readonly responses: Record<string, Response>;
-  readonly security?: readonly Record<string, readonly string[]>[];
-  readonly 'x-dependencies'?: readonly string[];
-}
-interface Doc {
-  readonly servers: readonly { readonly url: string }[];
-  readonly paths: Record<string, Record<string, Operation>>;
-  readonly components: {
-    readonly schemas: Record<string, unknown>;
-    readonly securitySchemes: Record<string, { readonly type: string; readonly scheme?: string; readonly in?: string; readonly name?: string }>;
-  };
-}
 
 interface Op {
   readonly method: 'get' | 'head';

@@ -17,50 +17,8 @@ import { MAX_LIST_CHARS, RULES } from '../../server/params.ts';
 import { EventListSchema } from '../../server/schemas.ts';
 import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 import { get, PUBLIC, sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from './helpers.ts';
+import type { Doc, Operation, Parameter } from './openapi-doc.ts';
 
-interface Schema {
-  readonly type?: string;
-  readonly description?: string;
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly exclusiveMinimum?: number;
-  readonly pattern?: string;
-  readonly enum?: readonly string[];
-  readonly items?: Schema;
-  readonly minItems?: number;
-  readonly maxItems?: number;
-  readonly 'x-values-from'?: string;
-}
-interface Parameter {
-  readonly name: string;
-  readonly in: string;
-  readonly description?: string;
-  readonly style?: string;
-  readonly explode?: boolean;
-  readonly schema?: Schema;
-}
-interface Response {
-  readonly description?: string;
-  readonly headers?: Record<string, { readonly required?: boolean }>;
-  readonly content?: Record<string, { readonly schema?: { readonly $ref?: string } }>;
-}
-interface Operation {
-  readonly parameters?: readonly Parameter[];
-  readonly responses: Record<string, Response>;
-  readonly security?: readonly Record<string, readonly string[]>[];
-  readonly 'x-dependencies'?: readonly string[];
-}
-interface Doc {
-  readonly openapi: string;
-  readonly info: { readonly description?: string; readonly license?: { readonly name?: string; readonly url?: string } };
-  readonly servers: readonly { readonly url: string }[];
-  readonly tags: readonly { readonly name: string; readonly description?: string }[];
-  readonly paths: Record<string, { readonly get?: Operation; readonly head?: Operation }>;
-  readonly components: {
-    readonly schemas: Record<string, { readonly properties?: Record<string, unknown> }>;
-    readonly securitySchemes: Record<string, { readonly type: string; readonly in?: string; readonly name?: string }>;
-  };
-}
 
 const run = promisify(execFile);
 
@@ -244,7 +202,9 @@ describe('GET /v1/openapi.json', () => {
       for (const rule of RULES) for (const [param, note] of Object.entries(rule.notes)) assert.ok(byName.get(param)?.includes(note ?? '?'), `${path} ${param}: ${note}`);
     }
     assert.ok(!('x-dependencies' in ops('/v1/usage')[0][1]), 'routes without rules state none');
-    assert.match(descriptionOf(queryParams(ops('/v1/events')[0][1]).find((p) => p.name === 'radius_km') ?? { name: '', in: '' }), /Needs lat and lng/);
+    const radius = queryParams(ops('/v1/events')[0][1]).find((p) => p.name === 'radius_km');
+    assert.ok(radius, 'radius_km is a parameter of /v1/events');
+    assert.match(descriptionOf(radius), /Needs lat and lng/);
   });
 
   test('the key is the apiKey security scheme (in: query), never a parameter', () => {
