@@ -1,8 +1,12 @@
 // family-events normalize FILE...: an upstream file's records exactly as the API would serve them,
-// as JSON Lines — for trying a new feed before adding it to the registry.
+// as JSON Lines — for trying a new feed before adding it to the registry. Records are the only
+// thing on stdout, so they pipe; the report (a summary, and with --explain every item's fate)
+// goes to stderr.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { plainText } from '../workers/snapshot/normalize/text.ts';
+import { CSV_FIELDS } from '../workers/snapshot/parse/csv.ts';
 import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Registry, type Source } from '../workers/snapshot/registry.ts';
 import type { DropReason, EventRow } from '../workers/snapshot/types.ts';
 import { CliError, cliConfig } from './common.ts';
@@ -15,6 +19,40 @@ interface Flags {
   venue?: string;
   destination: string;
   freeByDefault?: boolean;
+  csvColumns?: Record<string, string>;
+  explain?: boolean;
+  json?: boolean;
+}
+
+/** "title=name,start=date": our field → the file's header. */
+export function parseCsvColumns(value: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of value.split(',')) {
+    const eq = pair.indexOf('=');
+    const field = pair.slice(0, eq).trim();
+    const header = pair.slice(eq + 1).trim();
+    if (eq < 0 || header === '') throw new InvalidArgumentError(`"${pair.trim()}" is not FIELD=HEADER.`);
+    if (!CSV_FIELDS.includes(field)) throw new InvalidArgumentError(`"${field}" is not a field; the fields are ${CSV_FIELDS.join(', ')}.`);
+    map[field] = header;
+  }
+  return map;
+}
+
+/** What became of one upstream item. `merged` items were the same event as another record (`into`). */
+export interface ItemReport {
+  file: string;
+  /** 1-based among the file's items (CSV: data rows); for iCalendar and JSON-LD, among the events read. */
+  position: number;
+  uid: string | null;
+  title: string | null;
+  outcome: 'kept' | 'merged' | DropReason;
+  id?: string;
+  into?: string | null;
+}
+
+function itemLine(r: ItemReport): string {
+  const what = r.outcome === 'kept' ? `kept ${r.id}` : r.outcome === 'merged' ? `merged into ${r.into ?? 'another record'} (same title, start and place)` : `dropped: ${r.outcome}`;
+  return `${r.file} #${r.position}${r.uid ? ` uid=${r.uid}` : ''} ${JSON.stringify(r.title ?? '')}: ${what}`;
 }
 
 function sourceFor(file: string, flags: Flags, registry: Registry, registryFile: string): Source {
@@ -56,9 +94,16 @@ export function registerNormalizeCommand(program: Command): void {
     .option('--venue <key>', 'gazetteer venue used when an event names no place')
     .option('--destination <slug>', 'destination slug for a feed not in the registry', 'san-francisco')
     .option('--free-by-default', 'treat events as free unless they say otherwise')
+    .option(
+      '--csv-columns <map>',
+      `for CSV files (every one given), which header holds which field, as FIELD=HEADER pairs separated by commas (over the registry's map and the usual header names), e.g. title=name,start=date,time=time_string,lat=latitude,lng=longitude,location=place_name. Fields: ${CSV_FIELDS.join(', ')}. A "date" column with a "time" column ("6pm-9pm", "9:30-16:30") makes timed events; a time that does not read leaves an all-day event`,
+      parseCsvColumns,
+    )
+    .option('--explain', 'report on stderr what became of every item: kept (with its record id), merged into another record, or the reason it was dropped')
+    .option('--json', 'write the stderr report as JSON Lines: one object per item with --explain ({file, position, uid, title, outcome, id?, into?}), then the summary ({items, records, dropped, merged_duplicates})')
     .action(async (files: string[], flags: Flags) => {
       const cfg = cliConfig();
-      const [{ toRecord }, { buildWindow }, { bundledGazetteer }, { mergeRows }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
+      const [{ toRecord }, { buildWindow }, { bundledGazetteer }, { mergeRows, sameEventKey }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
         import('../workers/record.ts'),
         import('../workers/snapshot/build.ts'),
         import('../workers/snapshot/gazetteer.ts'),
@@ -72,6 +117,10 @@ export function registerNormalizeCommand(program: Command): void {
       const rows: EventRow[] = [];
       const dropped: Partial<Record<DropReason, number>> = {};
       const registry = await loadRegistry(cfg.sourcesFile);
+      const items: ItemReport[] = [];
+      // Kept rows and their reports: a merge decides afterwards which of them stay records.
+      const keptReports = new Map<EventRow, ItemReport>();
+      let itemCount = 0;
       for (const file of files) {
         let buf: Buffer;
         try {
@@ -82,14 +131,33 @@ export function registerNormalizeCommand(program: Command): void {
         const text = decode(buf, null);
         const format = flags.format ?? sniffFormat(text, file);
         const source = { ...sourceFor(file, flags, registry, cfg.sourcesFile), format };
+        const csvColumns = flags.csvColumns ? { ...source.csv_columns, ...flags.csvColumns } : source.csv_columns;
         let parsed;
         try {
-          parsed = await parseFeed(format, text, { window, csvColumns: source.csv_columns, baseUrl: source.organizer.url });
+          parsed = await parseFeed(format, text, { window, csvColumns, baseUrl: source.organizer.url });
         } catch (err) {
           throw new CliError(`${file}: ${(err as Error).message}`);
         }
+        itemCount += parsed.events.length + parsed.noStart;
         if (parsed.noStart) dropped.no_start = (dropped.no_start ?? 0) + parsed.noStart;
-        const normalized = normalizeAll(parsed.events, sourceContext(registry, source, g, window));
+        // Events are the items the parser did not skip, in order (RSS and CSV read one event per item).
+        const skipped = parsed.noStartItems ?? [];
+        for (const s of skipped) items.push({ file, position: s.position + 1, uid: s.uid, title: plainText(s.title), outcome: 'no_start' });
+        const positions: number[] = [];
+        const skippedAt = new Set(skipped.map((s) => s.position));
+        for (let p = 0; positions.length < parsed.events.length; p++) if (!skippedAt.has(p)) positions.push(p + 1);
+        const onItem = (i: number, outcome: EventRow | DropReason): void => {
+          const raw = parsed.events[i]!;
+          const report: ItemReport = { file, position: positions[i]!, uid: raw.uid, title: typeof outcome === 'string' ? plainText(raw.title) : outcome.title, outcome: typeof outcome === 'string' ? outcome : 'kept' };
+          if (typeof outcome !== 'string') keptReports.set(outcome, { ...report, id: outcome.id });
+          else items.push(report);
+        };
+        const normalized = normalizeAll(parsed.events, sourceContext(registry, source, g, window), flags.explain ? onItem : undefined);
+        if (parsed.noStart > skipped.length) {
+          const n = parsed.noStart - skipped.length;
+          if (flags.explain && !flags.json) process.stderr.write(`${file}: ${n} items without a readable start (this format does not list them one by one)\n`);
+          if (flags.explain && flags.json) process.stderr.write(`${JSON.stringify({ file, outcome: 'no_start', items: n })}\n`);
+        }
         for (const [k, n] of Object.entries(normalized.dropped)) dropped[k as DropReason] = (dropped[k as DropReason] ?? 0) + n;
         if (normalized.itemError) process.stderr.write(`${file}: an item could not be normalized: ${normalized.itemError}\n`);
         rows.push(...normalized.rows);
@@ -97,7 +165,31 @@ export function registerNormalizeCommand(program: Command): void {
       const merged = mergeRows(rows);
       const out: string[] = merged.rows.map((r) => JSON.stringify(toRecord(r, cfg.webBaseUrl)));
       if (out.length) process.stdout.write(`${out.join('\n')}\n`);
+      // Every row that is not a record was merged into one: counting rows, not mergedAway (which
+      // counts only rows whose id differs from the record's), also counts the same event given in
+      // two files of one command line, where both rows get the same id.
+      const mergedDuplicates = rows.length - merged.rows.length;
+      if (flags.explain) {
+        const served = new Set(merged.rows.map((r) => r.id));
+        const byEvent = new Map(merged.rows.map((r) => [sameEventKey(r), r.id]));
+        const claimed = new Set<string>();
+        for (const [row, report] of keptReports) {
+          // The first listing of a served id is the record; a later one with that id was merged into it.
+          if (served.has(row.id) && !claimed.has(row.id)) {
+            claimed.add(row.id);
+            items.push(report);
+          } else items.push({ ...report, outcome: 'merged', into: byEvent.get(sameEventKey(row)) ?? (served.has(row.id) ? row.id : null) });
+        }
+        items.sort((a, b) => (a.file === b.file ? a.position - b.position : files.indexOf(a.file) - files.indexOf(b.file)));
+        for (const item of items) process.stderr.write(`${flags.json ? JSON.stringify(item) : itemLine(item)}\n`);
+      }
+      if (flags.json) {
+        process.stderr.write(`${JSON.stringify({ items: itemCount, records: merged.rows.length, dropped, merged_duplicates: mergedDuplicates })}\n`);
+        return;
+      }
       const drops = Object.entries(dropped).map(([k, n]) => `${k} ${n}`);
-      process.stderr.write(`${merged.rows.length} records${drops.length ? `; dropped: ${drops.join(', ')}` : ''}\n`);
+      process.stderr.write(
+        `${itemCount} items → ${merged.rows.length} records${drops.length ? `; dropped: ${drops.join(', ')}` : ''}; merged duplicates: ${mergedDuplicates}\n`,
+      );
     });
 }

@@ -20,6 +20,8 @@ export interface RawEvent {
   readonly lat: number | null;
   readonly lng: number | null;
   readonly categories: readonly string[];
+  /** JSON-LD's schema.org @type (MusicEvent, ScreeningEvent…): the upstream's own kind of event. */
+  readonly schemaTypes?: readonly string[];
   /** The upstream event page. Used only to derive a stable uid; never republished. */
   readonly url: string | null;
   readonly ticketUrl: string | null;
@@ -83,6 +85,8 @@ export type DropReason =
   | 'no_title'
   | 'no_start'
   | 'no_location'
+  /** Upstream coordinates, or an address in another country or state, put it outside every destination. */
+  | 'outside_area'
   | 'outside_window'
   | 'duplicate_uid'
   /** The normalizer threw on this item; the report keeps the first message. */

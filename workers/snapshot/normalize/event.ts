@@ -6,6 +6,7 @@ import type { DropReason, EventRow, RawEvent } from '../types.ts';
 import { parseAges } from './ages.ts';
 import { classify } from './categories.ts';
 import { bareHost, imageUrl, organizerUrl, ticketUrl } from './links.ts';
+import { normalizePrice } from './price.ts';
 import { eventSpan, isoLocal } from './times.ts';
 import { fold, plainText, summarize, words } from './text.ts';
 import { defaultVenue, formatAddress, resolveVenue } from './venues.ts';
@@ -27,33 +28,6 @@ export function splitCancelMarker(title: string): [string, boolean] {
   const b = title.replace(CANCEL_SUFFIX, '');
   if (b !== title && b.trim() !== '') return [b.trim(), true];
   return [title.trim(), false];
-}
-
-const MONEY = /\$\s?(\d{1,5}(?:\.\d{1,2})?)/g;
-const FREE = /\bfree\b/i;
-const NOT_REALLY_FREE = /\bfree\s(?:with|w\/)|\bsuggested donation\b|\bplus admission\b/i;
-
-export interface Price {
-  readonly isFree: boolean;
-  readonly min: number | null;
-  readonly max: number | null;
-  readonly note: string | null;
-}
-
-export function normalizePrice(raw: Pick<RawEvent, 'priceText' | 'priceMin' | 'priceMax' | 'isFree'>, freeByDefault: boolean): Price {
-  const note = plainText(raw.priceText);
-  const amounts = [...(note ?? '').matchAll(MONEY)].map((m) => Number(m[1]));
-  for (const n of [raw.priceMin, raw.priceMax]) if (n !== null && Number.isFinite(n) && n >= 0) amounts.push(n);
-  const min = amounts.length ? Math.min(...amounts) : null;
-  const max = amounts.length ? Math.max(...amounts) : null;
-  const saysFree = note !== null && FREE.test(note) && !NOT_REALLY_FREE.test(note);
-  const isFree = raw.isFree ?? (max !== null ? max === 0 : saysFree || freeByDefault);
-  if (note === null && min === null) {
-    // Nothing said about price: an upstream "free" flag is a price of zero; a source default is no price at all.
-    const zero = raw.isFree === true ? 0 : null;
-    return { isFree, min: zero, max: zero, note: null };
-  }
-  return { isFree, min: min ?? (saysFree ? 0 : null), max: max ?? (saysFree ? 0 : null), note };
 }
 
 export interface NormalizeContext {
@@ -108,16 +82,20 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
   const organizer = upstreamOrg ?? src.organizer.name;
   const vettedSite = ctx.organizerSites.get(fold(organizer)) ?? (upstreamOrg ? null : src.organizer.url);
 
-  const venue =
-    resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer }) ??
-    defaultVenue(ctx.gazetteer, src.default_venue);
+  const resolved = resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer });
+  // An event placed elsewhere is not ours: the source's default venue would move it here.
+  if (resolved === 'outside_area') return 'outside_area';
+  const venue = resolved ?? defaultVenue(ctx.gazetteer, src.default_venue);
   if (!venue) return 'no_location';
 
-  const { categories, tags } = classify(raw.categories, title, description);
-  const price = normalizePrice(raw, src.free_by_default);
+  const { categories, tags } = classify(raw.categories, title, description, raw.schemaTypes);
+  const price = normalizePrice(raw, src.free_by_default, { title, description: raw.description });
   const summary = summarize(raw.summary, description);
   const orgUrl = organizerUrl(upstreamOrg ? raw.organizerUrl : null, vettedSite, ctx.feedAddresses);
-  const uid = raw.uid?.trim() || raw.url?.trim() || `${title}|${isoLocal(span.start)}|${raw.location ?? ''}`;
+  // With no upstream id the event is its title, start and place (the same title on the same day in
+  // two towns is two events). Coordinates stand in only for a place with no name, so that the id
+  // of an event at a named place stays what it was.
+  const uid = raw.uid?.trim() || raw.url?.trim() || `${title}|${isoLocal(span.start)}|${raw.location ?? (raw.lat !== null && raw.lng !== null ? `${raw.lat},${raw.lng}` : '')}`;
   const range = ages?.kind === 'range' ? ages.range : null;
 
 
@@ -180,13 +158,14 @@ export interface Normalized {
 }
 
 /** Every item of one source, as a build and `family-events normalize` both see them. */
-export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext): Normalized {
+/** `onItem` hears each item's outcome (`normalize --explain` reports it item by item). */
+export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext, onItem?: (index: number, outcome: EventRow | DropReason) => void): Normalized {
   const rows: EventRow[] = [];
   const ids = new Set<string>();
   const dropped: Partial<Record<DropReason, number>> = {};
   let itemError: string | null = null;
   const drop = (r: DropReason): void => void (dropped[r] = (dropped[r] ?? 0) + 1);
-  for (const raw of raws) {
+  for (const [i, raw] of raws.entries()) {
     let r: EventRow | DropReason;
     try {
       r = normalizeEvent(raw, ctx);
@@ -195,11 +174,12 @@ export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext): 
       r = 'invalid';
     }
     if (typeof r === 'string') drop(r);
-    else if (ids.has(r.id)) drop('duplicate_uid');
+    else if (ids.has(r.id)) drop((r = 'duplicate_uid'));
     else {
       ids.add(r.id);
       rows.push(r);
     }
+    onItem?.(i, r);
   }
   return { rows, dropped, itemError };
 }

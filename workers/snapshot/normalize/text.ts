@@ -45,18 +45,59 @@ export function plainText(input: string | null | undefined): string | null {
 
 export const SUMMARY_MAX = 200;
 const TRAILING_PUNCT = new Set([' ', ',', ';', ':', '.', '-', '–', '—']);
+// A summary that stops at a sentence end should still say something: not before a third of the room.
+const MIN_SENTENCE = Math.floor(SUMMARY_MAX / 3);
+// A sentence ends at . ! ? or … (maybe inside a closing quote or bracket), then a space, then a capital,
+// a digit or an opening quote.
+const SENTENCE_END = /[.!?…]["'”’)\]]?\s(?=[\p{Lu}\p{N}"'“‘(])/gu;
+// Periods that end abbreviations, not sentences: "Ofc. Barton", "600 4th Ave. Seattle".
+const ABBREVIATIONS: ReadonlySet<string> = new Set(['approx', 'ave', 'blvd', 'dept', 'feat', 'incl', 'mrs', 'ofc', 'rev', 'sgt', 'ste', 'vol']);
+const URL_START = /^(?:[a-z][a-z\d+.-]{0,20}:\/\/|www\.)/i;
+// A break opportunity is any whitespace: words and URLs alike are never split.
+const SPACE = /\s/;
 
-/** The upstream summary if there is one, else the description cut at a word boundary (≤ 200 chars). */
+/** The last complete sentence end in `room` (its length), or -1. */
+function sentenceCut(room: string): number {
+  let best = -1;
+  for (const m of room.matchAll(SENTENCE_END)) {
+    const stop = m.index + 1;
+    const word = room.slice(lastSpace(room.slice(0, m.index)) + 1, m.index);
+    // A one- or two-letter word is an initial or "St."; "a.m." and a URL's own dots are not sentence ends.
+    const letters = word.replace(/\P{L}/gu, '');
+    if ((letters.length > 0 && letters.length <= 2) || word.includes('.') || ABBREVIATIONS.has(letters.toLowerCase()) || URL_START.test(word)) continue;
+    if (stop >= MIN_SENTENCE) best = stop + (m[0].length - 2);
+  }
+  return best;
+}
+
+/**
+ * The upstream summary if there is one, else the description cut to at most 200 characters: after
+ * the last whole sentence that fits when there is one, else between words, with "…". A cut never
+ * falls inside a word or a URL; a URL left dangling at the end is dropped, since "…" after it would
+ * read as part of the address.
+ */
 export function summarize(summary: string | null, description: string | null): string | null {
   const own = plainText(summary);
   const base = own ?? description;
   if (base == null) return null;
   if (base.length <= SUMMARY_MAX) return base;
   const room = base.slice(0, SUMMARY_MAX - 1);
-  const cut = room.lastIndexOf(' ');
-  let head = cut > SUMMARY_MAX / 2 ? room.slice(0, cut) : room;
+  const sentence = sentenceCut(room);
+  if (sentence > 0) return room.slice(0, sentence).trimEnd();
+  const fits = SPACE.test(base[SUMMARY_MAX - 1] ?? '') ? room : room.slice(0, Math.max(0, lastSpace(room)));
+  const kept = fits.split(/\s+/);
+  while (kept.length > 0 && URL_START.test(kept.at(-1) ?? '')) kept.pop();
+  let head = kept.join(' ');
+  // Text with no spaces at all (a run of CJK, say) can only be cut by characters; a URL not at all.
+  if (head === '') head = URL_START.test(room) ? '' : room.replace(/[\uD800-\uDBFF]$/, '');
   while (head !== '' && TRAILING_PUNCT.has(head.at(-1) ?? '')) head = head.slice(0, -1);
-  return `${head}…`;
+  return head === '' ? null : `${head}…`;
+}
+
+/** Index of the last whitespace character, or -1. */
+function lastSpace(s: string): number {
+  for (let i = s.length - 1; i >= 0; i--) if (SPACE.test(s[i]!)) return i;
+  return -1;
 }
 
 /** Case- and accent-insensitive comparison key: "San José" → "san jose". */

@@ -1,7 +1,9 @@
 // Upstream location text (+ optional coordinates) → one canonical venue per place.
 // Known venues come from the gazetteer; unknown ones are parsed from "name, street, City, CA ZIP"
-// and located at the upstream coordinates or, failing those, the city's centre.
-import { streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
+// and located at the upstream coordinates or, failing those, the ZIP's centroid or the city's centre.
+// Upstream coordinates outside every destination's area mean the event is not ours.
+import { createRequire } from 'node:module';
+import { areaCity, californiaZips, kmBetween, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
 import { memoize } from './memo.ts';
 import { fold } from './text.ts';
 
@@ -35,23 +37,82 @@ function pick(candidates: readonly KnownVenue[] | undefined, organizer: string |
 
 const ZIP = /\b(9[4-6]\d{3})(?:-\d{4})?\b/;
 const STATE = /\b(?:ca|calif|california)\.?$/;
+// A ZIP ending a part ("Newark, DE 19716"); California's run from 90000 to 96199.
+const TRAILING_ZIP = /\b(\d{5})(?:-\d{4})?$/;
+const CALIFORNIA_ZIP = /^9[0-6]/;
+const US = new Set(['us', 'usa', 'u.s.', 'u.s.a.', 'united states', 'united states of america']);
+
+let foreignNames: { readonly countries: ReadonlySet<string>; readonly states: ReadonlySet<string>; readonly stateCodes: ReadonlySet<string> } | undefined;
+
+/**
+ * Country names (every ISO 3166 region, as ICU spells it in the languages feeds come in, long and
+ * short: "Ireland", "España", "UK") and the other US states ("Delaware", "VA"): an address naming
+ * one is elsewhere, whatever Bay Area city its locality shares a name with.
+ */
+function foreign(): NonNullable<typeof foreignNames> {
+  if (!foreignNames) {
+    const countries = new Set<string>();
+    const A = 'A'.charCodeAt(0);
+    for (const locale of ['en', 'es', 'fr', 'de', 'it', 'pt', 'nl']) {
+      for (const style of ['long', 'short'] as const) {
+        const names = new Intl.DisplayNames([locale], { type: 'region', style });
+        for (let i = 0; i < 26 * 26; i++) {
+          const code = String.fromCharCode(A + Math.floor(i / 26), A + (i % 26));
+          if (code === 'US') continue;
+          const name = names.of(code);
+          if (name && name !== code) countries.add(fold(name));
+        }
+      }
+    }
+    const { full } = createRequire(import.meta.url)('zipcodes/lib/states.js') as { full: Record<string, string> };
+    const other = Object.entries(full).filter(([, code]) => code !== 'CA');
+    foreignNames = { countries, states: new Set(other.map(([name]) => fold(name))), stateCodes: new Set(other.map(([, code]) => code)) };
+  }
+  return foreignNames;
+}
+
+/** True when an address part names a place outside California: a country, another state, a non-California ZIP. */
+function namesElsewhere(part: string): boolean {
+  const zip = TRAILING_ZIP.exec(part);
+  if (zip && !CALIFORNIA_ZIP.test(zip[1]!)) return true;
+  const bare = zip ? part.slice(0, zip.index).trim() : part;
+  const f = foreign();
+  const folded = fold(bare).replace(/\.$/, '');
+  if (US.has(folded)) return false;
+  // Two-letter codes only as written in capitals ("Fairfax, VA"), so that a word like "in" never counts.
+  return f.countries.has(folded) || f.states.has(folded) || f.stateCodes.has(bare);
+}
+
+interface ParsedAddress {
+  readonly name: string | null;
+  readonly street: string | null;
+  readonly city: City | null;
+  readonly zip: string | null;
+  /** The text names a country, state or ZIP outside California. */
+  readonly elsewhere: boolean;
+}
 
 /** Splits "Name, 123 Main St, Oakland, CA 94612" into its parts. */
-function parseAddress(g: Gazetteer, text: string): { name: string | null; street: string | null; city: City | null; zip: string | null } {
+function parseAddress(g: Gazetteer, text: string): ParsedAddress {
   const parts = text.split(/[,\n;]| - | – /).map((p) => p.trim()).filter((p) => p !== '');
   let zip: string | null = null;
   let city: City | null = null;
   let street: string | null = null;
+  let elsewhere = false;
   const rest: string[] = [];
   for (const part of parts) {
     let p = part;
+    if (namesElsewhere(p)) {
+      elsewhere = true;
+      continue;
+    }
     const z = ZIP.exec(p);
     if (z) {
       zip = z[1] ?? null;
       p = p.replace(ZIP, '').trim();
     }
     const folded = fold(p).replace(STATE, '').trim();
-    if (folded === '' || folded === 'usa' || folded === 'united states') continue;
+    if (folded === '' || US.has(folded)) continue;
     const c = g.cityByName.get(folded);
     if (c && !city) {
       city = c;
@@ -63,7 +124,8 @@ function parseAddress(g: Gazetteer, text: string): { name: string | null; street
     }
     rest.push(p);
   }
-  return { name: rest[0] ?? null, street, city, zip };
+  // "Olympia Theatre, 72 Dame Street, Dublin, Ireland" is not in Dublin, CA.
+  return elsewhere ? { name: rest[0] ?? null, street: null, city: null, zip: null, elsewhere } : { name: rest[0] ?? null, street, city, zip, elsewhere };
 }
 
 export interface LocationInput {
@@ -79,9 +141,7 @@ function nearestKnown(g: Gazetteer, lat: number, lng: number): KnownVenue | unde
   let best: KnownVenue | undefined;
   let bestKm = NEAR_KM;
   for (const k of g.venues) {
-    const dLat = (k.lat - lat) * 111.2;
-    const dLng = (k.lng - lng) * 111.2 * Math.cos((lat * Math.PI) / 180);
-    const km = Math.hypot(dLat, dLng);
+    const km = kmBetween(k.lat, k.lng, lat, lng);
     if (km < bestKm) {
       best = k;
       bestKm = km;
@@ -93,10 +153,13 @@ function nearestKnown(g: Gazetteer, lat: number, lng: number): KnownVenue | unde
 const validCoord = (lat: number | null, lng: number | null): boolean =>
   lat !== null && lng !== null && Number.isFinite(lat) && Number.isFinite(lng) && Math.abs(lat) <= 90 && Math.abs(lng) <= 180 && !(lat === 0 && lng === 0);
 
-const memos = new WeakMap<Gazetteer, (key: string) => Venue | null>();
+const memos = new WeakMap<Gazetteer, (key: string) => Venue | 'outside_area' | null>();
 
-/** Resolves an event's place; null when nothing locates it (the caller falls back to the source's default venue). */
-export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | null {
+/**
+ * Resolves an event's place; null when nothing locates it (the caller falls back to the source's
+ * default venue), 'outside_area' when its coordinates or its address put it outside every destination.
+ */
+export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
   let memo = memos.get(g);
   if (!memo) {
     memo = memoize((key: string) => {
@@ -108,13 +171,33 @@ export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | null {
   return memo(JSON.stringify([input.location, input.lat, input.lng, input.organizer]));
 }
 
-function resolveUncached(g: Gazetteer, input: LocationInput): Venue | null {
+// A text city this close to the upstream coordinates agrees with them even with no ZIP of its own
+// near them (a registry's own places have none).
+const AGREE_KM = 5;
+
+/** Centroids cannot settle a boundary, so a city any nearby ZIP is addressed to agrees with the point. */
+function agrees(g: Gazetteer, c: City, lat: number, lng: number): boolean {
+  // The centre test first: it spares loading the ZIP table for nearly every event.
+  if (kmBetween(c.lat, c.lng, lat, lng) <= AGREE_KM) return true;
+  const here = placeAt(g, lat, lng);
+  return here !== null && (here.city === c.name || here.nearby.has(fold(c.name)));
+}
+
+function adhocKey(street: string | null, name: string, city: string): string {
+  return `adhoc:${street ? streetKey(street, city) : `${fold(name)}|${fold(city)}`}`;
+}
+
+function resolveUncached(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
   const text = input.location?.replace(/\s+/g, ' ').trim() ?? '';
   const hasCoord = validCoord(input.lat, input.lng);
+  // Upstream coordinates are the most exact thing a feed says about a place: outside every
+  // destination's area the event is not ours, whatever Bay Area city its text shares a name with.
+  if (hasCoord && !areaCity(g, input.lat!, input.lng!)) return 'outside_area';
+  let parsed: ParsedAddress | null = null;
   if (text !== '') {
     const whole = pick(g.venuesByName.get(fold(text)), input.organizer);
     if (whole) return fromKnown(g, whole);
-    const parsed = parseAddress(g, text);
+    parsed = parseAddress(g, text);
     const byName = parsed.name ? pick(g.venuesByName.get(fold(parsed.name)), input.organizer) : undefined;
     if (byName) return fromKnown(g, byName);
     // Some streets carry no house number ("Central Park Dr", "Dolores St & 19th St"), so an
@@ -124,18 +207,29 @@ function resolveUncached(g: Gazetteer, input: LocationInput): Venue | null {
       const byStreet = g.venueByStreet.get(streetKey(streetLine, parsed.city.name));
       if (byStreet) return fromKnown(g, byStreet);
     }
-    if (parsed.city) {
-      const c = parsed.city;
-      const lat = hasCoord ? input.lat! : c.lat;
-      const lng = hasCoord ? input.lng! : c.lng;
+    const c = parsed.city;
+    if (c && (!hasCoord || agrees(g, c, input.lat!, input.lng!))) {
       const name = parsed.name ?? parsed.street ?? c.name;
-      const key = `adhoc:${parsed.street ? streetKey(parsed.street, c.name) : `${fold(name)}|${fold(c.name)}`}`;
-      return { key, name, street: parsed.street, city: c.name, zip: parsed.zip, lat, lng, destination: c.destination };
+      const key = adhocKey(parsed.street, name, c.name);
+      const base = { key, name, street: parsed.street, city: c.name, zip: parsed.zip, destination: c.destination };
+      if (hasCoord) return { ...base, lat: input.lat!, lng: input.lng! };
+      // Without coordinates the ZIP's centroid is nearer the place than the city's centre, when the
+      // ZIP is addressed to that city (a mistyped ZIP must not move the venue to another town).
+      const z = parsed.zip ? californiaZips().byZip.get(parsed.zip) : undefined;
+      const atZip = z && g.cityByName.get(fold(z.city)) === c;
+      return { ...base, lat: atZip ? z.lat : c.lat, lng: atZip ? z.lng : c.lng };
     }
+    if (!hasCoord && parsed.elsewhere) return 'outside_area';
   }
   if (hasCoord) {
     const near = nearestKnown(g, input.lat!, input.lng!);
     if (near) return fromKnown(g, near);
+    const here = placeAt(g, input.lat!, input.lng!)!;
+    // The text's city disagrees with the coordinates, or it has none: the coordinates say which
+    // city's address this is, and a street the text placed elsewhere is not kept.
+    const street = parsed?.city ? null : (parsed?.street ?? null);
+    const name = parsed?.name ?? street ?? here.city;
+    return { key: adhocKey(street, name, here.city), name, street, city: here.city, zip: null, lat: input.lat!, lng: input.lng!, destination: here.destination };
   }
   return null;
 }

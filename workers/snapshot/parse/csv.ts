@@ -3,9 +3,10 @@
 // (or the usual header names) says which column is which.
 import { parse } from 'csv-parse/sync';
 import { parseUpstreamTime, type UpstreamTime } from '../normalize/times.ts';
+import { atClock, parseClockRange } from './clock.ts';
 import { fold } from '../normalize/text.ts';
 import type { RawEvent } from '../types.ts';
-import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
+import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput, type SkippedItem } from './types.ts';
 
 // Our field → header names seen in the wild (compared folded).
 const DEFAULT_HEADERS: Readonly<Record<string, readonly string[]>> = {
@@ -13,11 +14,11 @@ const DEFAULT_HEADERS: Readonly<Record<string, readonly string[]>> = {
   title: ['title', 'event', 'event name', 'name', 'program'],
   description: ['description', 'details', 'event description'],
   summary: ['summary', 'teaser', 'short description'],
-  start: ['start', 'start date', 'start_datetime', 'starts', 'start time', 'begin'],
-  end: ['end', 'end date', 'end_datetime', 'ends', 'end time'],
+  start: ['start', 'start date', 'start_datetime', 'starts', 'start time', 'begin', 'dtstart'],
+  end: ['end', 'end date', 'end_datetime', 'ends', 'end time', 'dtend'],
   date: ['date', 'event date'],
   time: ['time', 'times'],
-  location: ['location', 'venue', 'where', 'place', 'facility'],
+  location: ['location', 'venue', 'where', 'place', 'place name', 'facility'],
   address: ['address', 'street address'],
   city: ['city'],
   lat: ['lat', 'latitude'],
@@ -33,6 +34,9 @@ const DEFAULT_HEADERS: Readonly<Record<string, readonly string[]>> = {
   status: ['status'],
 };
 
+/** The fields a column map (registry `csv_columns`, `normalize --csv-columns`) may name. */
+export const CSV_FIELDS: readonly string[] = Object.keys(DEFAULT_HEADERS);
+
 function headerIndex(headers: readonly string[], custom: Readonly<Record<string, string>> | undefined): Map<string, number> {
   const folded = headers.map((h) => fold(h).replace(/[_\s]+/g, ' '));
   const idx = new Map<string, number>();
@@ -41,7 +45,22 @@ function headerIndex(headers: readonly string[], custom: Readonly<Record<string,
     const i = folded.findIndex((h) => wanted.some((w) => fold(w).replace(/[_\s]+/g, ' ') === h));
     if (i >= 0) idx.set(field, i);
   }
+  // An iCalendar export flattened to CSV (dtstart, dtend, summary, …): there SUMMARY is the title.
+  if (!idx.has('title') && custom?.summary === undefined && folded.includes('dtstart') && idx.has('summary')) {
+    idx.set('title', idx.get('summary')!);
+    idx.delete('summary');
+  }
   return idx;
+}
+
+const NO_TIME_OF_DAY = /^(?:all[\s-]?day|tba|tbd|various|n\/a)$/i;
+
+/** A date-only start and a time cell: the times when they read, else the date alone (all day). */
+function withTimes(day: UpstreamTime, end: UpstreamTime | null, time: string | null): [UpstreamTime, UpstreamTime | null] {
+  const range = day.dateOnly && time && !NO_TIME_OF_DAY.test(time.trim()) ? parseClockRange(time) : null;
+  if (!range) return [day, end];
+  const endDay = end?.dateOnly ? end.at : day.at;
+  return [{ at: atClock(day.at, range.start), dateOnly: false }, range.end === null ? null : { at: atClock(endDay, range.end), dateOnly: false }];
 }
 
 function splitTimeRange(time: string): [string, string | null] {
@@ -65,8 +84,8 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
     throw new FeedFormatError(`CSV header lacks a title or start column (headers: ${header.slice(0, 12).join(', ')})`);
   }
   const events: RawEvent[] = [];
-  let noStart = 0;
-  for (const row of body) {
+  const noStartItems: SkippedItem[] = [];
+  for (const [position, row] of body.entries()) {
     const get = (f: string): string | null => {
       const i = idx.get(f);
       const v = i === undefined ? undefined : row[i];
@@ -77,17 +96,25 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
     if (idx.has('start')) {
       start = parseUpstreamTime(get('start'));
       end = parseUpstreamTime(get('end'));
+      if (start && idx.has('time')) [start, end] = withTimes(start, end, get('time'));
     } else {
       // Separate "Date" and "Time" columns: "11/21/2026" + "10:30 AM - 11:15 AM".
       const date = get('date');
       // "All Day", "TBA" and friends say there is no time of day: the date alone is the event.
       const time = get('time');
-      const [t1, t2] = time && !/^(?:all[\s-]?day|tba|tbd|various|n\/a)$/i.test(time.trim()) ? splitTimeRange(time) : [null, null];
+      const [t1, t2] = time && !NO_TIME_OF_DAY.test(time.trim()) ? splitTimeRange(time) : [null, null];
       start = date ? parseUpstreamTime(t1 ? `${date} ${t1}` : date) : null;
       end = date && t2 ? parseUpstreamTime(`${date} ${t2}`) : null;
+      // "6pm-9pm" or "9:30-16:30" do not read as part of a date-time, but the date alone is still
+      // the event: a time we cannot read must not lose the row.
+      if (date && t1 && (!start || (t2 && !end))) {
+        const day = parseUpstreamTime(date);
+        const read = day ? withTimes(day, null, time) : null;
+        if (read && (read[0] !== day || !start)) [start, end] = read;
+      }
     }
     if (!start) {
-      noStart++;
+      noStartItems.push({ position, uid: get('uid'), title: get('title') });
       continue;
     }
     const location = [get('location'), get('address'), get('city')].filter(Boolean).join(', ') || null;
@@ -107,12 +134,13 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
       url: get('url'),
       ticketUrl: get('ticket_url'),
       imageUrl: get('image_url'),
-      organizerName: get('organizer'),
+      // An iCalendar ORGANIZER is a mailto: address, not a name, and not ours to republish.
+      organizerName: /^mailto:/i.test(get('organizer') ?? '') ? null : get('organizer'),
       priceText: get('price'),
       isFree: free === null ? null : /^(?:y|yes|true|1|free)$/i.test(free.trim()),
       ages: get('ages'),
       cancelled: /^cancel+ed$/i.test(get('status') ?? ''),
     });
   }
-  return { events, noStart };
+  return { events, noStart: noStartItems.length, ...(noStartItems.length ? { noStartItems } : {}) };
 }

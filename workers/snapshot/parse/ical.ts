@@ -39,6 +39,14 @@ function tzidOf(c: ICalComponent, name: string): string | null {
   return typeof tz === 'string' ? tz : null;
 }
 
+// Trumba exports its custom fields as X-TRUMBA-CUSTOMFIELD;NAME="Audience":Adults\,Teen. ical.js
+// does not know the property to be TEXT, so its escapes are undone here.
+function trumbaField(c: ICalComponent, name: string): string | null {
+  const p = c.getAllProperties('x-trumba-customfield').find((q) => q.getParameter('name') === name);
+  const v: unknown = p?.getFirstValue();
+  return typeof v === 'string' && v.trim() !== '' ? unescapeText(v) : null;
+}
+
 /** The fields an occurrence takes from its component (the master, or its RECURRENCE-ID override). */
 function describe(c: ICalComponent): Omit<RawEvent, 'uid' | 'start' | 'end'> {
   const geo: unknown = c.getFirstPropertyValue('geo');
@@ -59,7 +67,9 @@ function describe(c: ICalComponent): Omit<RawEvent, 'uid' | 'start' | 'end'> {
     imageUrl: typeof image === 'string' ? image : null,
     organizerName: organizer ? ((organizer.getParameter('cn') as string | undefined) ?? null) : null,
     priceText: text(c, 'x-price'),
-    ages: text(c, 'x-ages') ?? text(c, 'x-age-range'),
+    // All-in-One Event Calendar (WordPress) flags free events so; its other value carries no price.
+    isFree: /^\s*free\s*$/i.test(text(c, 'x-cost-type') ?? '') ? true : null,
+    ages: text(c, 'x-ages') ?? text(c, 'x-age-range') ?? trumbaField(c, 'Audience'),
     cancelled: status?.toUpperCase() === 'CANCELLED',
   };
 }

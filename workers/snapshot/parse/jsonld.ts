@@ -3,14 +3,18 @@
 // array, or an @graph, and an Event may nest inside an ItemList.
 import { parseDocument } from 'htmlparser2';
 import { findAll, textContent } from 'domutils';
-import { parseUpstreamTime } from '../normalize/times.ts';
+import { Duration } from 'luxon';
+import { parseUpstreamTime, type UpstreamTime } from '../normalize/times.ts';
 import type { RawEvent } from '../types.ts';
 import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 const arr = (x: unknown): unknown[] => (x == null ? [] : Array.isArray(x) ? x : [x]);
-const s = (x: unknown): string | null => (typeof x === 'string' && x.trim() !== '' ? x : typeof x === 'number' ? String(x) : null);
+// Some CMSs add slashes (PHP addslashes) before JSON-encoding: Hidden Hall's "Mo\\' Jam Mondays" parses
+// to Mo\' Jam. A backslash before a quote is that escaping, never the upstream's own text.
+const SLASHED_QUOTE = /\\(['"])/g;
+const s = (x: unknown): string | null => (typeof x === 'string' && x.trim() !== '' ? x.replace(SLASHED_QUOTE, '$1') : typeof x === 'number' ? String(x) : null);
 
 function types(o: Obj): string[] {
   return arr(o['@type']).map((t) => String(t).replace(/^https?:\/\/schema\.org\//, ''));
@@ -27,12 +31,19 @@ function collectEvents(node: unknown, out: Obj[], depth = 0): void {
   }
 }
 
+/** schema.org addressCountry is a name or code, or a Country with a name. */
+const countryName = (c: unknown): unknown => (isObj(c) ? c['name'] : c);
+
 function place(loc: unknown): { text: string | null; lat: number | null; lng: number | null } {
   const p = arr(loc).find(isObj) ?? null;
   if (!p) return { text: s(arr(loc)[0]), lat: null, lng: null };
   const addr = p['address'];
   const a = isObj(addr)
-    ? [addr['streetAddress'], addr['addressLocality'], [addr['addressRegion'], addr['postalCode']].filter(Boolean).join(' ')].map(s).filter(Boolean).join(', ')
+    ? // The country stays in the text: "Dublin, Dublin 2, Ireland" must not read as Dublin, CA.
+      [addr['streetAddress'], addr['addressLocality'], [addr['addressRegion'], addr['postalCode']].filter(Boolean).join(' '), countryName(addr['addressCountry'])]
+        .map(s)
+        .filter(Boolean)
+        .join(', ')
     : s(addr);
   const geo = isObj(p['geo']) ? p['geo'] : {};
   return { text: [s(p['name']), a].filter(Boolean).join(', ') || null, lat: toNumber(geo['latitude']), lng: toNumber(geo['longitude']) };
@@ -45,12 +56,36 @@ function flag(x: unknown): boolean | null {
   return v === 'true' ? true : v === 'false' ? false : null;
 }
 
+// A zero-priced "Donate to Support the Arts" or "Sliding Scale" ticket beside $17 ones is not a free
+// way in: it asks what you can pay. Its 0 is no price.
+const PAY_WHAT_YOU_CAN = /donat|sliding|pay what/i;
+// Offer names are mostly ticket labels ("Day of Show", an event title); one is price text only when
+// it states a price.
+const STATES_PRICE = /\$\s?\d|\bfree\b/i;
+
+function offerPrices(o: Obj): number[] {
+  const ns = [toNumber(o['price']), toNumber(o['lowPrice']), toNumber(o['highPrice'])].filter((n): n is number => n !== null);
+  return ns.every((n) => n === 0) && PAY_WHAT_YOU_CAN.test(s(o['name']) ?? '') ? [] : ns;
+}
+
+function offerText(o: Obj): string | null {
+  const name = s(o['name']);
+  return s(o['description']) ?? (name !== null && STATES_PRICE.test(name) ? name : null);
+}
+
+// Cinemas give screenings a running time ("duration": "PT1H45M") instead of an endDate.
+function endAfter(start: UpstreamTime, duration: string | null): UpstreamTime | null {
+  if (duration === null || start.dateOnly) return null;
+  const d = Duration.fromISO(duration.trim());
+  return d.isValid && d.toMillis() > 0 ? { at: start.at.plus(d), dateOnly: false } : null;
+}
+
 function toRaw(e: Obj): RawEvent | null {
   const start = parseUpstreamTime(s(e['startDate']));
   if (!start) return null;
   const loc = place(e['location']);
   const offers = arr(e['offers']).filter(isObj);
-  const prices = offers.flatMap((o) => [toNumber(o['price']), toNumber(o['lowPrice']), toNumber(o['highPrice'])]).filter((n): n is number => n !== null);
+  const prices = offers.flatMap(offerPrices);
   const org = arr(e['organizer']).find(isObj);
   const image = arr(e['image']).map((i) => (isObj(i) ? s(i['url']) : s(i))).find(Boolean) ?? null;
   const audience = arr(e['audience']).filter(isObj);
@@ -68,19 +103,20 @@ function toRaw(e: Obj): RawEvent | null {
     description: s(e['description']),
     summary: s(e['disambiguatingDescription']),
     start,
-    end: parseUpstreamTime(s(e['endDate'])),
+    end: parseUpstreamTime(s(e['endDate'])) ?? endAfter(start, s(e['duration'])),
     location: loc.text,
     lat: loc.lat,
     lng: loc.lng,
     categories: [...arr(e['keywords']).flatMap((k) => String(k).split(',')), ...arr(e['about']).map((a) => (isObj(a) ? s(a['name']) : s(a)) ?? '')]
       .map((k) => k.trim())
       .filter((k) => k !== ''),
+    schemaTypes: types(e),
     url: s(e['url']),
     ticketUrl: offers.map((o) => s(o['url'])).find(Boolean) ?? null,
     imageUrl: image,
     organizerName: org ? s(org['name']) : null,
     organizerUrl: org ? s(org['url']) : null,
-    priceText: offers.map((o) => s(o['description']) ?? s(o['name'])).find(Boolean) ?? null,
+    priceText: offers.map(offerText).find(Boolean) ?? null,
     priceMin: prices.length ? Math.min(...prices) : null,
     priceMax: prices.length ? Math.max(...prices) : null,
     isFree: flag(e['isAccessibleForFree']),

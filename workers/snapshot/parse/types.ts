@@ -12,6 +12,18 @@ export interface ParseOutput {
   readonly events: RawEvent[];
   /** Items with no readable start time. */
   readonly noStart: number;
+  /**
+   * Those items, by position among the document's items (0-based), from parsers that read one
+   * event per item (RSS, CSV): `normalize --explain` names them, and the events are then the
+   * remaining positions in order.
+   */
+  readonly noStartItems?: readonly SkippedItem[];
+}
+
+export interface SkippedItem {
+  readonly position: number;
+  readonly uid: string | null;
+  readonly title: string | null;
 }
 
 export interface ParseOptions {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DateTime } from 'luxon';
 import { classify } from '../../../../workers/snapshot/normalize/categories.ts';
+import { parseJsonLd } from '../../../../workers/snapshot/parse/jsonld.ts';
 import { CATEGORY_SLUGS } from '../../../../workers/snapshot/taxonomy.ts';
 
 describe('classify', () => {
@@ -38,5 +40,170 @@ describe('classify', () => {
     const a = classify(['Storytime'], 'Family Storytime', null);
     a.categories.push('stem');
     assert.deepEqual(classify(['Storytime'], 'Family Storytime', null).categories, ['storytime']);
+  });
+});
+
+describe('tags never contradict the upstream', () => {
+  // seattle-gov-citywide.trumba.ics: Trumba custom fields flattened into the description.
+  const trumbaNo = 'Audience: Adults,All,Children,Family,Pets,Senior,Special Needs,Teen Pre-Register: No Cost: Free We meet at the Bath House Theater parking lot';
+  const trumbaYes = 'Audience: All Site Contact Details: Bring your own garbage bags and grabbers Pre-Register: Yes Cost: Free';
+
+  test('"Pre-Register: No" is not registration-required; "Pre-Register: Yes" is', () => {
+    assert.ok(!classify([], 'Green Lake Litter Patrol', trumbaNo).tags.includes('registration-required'));
+    assert.ok(classify([], 'Capitol Hill neighborhood cleanup', trumbaYes).tags.includes('registration-required'));
+  });
+
+  test('the field\'s "No" outweighs a later RSVP, and the next field\'s label is no drop-in', () => {
+    const t = classify([], 'Seattle Immigrant and Refugee Commission Monthly Meeting', 'Contact Email: luanda.arai@seattle.gov Pre-Register: No Registration Details: To RSVP, please contact the Commission Staff Liaison').tags;
+    assert.ok(!t.includes('registration-required'));
+    assert.ok(!t.includes('drop-in'));
+  });
+
+  const denials: [string, string, string][] = [
+    // spscc-student-life.trumba.ics
+    ['Monthly Brown Bag Discussion', 'Each month the topic changes! No registration is required.', 'drop-in'],
+    // united-indians-daybreak-star.ecp.ics
+    ['2nd Annual Indian Days 5K Run & Walk', 'Free Admission: No registration is needed and there is no fee', 'drop-in'],
+    // knco-nevada-county.trumba-rss.xml
+    ['Explore History and Heritage at the North Star House', 'No RSVP is needed, just come by during tour hours.', 'drop-in'],
+  ];
+  for (const [title, text, expected] of denials) {
+    test(`"${text.slice(0, 50)}" denies registration`, () => {
+      const t = classify([], title, text).tags;
+      assert.ok(!t.includes('registration-required'), t.join());
+      assert.ok(t.includes(expected), t.join());
+    });
+  }
+
+  test('registration stated plainly still counts', () => {
+    // wallyhood.google.ics; mohai.ecp.ics
+    assert.ok(classify([], 'Film: The Invisible Mammal', 'For more information and to register, go here.').tags.includes('registration-required'));
+    assert.ok(classify([], 'Sensory Friendly Morning', 'Spots are limited so register early!').tags.includes('registration-required'));
+    // The same denial as a plain sentence (not from the corpus).
+    assert.ok(!classify([], 'Story Walk', 'Registration is not required.').tags.includes('registration-required'));
+  });
+
+  test('upstream labels are decoded before slugging: "Boards &amp; Commissions" → boards-commissions', () => {
+    const t = classify(['Boards &amp; Commissions', 'Parks &amp; Recreation'], 'Seattle Transit Advisory Board', null).tags;
+    assert.deepEqual(t, ['boards-commissions', 'parks-recreation']);
+  });
+
+  const inPerson: [string, string][] = [
+    // seattle-gov-citywide.trumba.ics: the Neighborhoods field lists "Online Event" among places.
+    ['Firefighter Story Time at Southwest Library Branch', 'Neighborhoods: Alki/Admiral,Arbor Heights,Ballard,Beacon Hill,Belltown,… ,North Capitol Hill,North of Seattle,Northgate/Maple Leaf,Online Event,Pioneer Square,Queen Anne,Rainier Beach/Othello'],
+    ['CPR Class', 'To register for the class please fill out this online form: Medic 2 CPR Training Request'],
+    // mohai.ecp.ics
+    ['First Thursday – May', 'Advance online tickets are not required but may be reserved below.'],
+    // hidden-hall.jsonld.html
+    ['ERIC ROBERSON with guests Solstarr', 'His enduring contributions have earned him multiple GRAMMY nominations, a BETJ Virtual Award'],
+    // fablab-cottbus.ai1ec.ics
+    ['Let’s play: Kompass', 'Nun steht das Spiel verkaufsbereit im Online-Shop!'],
+  ];
+  for (const [title, text] of inPerson) {
+    test(`an in-person event is not virtual: "${title}"`, () => assert.ok(!classify([], title, text).tags.includes('virtual')));
+  }
+
+  test('virtual when the title says so, or the text says how to attend', () => {
+    assert.ok(classify([], 'Virtual Pet Loss Support Group', null).tags.includes('virtual'));
+    assert.ok(classify([], 'Fire Connect - Virtual Session', null).tags.includes('virtual'));
+    assert.ok(classify([], 'Seattle Planning Commission Meeting', 'Building/Room #: Online meeting https://www.seattle.gov/planningcommission').tags.includes('virtual'));
+  });
+});
+
+// Issue 14, class 7: categories from single words. Quoted from /work/shared/realworld-feeds (PROVENANCE.md).
+describe('categories come from phrases, never from a single ambiguous word', () => {
+  const cases: [string, string, string[], string, string | null, string[]][] = [
+    // fremont-abbey.jsonld.html: adults telling stories on stage, not a story time.
+    ['"StorySLAM" is no storytime', 'fremont-abbey', [], "6/4 The Moth StorySLAM @ FREMONT ABBEY Seattle", null, ['community']],
+    // hidden-hall.jsonld.html: a 21+ pop dance night.
+    ['"LOVE STORY" is no storytime', 'hidden-hall', [], 'SWIFT ME AWAY', "22 & good 4 u presents SWIFT ME AWAY 💌 ENTER YOUR LOVER ERA AT OUR GIRLY POP DANCE NIGHT! 💘 💐 Hidden Hall - Seattle 💋 Thursday, February 19 🧸 8:30pm doors / 9pm party 💝 21+ IT'S A LOVE STORY, BABY We will be playing the best of Taylor Swift", ['dance']],
+    // seattle-gov-citywide.trumba.ics: a park, not a camp.
+    ['"Camp Long" is a place, not a camp', 'seattle-gov', ['Volunteer'], 'Camp Long Restoration Event', 'Event Types: Volunteer/Work Party Join us for a restoration work party at Camp Long', ['community']],
+    // seattle-gov-citywide.trumba.ics: story time stated as a phrase still is one.
+    ['"Story Time" is storytime', 'seattle-gov', [], 'Firefighter Story Time at Southwest Library Branch', null, ['storytime']],
+    // scoutbook-troop485.ics: camps as events.
+    ['"Annual Scout Camp" is a camp', 'scoutbook', [], 'Annual Scout Camp', null, ['camps']],
+    ['"Campout" is a camp', 'scoutbook', [], 'Campout', null, ['camps']],
+    // bsa-cubscout-pack149.scouting.ics: a meeting's description is its agenda.
+    ['a meeting is not what its agenda discusses', 'bsa-cubscout', [], 'Pack Leader Meeting', 'Leader Meeting Topic of Discussion: Fall Campout', ['community']],
+    // united-indians-daybreak-star.ecp.ics; wallyhood.google.ics: runs as events.
+    ['"5K Run and Walk" is sports', 'united-indians', [], 'Daybreak Star Community 5K Run and Walk', null, ['sports-fitness', 'community']],
+    ['"Run Club" is sports', 'wallyhood', [], "Diplo's Run Club & Concert", null, ['music', 'sports-fitness']],
+    // royal-room.wp-rss.xml: "Meeting Worlds" is a concert title, not a meeting.
+    ['"Meeting Worlds: Jazz" is music', 'royal-room', [], 'Sh’ma presents Meeting Worlds: Jazz, Folk, & Indian Classical', null, ['music']],
+    // wallyhood.google.ics
+    ['Shakespeare in the Park is theater', 'wallyhood', [], "Shakespeare in the Park: A Midsummer Night's Dream", null, ['theater']],
+  ];
+  for (const [name, , upstream, title, desc, expected] of cases) {
+    test(name, () => assert.deepEqual(classify(upstream, title, desc).categories, expected));
+  }
+
+  test('"Santa" alone is a Bay Area place name, not the holiday (not from the corpus)', () => {
+    assert.deepEqual(classify([], 'Toddler Storytime at Santa Clara Central Library', null).categories, ['storytime']);
+    assert.deepEqual(classify([], 'Photos with Santa', null).categories, ['seasonal']);
+  });
+
+  test('"Play-based discovery" is no stage play (the bundled sample\'s Little Explorers)', () => {
+    assert.deepEqual(classify(['Early Childhood'], 'Little Explorers', 'Play-based discovery for preschoolers and their grown-ups.').categories, ['community']);
+    // wallyhood.google.ics
+    assert.ok(classify([], 'Play On! - Lincoln High School Theatre Arts Fall Play', null).categories.includes('theater'));
+  });
+
+  test('phrases the issue names still classify', () => {
+    assert.deepEqual(classify([], 'STEM Lab: Coding with Robots', null).categories, ['stem']);
+    assert.deepEqual(classify([], 'Teen Coding Club', null).categories, ['stem']);
+    assert.deepEqual(classify([], 'Toddler Story & Songs', null).categories, ['storytime', 'music']);
+    assert.deepEqual(classify([], 'Summer Camp Open House', null).categories, ['camps']);
+  });
+});
+
+describe('what is no outing for a family gets no category', () => {
+  const civic: [string, string[], string, string | null][] = [
+    // seattle-gov-citywide.trumba.ics: the single words that used to decide ("access code" → stem).
+    ["Seattle Women's Commission Monthly Meeting", ['Boards &amp; Commissions'], "Seattle Women's Commission Monthly Meeting", 'Meeting number (access code): 2499 903 2907 Meeting password: qHxH9Auu8A2'],
+    ['Seattle Arts Commission', ['Arts and Culture'], 'Seattle Arts Commission', null],
+    ['Council Briefing', ['Seattle City Council'], 'Council Briefing', null],
+    ['a public hearing', ['Seattle City Council'], 'Select Committee on the Comprehensive Plan - Public Hearing', null],
+    ['a public meeting', ['Parks &amp; Recreation'], 'Outdoor Racquet Sports Strategy Public Meeting', null],
+    ['an advisory board', ['Boards &amp; Commissions'], 'Seattle Freight Advisory Board', null],
+    // wallyhood.google.ics: freeway work ("express lanes will run southbound" → sports-fitness).
+    ['a lane reduction', [], 'Southbound I-5 Ship Canal Bridge Lane Reductions', 'all lanes will be reopened by 5 am on Mondays. During these weekends, express lanes will run southbound'],
+    ['a closure', [], 'Full weekend closure of northbound I-5, from I-90 to NE 45th St (work zone set up)', 'All lanes of I-5 reopened for 2026 FIFA World Cup™ games'],
+    ['a neighborhood council meeting', [], 'Wallingford Community Council General Meeting', null],
+  ];
+  for (const [name, upstream, title, desc] of civic) {
+    test(name, () => assert.deepEqual(classify(upstream, title, desc).categories, []));
+  }
+
+  test('a family event by a council or at a park is still one', () => {
+    // wallyhood.google.ics; bsa-cubscout-pack149.scouting.ics
+    assert.deepEqual(classify([], 'Fremont Arts Council May Day Event', null).categories, ['arts-crafts']);
+    assert.deepEqual(classify([], 'Kite & Rocket Festival - Council Event (Optional)', null).categories, ['festivals']);
+    // hidden-hall.jsonld.html: "Disclosure" is no closure.
+    assert.deepEqual(classify([], 'Disclosure vs Fred Again.. - Tribute Dance Party', null).categories, ['dance']);
+  });
+});
+
+describe('the upstream schema.org type decides first', () => {
+  test('songkick: a MusicEvent named after its band is music', () => {
+    // songkick-years-and-years.jsonld.html, songkick-maximo-park.jsonld.html
+    assert.deepEqual(classify([], 'Years & Years', null, ['MusicEvent']).categories, ['music']);
+    assert.deepEqual(classify([], 'Split Festival 2014', null, ['MusicEvent']).categories, ['music', 'festivals']);
+  });
+
+  test('the kinds schema.org names map to the taxonomy; audience and ambiguous types decide nothing', () => {
+    assert.deepEqual(classify([], 'Hamnet', null, ['ScreeningEvent']).categories, ['film']);
+    assert.deepEqual(classify([], 'Nutcracker', null, ['TheaterEvent']).categories, ['theater']);
+    assert.deepEqual(classify([], 'Fun Day', null, ['Festival']).categories, ['festivals']);
+    // majestic-bay.jsonld.html types its screenings VisualArtsEvent; the sample alternates ChildrensEvent.
+    assert.deepEqual(classify([], 'Hamnet', null, ['VisualArtsEvent']).categories, ['community']);
+    assert.deepEqual(classify(['Storytime'], 'Family Storytime', null, ['ChildrensEvent']).categories, ['storytime']);
+    assert.deepEqual(classify([], 'Hamnet', null, ['constructor', '__proto__']).categories, ['community']);
+  });
+
+  test('parseJsonLd passes the @type on', () => {
+    const html = `<html><head><script type="application/ld+json">${JSON.stringify({ '@context': 'http://schema.org', '@type': 'MusicEvent', name: 'Years & Years', startDate: '2015-10-26T19:00:00+0000', location: { '@type': 'Place', name: 'Cliffs Pavillion' } })}</script></head></html>`;
+    const [ev] = parseJsonLd(html, { window: { start: DateTime.fromISO('2015-01-01T00:00:00Z'), end: DateTime.fromISO('2016-01-01T00:00:00Z') } }).events;
+    assert.deepEqual(ev?.schemaTypes, ['MusicEvent']);
   });
 });

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { eventId, ID_PREFIX, normalizePrice, splitCancelMarker } from '../../../../workers/snapshot/normalize/event.ts';
+import { bundledGazetteer } from '../../../../workers/snapshot/gazetteer.ts';
+import { eventId, ID_PREFIX, normalizeAll, sourceContext, splitCancelMarker } from '../../../../workers/snapshot/normalize/event.ts';
+import { parseCsv } from '../../../../workers/snapshot/parse/csv.ts';
+import { parseRegistry } from '../../../../workers/snapshot/registry.ts';
+import { WINDOW } from '../parse/helpers.ts';
 
 describe('eventId', () => {
   test('bsc_evt_ + 80 bits of sha256(source, uid): stable, and distinct per source', () => {
@@ -28,15 +32,41 @@ describe('cancellation markers', () => {
   for (const [input, title, cancelled] of cases) test(input, () => assert.deepEqual(splitCancelMarker(input), [title, cancelled]));
 });
 
-describe('normalizePrice', () => {
-  const p = (priceText: string | null, isFree: boolean | null = null, priceMin: number | null = null, priceMax: number | null = null) => ({ priceText, isFree, priceMin, priceMax });
-  test('a range of amounts', () => assert.deepEqual(normalizePrice(p('$5–$8'), false), { isFree: false, min: 5, max: 8, note: '$5–$8' }));
-  test('"Free" is free at zero', () => assert.deepEqual(normalizePrice(p('Free'), false), { isFree: true, min: 0, max: 0, note: 'Free' }));
-  test('"Free with admission" is not free admission', () => assert.equal(normalizePrice(p('Free with museum admission'), false).isFree, false));
-  test('an explicit upstream flag wins', () => assert.equal(normalizePrice(p('$10', true), false).isFree, true));
-  test('numbers from fields count too', () => assert.deepEqual(normalizePrice(p(null, null, 12, 20), false), { isFree: false, min: 12, max: 20, note: null }));
-  test('unknown price: the source default decides, and no price object is invented', () => {
-    assert.deepEqual(normalizePrice(p(null), true), { isFree: true, min: null, max: null, note: null });
-    assert.deepEqual(normalizePrice(p(null), false), { isFree: false, min: null, max: null, note: null });
+describe('identity of an event with no upstream id', () => {
+  const registry = parseRegistry(
+    { sources: [{ id: 'mapathons', url: 'mapathons.csv', format: 'csv', organizer: { name: 'Missing Maps', url: 'https://www.missingmaps.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'Missing Maps' }] },
+    '(test)',
+  );
+  const ctx = sourceContext(registry, registry.sources[0]!, bundledGazetteer(), WINDOW);
+  const normalize = async (csv: string) => normalizeAll((await parseCsv(csv, { window: WINDOW })).events, ctx);
+
+  test('missingmaps-mapathons.csv: the same title on the same day in two towns is two events', async () => {
+    // The feed's header and its two Hampton Roads rows, moved into the window and the Bay Area (dates
+    // and coordinates changed; a pipeline for the Bay Area drops events placed in Virginia).
+    const csv = [
+      'latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url',
+      '37.7793,-122.4193,2026-11-16,us,"Hampton Roads Mapathon","Luter Hall , Newport News (Virginia), United States",https://www.openstreetmap.org/way/228539601,"10:00-15:00",https://forms.gle/2CG283qAa2k8Yfa2A',
+      '37.8044,-122.2712,2026-11-16,us,"Hampton Roads Mapathon","Monarch Hall , Norfolk (Virginia), United States",https://www.openstreetmap.org/relation/6161309,"10:00-15:00",https://forms.gle/2CG283qAa2k8Yfa2A',
+    ].join('\n');
+    const { rows, dropped } = await normalize(csv);
+    assert.equal(rows.length, 2);
+    assert.deepEqual(dropped, {});
+    assert.notEqual(rows[0]!.id, rows[1]!.id);
+  });
+
+  test('a row listed twice is still one event', async () => {
+    // missingmaps-mapathons.csv lists "Portsmouth Mapathon" at the University of Portsmouth twice, verbatim
+    // (here with a date in the window and Bay Area coordinates).
+    const row = '37.7793,-122.4193,2026-11-25,gb,Portsmouth Mapathon,University of Portsmouth,http://osm.org/go/euoPfv8~?m=,6pm-9pm,https://www.eventbrite.co.uk/e/missing-maps-mapathon-portsmouth-tickets-15617027951';
+    const { rows, dropped } = await normalize(['latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url', row, row].join('\n'));
+    assert.equal(rows.length, 1);
+    assert.deepEqual(dropped, { duplicate_uid: 1 });
+  });
+
+  test('coordinates tell apart two places with no name; a named place keeps the id it always had', async () => {
+    const { rows } = await normalize(['title,date,lat,lng', 'Mapathon,2026-11-16,37.7793,-122.4193', 'Mapathon,2026-11-16,37.8044,-122.2712'].join('\n'));
+    assert.equal(new Set(rows.map((r) => r.id)).size, 2);
+    const [named] = (await normalize(['title,date,location,lat,lng', 'Mapathon,2026-11-16,Luter Hall,37.7793,-122.4193'].join('\n'))).rows;
+    assert.equal(named!.id, eventId('mapathons', `Mapathon|${named!.start_datetime}|Luter Hall`));
   });
 });

@@ -61,6 +61,55 @@ describe('summarize', () => {
   });
 });
 
+describe('summarize: never inside a URL or a word; a sentence end when one fits', () => {
+  test('a long URL is not cut: the summary stops before it (wallyhood.google.ics)', () => {
+    const d =
+      'Offered by the Scandinavian Language Institute. Cost: $220 for the full 9 weeks. https://www.scanlang.org/service-page/nor-1a-beginning-in-person-2?category=0d8212d5-5d67-4fce-95c0-6bf0745a9933&referral=service_list_widget https://www.wallyhood.org/2025/10/scandinavian-language-institute-beginning-norwegian-classes/';
+    const s = summarize(null, d)!;
+    assert.equal(s, 'Offered by the Scandinavian Language Institute. Cost: $220 for the full 9 weeks…');
+    assert.ok(!s.includes('http'));
+  });
+
+  test('ends at the last whole sentence that fits (wallyhood.google.ics, FECO Cider Fest)', () => {
+    const d =
+      'Freeway Estates Community Orchard (FECO) 15th annual Cider Fest! Free hot, fresh-pressed cider, pies for sale, native plants, and friendly neighbors are waiting for you this Saturday afternoon. FECO is a garden on a 12,000 square foot plot, located next to Interstate 5 in the Green Lake neighborhood.';
+    assert.equal(
+      summarize(null, d),
+      'Freeway Estates Community Orchard (FECO) 15th annual Cider Fest! Free hot, fresh-pressed cider, pies for sale, native plants, and friendly neighbors are waiting for you this Saturday afternoon.',
+    );
+  });
+
+  test('abbreviations and initials are not sentence ends (hidden-hall.jsonld.html)', () => {
+    const d =
+      'two sets of Grateful Dead feat. Andy Coe, Colin Higgins, Keith Lowe, Paul Moore, Eric Eagle 8pm doors 9pm show 21+ Nectar Lounge 412 N 36th St www.nectarlounge.com Noted for their improvisational approach to the songbook and more words';
+    const s = summarize(null, d)!;
+    assert.ok(s.endsWith('…'), s);
+    assert.ok(s.length > 150, s);
+  });
+
+  test('a cut falls only at whitespace, and a URL is never left dangling before the "…"', () => {
+    const token = fc.oneof(fc.stringMatching(/^[a-z]{1,12}[.,]?$/), fc.constant('https://www.seattle.gov/animal-shelter/find-an-animal/adopt'), fc.constant('www.nectarlounge.com'));
+    fc.assert(
+      fc.property(fc.array(token, { minLength: 1, maxLength: 80 }), (ws) => {
+        const d = ws.join(' ');
+        const s = summarize(null, d);
+        if (s === null) return;
+        assert.ok(s.length <= SUMMARY_MAX, `${s.length}`);
+        if (d.length <= SUMMARY_MAX) return assert.equal(s, d);
+        const body = s.endsWith('…') ? s.slice(0, -1) : s;
+        assert.ok(d.startsWith(body));
+        assert.ok(/^[\s.,]/.test(d.slice(body.length)) || d.length === body.length, `cut inside a word: ${body.slice(-20)}|${d.slice(body.length, body.length + 20)}`);
+        if (s.endsWith('…')) assert.ok(!/(?:https?:\/\/|www\.)\S*$/.test(body), body.slice(-60));
+      }),
+    );
+  });
+
+  test('text with no spaces at all is cut by characters, and a bare URL gives no summary', () => {
+    assert.equal(summarize(null, '字'.repeat(300)), `${'字'.repeat(SUMMARY_MAX - 1)}…`);
+    assert.equal(summarize(null, `https://example.org/${'a'.repeat(300)}`), null);
+  });
+});
+
 test('fold and words are case- and accent-insensitive', () => {
   assert.equal(fold('San José  '), 'san jose');
   assert.deepEqual(words('Día de los Muertos: ¡Papel picado!'), ['dia', 'de', 'los', 'muertos', 'papel', 'picado']);

@@ -158,3 +158,94 @@ describe('parseCsv: malformed and unusual input', () => {
     assert.equal(events[0]?.start.at.toMillis(), wall('2026-12-05T00:00'));
   });
 });
+
+// scoutbook-troop485.csv: a Scoutbook iCalendar export flattened to CSV, with the iCal property
+// names as headers (Troop 485, Westlake Village, CA).
+describe('parseCsv: iCalendar-style headers (dtstart, dtend, summary)', () => {
+  const scoutbook = `dtstart,dtend,dtstamp,organizer,uid,attendee,created,description,last-modified,location,sequence,status,summary,transp
+"2022-05-20T16:00:00","2022-05-21T16:00:00","2022-07-19T17:18:53Z","MAILTO:jngsolutions@gmail.com","4332656@scoutbook.scouting.org","","","","","Westminster Presbyterian Church","","","Welding Merit Badge",""
+"2022-06-06T19:00:00","2022-06-06T20:30:00","2022-07-19T17:18:53Z","MAILTO:jngsolutions@gmail.com","4332636@scoutbook.scouting.org","","","Camp prep. What to expect. What to bring. When to meet.","","Westminster Presbyterian Church","","","Weekly Troop Meeting",""
+`;
+
+  test('summary is the title, dtstart/dtend the times, description and location as named', async () => {
+    const { events, noStart } = await parseCsv(scoutbook, { window: WINDOW });
+    assert.equal(noStart, 0);
+    assert.deepEqual(events.map((e) => e.title), ['Welding Merit Badge', 'Weekly Troop Meeting']);
+    const meeting = events[1]!;
+    assert.equal(meeting.uid, '4332636@scoutbook.scouting.org');
+    assert.equal(meeting.start.at.toMillis(), wall('2022-06-06T19:00'));
+    assert.equal(meeting.end?.at.toMillis(), wall('2022-06-06T20:30'));
+    assert.equal(meeting.description, 'Camp prep. What to expect. What to bring. When to meet.');
+    assert.equal(meeting.location, 'Westminster Presbyterian Church');
+    assert.equal(meeting.summary, null, 'the summary column is the title, not also a teaser');
+  });
+
+  test('an ORGANIZER that is a mailto: address is no organizer name (an address is not ours to republish)', async () => {
+    const { events } = await parseCsv(scoutbook, { window: WINDOW });
+    assert.ok(events.every((e) => e.organizerName === null));
+  });
+
+  test('a file with both "title" and "summary" headers keeps summary as the teaser', async () => {
+    const csv = 'title,summary,dtstart\r\nStorytime,Songs and stories,2026-11-24T10:30:00\r\n';
+    const { events } = await parseCsv(csv, { window: WINDOW });
+    assert.equal(events[0]?.title, 'Storytime');
+    assert.equal(events[0]?.summary, 'Songs and stories');
+  });
+});
+
+// missingmaps-mapathons.csv: columns latitude, longitude, date, flag, title, place_name, place_url,
+// time_string, signup_url. Times are written every which way.
+describe('parseCsv: a date column and a free-form time column (MissingMaps)', () => {
+  const header = 'latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url\n';
+  const rows = [
+    '51.52168,-0.10777,2014-07-29,gb,Missing Maps Party,MSF UK HQ,http://osm.org/go/euu4tD0_1?m=,18:00-20:30,http://www.eventbrite.co.uk/e/missing-maps-july-mapathon-tickets-12317087741',
+    '38.9,-77.0,2015-01-27,us,Missing Maps Mapathon at American Red Cross,American Red Cross,,6pm-9pm,',
+    '48.2,16.3,2015-11-17,at,GIS Day Mapathon,Uni Wien,,9:30-16:30,',
+    '40.4,-3.7,2017-04-29,es,Mapatón,Madrid,,10:00-4:00,',
+    '-23.5,-46.6,2015-11-19,br,Mapathon São Paulo,USP,,18:00 BRT,',
+    '52.5,13.4,2015-11-18,de,Mapathon Berlin,Berlin,,TBD,',
+  ];
+  const csv = header + rows.join('\n') + '\n';
+  const opts = { window: WINDOW, csvColumns: { time: 'time_string', location: 'place_name' } };
+
+  test('every row with a date is an event, whatever its time says', async () => {
+    const { events, noStart } = await parseCsv(csv, opts);
+    assert.equal(noStart, 0);
+    assert.equal(events.length, rows.length);
+  });
+
+  test('"18:00-20:30", "6pm-9pm", "9:30-16:30" and "10:00-4:00" read as times', async () => {
+    const { events } = await parseCsv(csv, opts);
+    const at = (title: string) => byTitle(events, title);
+    assert.equal(at('Missing Maps Party').start.at.toMillis(), wall('2014-07-29T18:00'));
+    assert.equal(at('Missing Maps Party').end?.at.toMillis(), wall('2014-07-29T20:30'));
+    assert.equal(at('Missing Maps Mapathon at American Red Cross').start.at.toMillis(), wall('2015-01-27T18:00'));
+    assert.equal(at('Missing Maps Mapathon at American Red Cross').end?.at.toMillis(), wall('2015-01-27T21:00'));
+    assert.equal(at('GIS Day Mapathon').start.at.toMillis(), wall('2015-11-17T09:30'));
+    assert.equal(at('GIS Day Mapathon').end?.at.toMillis(), wall('2015-11-17T16:30'));
+    assert.equal(at('Mapatón').end?.at.toMillis(), wall('2017-04-29T16:00'));
+    assert.equal(at('Missing Maps Party').location, 'MSF UK HQ');
+  });
+
+  test('"18:00 BRT" and "TBD" do not read: the row stays, all day on its date', async () => {
+    const { events } = await parseCsv(csv, opts);
+    for (const [title, day] of [['Mapathon São Paulo', '2015-11-19'], ['Mapathon Berlin', '2015-11-18']] as const) {
+      const e = byTitle(events, title);
+      assert.equal(e.start.dateOnly, true, title);
+      assert.equal(e.start.at.toMillis(), wall(`${day}T00:00`));
+      assert.equal(e.end, null);
+    }
+  });
+
+  test('a date mapped as the start column takes the time column too (start=date,time=time_string)', async () => {
+    const { events } = await parseCsv(csv, { window: WINDOW, csvColumns: { start: 'date', time: 'time_string' } });
+    assert.equal(byTitle(events, 'Missing Maps Mapathon at American Red Cross').start.at.toMillis(), wall('2015-01-27T18:00'));
+    assert.equal(byTitle(events, 'Mapathon Berlin').start.dateOnly, true);
+  });
+
+  test('a row whose date does not read ("2017-03-2") is skipped and named in noStartItems (by 0-based data row)', async () => {
+    const bad = await parseCsv(`${header}${rows[0]}\n40.42820,-104.69075,2017-03-2,us,"UNC Humanitarian Mapathon","Weldwerks Brewing, Greeley Colorado",,18:00-20:00,\n`, opts);
+    assert.equal(bad.noStart, 1);
+    assert.deepEqual(bad.noStartItems, [{ position: 1, uid: null, title: 'UNC Humanitarian Mapathon' }]);
+  });
+});

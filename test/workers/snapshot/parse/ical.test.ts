@@ -302,3 +302,12 @@ describe('parseICal: malformed and unusual input', () => {
     assert.equal(dt.events[0]?.start.at.toMillis(), wall('2026-12-09T10:30'));
   });
 });
+
+describe('parseICal: price flags', () => {
+  test('fablab-cottbus.ai1ec.ics: All-in-One Event Calendar "X-COST-TYPE:free" → isFree true; without it → null', () => {
+    const vevent = (...extra: string[]) =>
+      cal('BEGIN:VEVENT', 'UID:ai1ec-1862@blog.fablab-cottbus.de', 'DTSTART;VALUE=DATE:20261209', 'DTEND;VALUE=DATE:20261210', 'SUMMARY:Lab geschlossen: Wir sind auf dem Karlstraßenfest', ...extra, 'END:VEVENT');
+    assert.equal(parseICal(vevent('X-COST-TYPE:free'), { window: WINDOW }).events[0]!.isFree, true);
+    assert.equal(parseICal(vevent(), { window: WINDOW }).events[0]!.isFree, null);
+  });
+});

@@ -176,3 +176,50 @@ describe('parseJsonLd: malformed and unusual input', () => {
     assert.equal(parseJsonLd(page(ev), { window: WINDOW }).events[0]!.isFree, false);
   });
 });
+
+describe('parseJsonLd: duration and offers of real pages', () => {
+  test('majestic-bay.jsonld.html: a screening with "duration" and no endDate ends start + duration', () => {
+    // Verbatim from the page, one of its 55 VisualArtsEvent screenings.
+    const hamnet = '{"@type": "VisualArtsEvent", "startDate": "2026-02-15T12:30:00-08:00", "duration": "PT2H6M", "location": {"@type": "Place", "address": "2044 NW Market St., Seattle, WA, 98107, USA", "name": "Majestic Bay Theatres"}, "name": "Hamnet", "url": "https://ticketing.useast.veezi.com/purchase/34125?siteToken=qnxpcc571jey8whdwrczs2c7g8", "@context": "http://schema.org"}';
+    const [ev] = parseJsonLd(page(hamnet), { window: WINDOW }).events;
+    assert.equal(ev!.end?.at.toISO(), '2026-02-15T14:36:00.000-08:00');
+    assert.equal(ev!.end?.dateOnly, false);
+  });
+  test('an endDate wins over a duration; a date-only start or an unreadable duration gives no end', () => {
+    const ev = (extra: object) => parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: 'Film', startDate: '2026-12-13T13:00:00-08:00', ...extra })), { window: WINDOW }).events[0]!;
+    assert.equal(ev({ duration: 'PT2H', endDate: '2026-12-13T14:00:00-08:00' }).end?.at.toISO(), '2026-12-13T14:00:00.000-08:00');
+    assert.equal(ev({ duration: 'two hours' }).end, null);
+    assert.equal(ev({ startDate: '2026-12-13', duration: 'PT2H' }).end, null);
+  });
+  test('fremont-abbey.jsonld.html: a zero-priced "Donate to Support the Arts" ticket is no price; ticket labels are no price text', () => {
+    const offers = [
+      { '@type': 'AggregateOffer', offerCount: 3, priceCurrency: 'USD' },
+      { '@type': 'Offer', name: 'Donate to Support the Arts', price: 0 },
+      { '@type': 'Offer', name: 'Day of Show', price: 17 },
+      { '@type': 'Offer', name: 'General Admission', price: 17 },
+    ];
+    const [moth] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: "5/15 The Moth StorySLAM @ BLOEDEL HALL, ST. MARK'S Seattle", startDate: '2026-05-15T19:00:00-0700', offers })), { window: WINDOW }).events;
+    assert.deepEqual([moth!.priceMin, moth!.priceMax, moth!.priceText], [17, 17, null]);
+    // All tickets pay-what-you-can: no price, and nothing says free.
+    const sliding = [
+      { '@type': 'Offer', name: 'Donate to Support the Arts', price: 0 },
+      { '@type': 'Offer', name: 'Sliding Scale', price: 0 },
+    ];
+    const [gathering] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: '5/24 The Not-Creepy Gathering', startDate: '2026-05-24T19:00:00-0700', offers: sliding })), { window: WINDOW }).events;
+    assert.deepEqual([gathering!.priceMin, gathering!.priceMax, gathering!.isFree], [null, null, null]);
+    // Volunteer shifts, all priced 0 and named for their shift: free, and the shift name is no price text.
+    const shifts = [{ '@type': 'Offer', name: '5/7 Poranguí and Andy Fischer-Price - 1-4p @ WASHINGTON HALL', price: 0 }];
+    const [volunteer] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: 'Volunteer to support live music & arts in Seattle [2026 Events]', startDate: '2026-05-07T13:00:00-0700', offers: shifts })), { window: WINDOW }).events;
+    assert.deepEqual([volunteer!.priceMin, volunteer!.priceMax, volunteer!.priceText], [0, 0, null]);
+  });
+});
+
+describe('parseJsonLd: slashed quotes (PHP addslashes before JSON-encoding)', () => {
+  test('hidden-hall.jsonld.html: "Mo\\\\\' Jam Mondays" is Mo\' Jam Mondays, in the title and the description', () => {
+    // Verbatim from the page: the JSON string holds an escaped backslash before the apostrophe.
+    const moJam = String.raw`{"@context":"http://schema.org","@type":"Event","name":"Mo\\' Jam Mondays","description":"&lt;p&gt;&lt;strong&gt;3.2 Monday (Mo\\' Jam)&lt;/strong&gt;&lt;/p&gt;","startDate":"2026-12-07T19:30:00-08:00"}`;
+    const [ev] = parseJsonLd(page(moJam), { window: WINDOW }).events;
+    assert.equal(ev!.title, "Mo' Jam Mondays");
+    assert.ok(!ev!.description!.includes('\\'), ev!.description!);
+  });
+});

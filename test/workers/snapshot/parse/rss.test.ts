@@ -72,7 +72,7 @@ describe('parseRss: RSS 2.0 with the event module (Drupal Views export)', () => 
         <pubDate>Tue, 24 Nov 2026 18:30:00 GMT</pubDate></item>`),
       { window: WINDOW },
     );
-    assert.deepEqual(out, { events: [], noStart: 1 });
+    assert.deepEqual(out, { events: [], noStart: 1, noStartItems: [{ position: 0, uid: 'news-1', title: 'Storytime is back!' }] });
   });
 });
 
@@ -155,5 +155,166 @@ describe('parseRss: malformed and unusual input', () => {
   <title>Naturalist Programs</title><id>tag:parks.example.org,2026:programs</id><updated>2026-11-15T08:00:00Z</updated>
 </feed>`;
     assert.deepEqual(parseRss(empty, { window: WINDOW }), { events: [], noStart: 0 });
+  });
+});
+
+// Trumba's RSS (knco-nevada-county.trumba-rss.xml, the KNCO community calendar of Nevada County,
+// CA) has no event-module elements: the day is a <category>, the place and times are the first
+// lines of the description.
+const trumba = (items: string): string =>
+  `<?xml version="1.0" encoding="utf-8"?>
+<rss xmlns:x-trumba="http://schemas.trumba.com/rss/x-trumba" version="2.0"><channel><title>Tourism KNCO</title>
+<link>https://knco.com/community/community-calendar/</link><description />
+${items}
+</channel></rss>`;
+
+describe('parseRss: Trumba RSS (date in <category>, place and times in the description)', () => {
+  const { events, noStart } = parseRss(
+    trumba(`
+<item>
+  <title>A Visual Journey Through Nevada County</title>
+  <description>Seven Stars Gallery 210 Spring Street &lt;br/&gt;Tuesday, October 7, 2025, 11am&amp;nbsp;&amp;ndash;&amp;nbsp;5pm &lt;br/&gt;&lt;br/&gt;&lt;b&gt;Type of Event&lt;/b&gt;:&amp;nbsp;Children / Family, Community, Visual Art / Gallery &lt;br/&gt;&lt;b&gt;Price&lt;/b&gt;:&amp;nbsp;free - donations welcome</description>
+  <link>https://knco.com/community/community-calendar/?trumbaEmbed=view%3devent%26eventid%3d191100094</link>
+  <category>2025/10/07 (Tue)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/191100094</guid>
+</item>
+<item>
+  <title>The Rise &#38; Speak Experience</title>
+  <description>119 Florence Ave.&lt;br /&gt;Grass Valley, CA 95945 &lt;br/&gt;Tuesday, October 7, 2025, 6&amp;nbsp;&amp;ndash;&amp;nbsp;8:30pm &lt;br/&gt;&lt;br/&gt;A night of stories.</description>
+  <category>2025/10/07 (Tue)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/1</guid>
+</item>
+<item>
+  <title>Oktoberfest!</title>
+  <description>Grass Valley Moose Lodge&lt;br /&gt;15694 Allison Ranch Rd.&lt;br /&gt;Grass Valley, CA&lt;br /&gt;95949 &lt;br/&gt;Saturday, October 11, 2025, 4&amp;nbsp;&amp;ndash;&amp;nbsp;8pm &lt;br/&gt;&lt;br/&gt;&lt;b&gt;Type of Event&lt;/b&gt;:&amp;nbsp;Beer / Wine / Food, Children / Family</description>
+  <category>2025/10/11 (Sat)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/2</guid>
+</item>
+<item>
+  <title>Thriving Amidst Chaos</title>
+  <description>Expanding Light Retreat, Ananda Village, 13930 Expanding Light Drive, Nevada City, CA. &lt;br/&gt;Friday, October 10, 3pm&amp;nbsp;&amp;ndash; Sunday, October 12, 2025, 1:30pm &lt;br/&gt;&lt;br/&gt;Retreat.</description>
+  <category>2025/10/10 (Fri)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/3</guid>
+</item>
+<item>
+  <title>Playwrights Group</title>
+  <description>Private residence in Grass Valley. &lt;br/&gt;Wednesday, October 15, 2025, 4:30pm &lt;br/&gt;&lt;br/&gt;Meet with fellow playwrights twice a month.</description>
+  <category>2025/10/15 (Wed)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/4</guid>
+</item>
+<item>
+  <title>Yoga Teacher Training in Rishikesh India @699 USD</title>
+  <description>rishikesh nirmal block b 249204 &lt;br/&gt;Ongoing through Monday, December 24, 2029 &lt;br/&gt;&lt;br/&gt;Rishikesh is renowned as the "Yoga Capital of the World".</description>
+  <category>2024/10/02 (Wed)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/177609910</guid>
+</item>
+<item>
+  <title>Lines that do not read</title>
+  <description>Somewhere &lt;br/&gt;Sometime soon &lt;br/&gt;&lt;br/&gt;Details.</description>
+  <category>2025/10/20 (Mon)</category>
+  <guid isPermaLink="false">http://uid.trumba.com/event/5</guid>
+</item>`),
+    { window: WINDOW },
+  );
+
+  test('every item has a start: none is skipped', () => {
+    assert.equal(noStart, 0);
+    assert.equal(events.length, 7);
+  });
+
+  test('"Tuesday, October 7, 2025, 11am – 5pm" and "6 – 8:30pm" (the start shares the end\'s pm)', () => {
+    const visual = byTitle(events, 'A Visual Journey Through Nevada County');
+    assert.equal(visual.start.at.toMillis(), wall('2025-10-07T11:00'));
+    assert.equal(visual.end?.at.toMillis(), wall('2025-10-07T17:00'));
+    const rise = byTitle(events, 'The Rise &#38; Speak Experience');
+    assert.equal(rise.start.at.toMillis(), wall('2025-10-07T18:00'));
+    assert.equal(rise.end?.at.toMillis(), wall('2025-10-07T20:30'));
+  });
+
+  test('the lines before the date line are the place; the date category is not a category', () => {
+    assert.equal(byTitle(events, 'A Visual Journey Through Nevada County').location, 'Seven Stars Gallery 210 Spring Street');
+    assert.equal(byTitle(events, 'The Rise &#38; Speak Experience').location, '119 Florence Ave., Grass Valley, CA 95945');
+    const ok = byTitle(events, 'Oktoberfest!');
+    assert.equal(ok.location, 'Grass Valley Moose Lodge, 15694 Allison Ranch Rd., Grass Valley, CA, 95949');
+    assert.equal(ok.start.at.toMillis(), wall('2025-10-11T16:00'));
+    assert.ok(events.every((e) => e.categories.length === 0));
+  });
+
+  test('"Friday, October 10, 3pm – Sunday, October 12, 2025, 1:30pm": several days, the year from the end', () => {
+    const retreat = byTitle(events, 'Thriving Amidst Chaos');
+    assert.equal(retreat.start.at.toMillis(), wall('2025-10-10T15:00'));
+    assert.equal(retreat.end?.at.toMillis(), wall('2025-10-12T13:30'));
+  });
+
+  test('"Wednesday, October 15, 2025, 4:30pm": a start and no end', () => {
+    const p = byTitle(events, 'Playwrights Group');
+    assert.equal(p.start.at.toMillis(), wall('2025-10-15T16:30'));
+    assert.equal(p.end, null);
+  });
+
+  test('"Ongoing through Monday, December 24, 2029": all days from the category\'s day to that one', () => {
+    const yoga = byTitle(events, 'Yoga Teacher Training in Rishikesh India @699 USD');
+    assert.equal(yoga.start.dateOnly, true);
+    assert.equal(yoga.start.at.toMillis(), wall('2024-10-02T00:00'));
+    assert.equal(yoga.end?.dateOnly, true);
+    assert.equal(yoga.end?.at.toMillis(), wall('2029-12-24T00:00'));
+  });
+
+  test('a date line that does not read leaves the category\'s day, all day', () => {
+    const e = byTitle(events, 'Lines that do not read');
+    assert.equal(e.start.dateOnly, true);
+    assert.equal(e.start.at.toMillis(), wall('2025-10-20T00:00'));
+    assert.equal(e.location, null);
+  });
+
+  test('a category that merely looks like a date in another shape is a category, and no start', () => {
+    const out = parseRss(trumba(`<item><title>News</title><description>x</description><category>2025-10-07</category><guid>n1</guid></item>`), { window: WINDOW });
+    assert.equal(out.noStart, 1);
+  });
+});
+
+// WordPress "event_listing" posts (royal-room.wp-rss.xml, The Royal Room, Seattle) keep the event's
+// time in the plugin's own namespace; pubDate is still only when the post was written.
+describe('parseRss: WordPress event_listing namespace', () => {
+  const wp = (item: string): string => `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"
+    xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/"
+    xmlns:event_listing="https://theroyalroomseattle.com"><channel>${item}</channel></rss>`;
+
+  test('event_listing:start_date "2026-05-10 19:30:00" is the start; location "-" is no place; ticket_price "Free" is the price', () => {
+    const { events, noStart } = parseRss(
+      wp(`<item>
+	<title>Sh&#8217;ma presents Meeting Worlds: Jazz, Folk, &#038; Indian Classical</title>
+	<link>https://theroyalroomseattle.com/event/sh-ma/</link>
+	<pubDate>Wed, 22 Apr 2026 06:35:25 +0000</pubDate>
+	<guid isPermaLink="false">https://theroyalroomseattle.com/?post_type=event_listing&#038;p=8386</guid>
+	<description><![CDATA[Doors: 6:30pm ⎮ Show: 7:30pm Tickets: $20 advance, $25 doors]]></description>
+	<event_listing:location><![CDATA[-]]></event_listing:location>
+<event_listing:start_date><![CDATA[2026-05-10 19:30:00]]></event_listing:start_date>
+<event_listing:ticket_price><![CDATA[Free]]></event_listing:ticket_price>
+</item>`),
+      { window: WINDOW },
+    );
+    assert.equal(noStart, 0);
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.start.at.toMillis(), wall('2026-05-10T19:30'));
+    assert.equal(events[0]!.start.dateOnly, false);
+    assert.equal(events[0]!.end, null);
+    assert.equal(events[0]!.location, null);
+    assert.equal(events[0]!.priceText, 'Free');
+  });
+
+  test('event_listing:end_date is the end', () => {
+    const { events } = parseRss(
+      wp(`<item><title>Nicholas Krolak – PAST LIVES Album Release Concert</title><guid>p7969</guid>
+<event_listing:start_date><![CDATA[2026-06-05 19:30:00]]></event_listing:start_date>
+<event_listing:end_date><![CDATA[2026-06-05 22:00:00]]></event_listing:end_date></item>`),
+      { window: WINDOW },
+    );
+    assert.equal(events[0]!.end?.at.toMillis(), wall('2026-06-05T22:00'));
+  });
+
+  test('a post with only its pubDate is still skipped', () => {
+    const out = parseRss(wp(`<item><title>Closed for Memorial Day</title><guid>p1</guid><pubDate>Wed, 22 Apr 2026 06:35:25 +0000</pubDate></item>`), { window: WINDOW });
+    assert.equal(out.noStart, 1);
   });
 });
