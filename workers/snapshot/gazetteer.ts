@@ -92,19 +92,22 @@ const AREA_KM = 20;
 // A ZIP centroid farther than this from a point says nothing about it (open water, wilderness).
 const ZIP_KM = 8;
 
-/** The gazetteer city nearest the point, if the point lies in any destination's area. */
-export function areaCity(g: Gazetteer, lat: number, lng: number): City | undefined {
-  let best: City | undefined;
-  let bestKm = AREA_KM;
-  for (const c of g.cities) {
-    const km = kmBetween(c.lat, c.lng, lat, lng);
+/** The place of `places` nearest the point, if one is nearer than `withinKm`. */
+export function nearestWithin<P extends { readonly lat: number; readonly lng: number }>(places: readonly P[], lat: number, lng: number, withinKm: number): P | undefined {
+  let best: P | undefined;
+  let bestKm = withinKm;
+  for (const p of places) {
+    const km = kmBetween(p.lat, p.lng, lat, lng);
     if (km < bestKm) {
-      best = c;
+      best = p;
       bestKm = km;
     }
   }
   return best;
 }
+
+/** The gazetteer city nearest the point, if the point lies in any destination's area. */
+export const areaCity = (g: Gazetteer, lat: number, lng: number): City | undefined => nearestWithin(g.cities, lat, lng, AREA_KM);
 
 export interface ZipCentroid {
   readonly zip: string;

@@ -3,7 +3,7 @@
 // and located at the upstream coordinates or, failing those, the ZIP's centroid or the city's centre.
 // Upstream coordinates outside every destination's area mean the event is not ours.
 import { createRequire } from 'node:module';
-import { areaCity, californiaZips, kmBetween, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
+import { areaCity, californiaZips, kmBetween, nearestWithin, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
 import { memoize } from './memo.ts';
 import { fold } from './text.ts';
 
@@ -137,18 +137,7 @@ export interface LocationInput {
 
 const NEAR_KM = 0.15;
 
-function nearestKnown(g: Gazetteer, lat: number, lng: number): KnownVenue | undefined {
-  let best: KnownVenue | undefined;
-  let bestKm = NEAR_KM;
-  for (const k of g.venues) {
-    const km = kmBetween(k.lat, k.lng, lat, lng);
-    if (km < bestKm) {
-      best = k;
-      bestKm = km;
-    }
-  }
-  return best;
-}
+const nearestKnown = (g: Gazetteer, lat: number, lng: number): KnownVenue | undefined => nearestWithin(g.venues, lat, lng, NEAR_KM);
 
 const validCoord = (lat: number | null, lng: number | null): boolean =>
   lat !== null && lng !== null && Number.isFinite(lat) && Number.isFinite(lng) && Math.abs(lat) <= 90 && Math.abs(lng) <= 180 && !(lat === 0 && lng === 0);
