@@ -157,14 +157,15 @@ export interface Normalized {
   readonly itemError: string | null;
 }
 
-/** Every item of one source, as a build and `family-events normalize` both see them. */
-/** `onItem` hears each item's outcome (`normalize --explain` reports it item by item). */
+/**
+ * Every item of one source, as a build and `family-events normalize` both see them. `onItem` hears
+ * each item's outcome (`normalize --explain` reports it item by item).
+ */
 export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext, onItem?: (index: number, outcome: EventRow | DropReason) => void): Normalized {
   const rows: EventRow[] = [];
   const ids = new Set<string>();
   const dropped: Partial<Record<DropReason, number>> = {};
   let itemError: string | null = null;
-  const drop = (r: DropReason): void => void (dropped[r] = (dropped[r] ?? 0) + 1);
   for (const [i, raw] of raws.entries()) {
     let r: EventRow | DropReason;
     try {
@@ -173,8 +174,8 @@ export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext, o
       itemError ??= (err as Error).message.slice(0, 300);
       r = 'invalid';
     }
-    if (typeof r === 'string') drop(r);
-    else if (ids.has(r.id)) drop((r = 'duplicate_uid'));
+    if (typeof r !== 'string' && ids.has(r.id)) r = 'duplicate_uid';
+    if (typeof r === 'string') dropped[r] = (dropped[r] ?? 0) + 1;
     else {
       ids.add(r.id);
       rows.push(r);
