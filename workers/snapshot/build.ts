@@ -14,11 +14,12 @@ import { LA } from './normalize/times.ts';
 import type { ParseWindow } from './parse/types.ts';
 import type { Source } from './registry.ts';
 import { renderSampleFeeds, SAMPLE_SCHEME } from './sample/feeds.ts';
-import { pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
+import { currentSnapshotId, pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
 import { workerExecArgv } from '../threads.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX } from './records.ts';
+import { GONE_FILE, GONE_INDEX, writeGone } from './gone.ts';
 
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
@@ -163,13 +164,17 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     }
 
     const builtAt = DateTime.fromJSDate(opts.now).toUTC();
+    const builtAtIso = builtAt.toISO() ?? '';
+    // The snapshot this one replaces: what it served and no longer does is gone as of this build.
+    const previous = await currentSnapshotId(opts.dataDir);
+    const gone = await writeGone({ previousDir: previous === null ? null : path.join(root, previous), parquet, dir: tmp, builtAt: builtAtIso });
     const id = `${builtAt.toFormat("yyyyLLdd'T'HHmmss'Z'")}-${(await sha256File(parquet)).slice(0, 10)}`;
     const dropped: Record<string, number> = {};
     for (const rep of reports) for (const [k, n] of Object.entries(rep.dropped)) dropped[k] = (dropped[k] ?? 0) + n;
     const manifest: Manifest = {
       id,
       schema_version: SNAPSHOT_SCHEMA_VERSION,
-      built_at: builtAt.toISO() ?? '',
+      built_at: builtAtIso,
       window: { start: window.start.toISO() ?? '', end: window.end.toISO() ?? '' },
       counts: {
         events: assembled.events,
@@ -178,11 +183,13 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
         sources_failed: reports.filter((r) => r.status === 'failed').length,
         merged_across_sources: [...assembled.mergedAway.values()].reduce((a, b) => a + b, 0),
         dropped,
+        gone: gone.count,
       },
       categories: assembled.categories,
       cities: assembled.cities,
       destinations: assembled.destinations,
-      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX },
+      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX, ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}) },
+      gone_from: { snapshot: previous, error: gone.error },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,
     };

@@ -21,6 +21,8 @@ export interface Manifest {
     readonly sources_failed: number;
     readonly merged_across_sources: number;
     readonly dropped: Readonly<Record<string, number>>;
+    /** Entries of gone.jsonl (workers/snapshot/gone.ts); absent in snapshots built before it existed. */
+    readonly gone?: number;
   };
   readonly categories: Readonly<Record<string, number>>;
   /** City names present, sorted: what /v1/cities publishes and the city filter accepts. */
@@ -34,7 +36,12 @@ export interface Manifest {
     /** Absent in snapshots built before CSV rows were stored: their exports format records instead. */
     readonly records_csv?: string;
     readonly records_csv_index?: string;
+    /** Present only when the snapshot has gone events (a missing file is an empty list). */
+    readonly gone?: string;
+    readonly gone_index?: string;
   };
+  /** Where the gone list came from: the snapshot this one replaced, and why it could not be used. Absent before gone.jsonl. */
+  readonly gone_from?: { readonly snapshot: string | null; readonly error: string | null };
   readonly build_ms: number;
   readonly sources: readonly SourceReport[];
 }
