@@ -64,10 +64,31 @@ function sentence(errors: readonly ParamError[]): string {
   return `${first ? `${first.param} ${first.message}` : 'The query is invalid'}${more}.`;
 }
 
-export function createHandler(routes: readonly AnyRoute[], svc: Services, log: Logger): (req: Request) => Reply | Promise<Reply> {
+/**
+ * The API's paths: any version (/v2/… is the API's 404, in problem+json, not a web page), the
+ * website host's /api twin, and the probes. Everything else on the listener is the website's.
+ */
+const API_PATH = /^\/(?:v\d+(?:\/|$)|api(?:\/|$)|healthz$|readyz$)/;
+export const isApiPath = (path: string): boolean => API_PATH.test(path);
+
+export function createHandler(routes: readonly AnyRoute[], svc: Services, log: Logger, website: (req: Request) => Reply | Promise<Reply>): (req: Request) => Reply | Promise<Reply> {
   const table = new Map<string, AnyRoute>();
-  for (const r of routes) table.set(r.path, r);
+  /** Templated routes by the path before their parameter, e.g. '/v1/events/' → /v1/events/{id}. */
+  const templated = new Map<string, AnyRoute>();
+  for (const r of routes) {
+    if (r.pathParam) templated.set(r.path.slice(0, r.path.lastIndexOf('/') + 1), r);
+    else table.set(r.path, r);
+  }
   const web = svc.config.webBaseUrl;
+
+  /** The route of a path, and the value of its path parameter (valid or not: the route decides). */
+  const match = (path: string): { route: AnyRoute; pathParam: string } | null => {
+    const exact = table.get(path);
+    if (exact) return { route: exact, pathParam: '' };
+    const slash = path.lastIndexOf('/');
+    const route = templated.get(path.slice(0, slash + 1));
+    return route && slash < path.length - 1 ? { route, pathParam: path.slice(slash + 1) } : null;
+  };
 
   const fail = (err: unknown, route: string): Reply => {
     if (err instanceof ApiError) return { ...errorReply(web, err), route };
@@ -106,11 +127,13 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
         route: 'unmatched',
       };
     }
+    if (!isApiPath(req.path)) return website(req);
     const prefix = req.path.startsWith('/api/') ? '/api' : '';
-    const route = table.get(prefix ? req.path.slice(4) : req.path);
-    if (!route) {
-      return { ...problemReply(web, 'not_found', `There is no ${req.path}; the routes are listed at /v1/openapi.json.`), route: 'unmatched' };
+    const matched = match(prefix ? req.path.slice(4) : req.path);
+    if (!matched) {
+      return { ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}; the routes are listed at /v1/openapi.json.`), route: 'unmatched' };
     }
+    const { route, pathParam } = matched;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return {
         ...problemReply(web, 'method_not_allowed', `${route.path} answers GET and HEAD only; ${req.method.slice(0, 20)} is not allowed.`, undefined, [['Allow', ALLOW]]),
@@ -118,7 +141,13 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
       };
     }
     const validated = (account: Account | null): Reply | Promise<Reply> => {
-      const rr: RouteRequest = { http: req, prefix, account };
+      if (route.pathParam) {
+        const checked = v.safeParse(route.pathParam.schema, pathParam);
+        if (!checked.success) {
+          return { ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}: ${route.pathParam.name} ${checked.issues[0].message}.`), route: route.path };
+        }
+      }
+      const rr: RouteRequest = { http: req, prefix, account, pathParam };
       // Pollers repeat the exact same query string: its parse (a pure function of route and
       // string) is remembered, so a cached answer costs no validation work.
       const memoKey = `${route.path}?${req.rawQuery}`;

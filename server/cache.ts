@@ -16,7 +16,12 @@ export interface Answer extends PageHead {
   readonly forms: Map<'gzip' | 'br', Uint8Array>;
 }
 
-export type Outcome = { readonly hit: boolean; readonly answer: Answer } | { readonly hit: false; readonly failure: TaskFailure };
+/** A failed computation's answer: a worker's failure, or what a caller computes (e.g. an event that is not there). */
+export interface Failed {
+  readonly ok: false;
+}
+
+export type Outcome<F extends Failed = TaskFailure> = { readonly hit: boolean; readonly answer: Answer } | { readonly hit: false; readonly failure: F };
 
 /** Bodies larger than this are answered but not kept: one huge export must not evict everything. */
 const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
@@ -37,7 +42,7 @@ function entrySize(a: Answer): number {
 }
 
 interface Flight {
-  readonly promise: Promise<SearchOk | TaskFailure>;
+  readonly promise: Promise<SearchOk | Failed>;
   readonly controller: AbortController;
   waiters: number;
 }
@@ -66,7 +71,7 @@ export class ResponseCache {
    * The answer for `key`: from the cache, from a computation already under way, or from `compute`.
    * The computation is cancelled (its signal aborts) only when every request waiting on it is gone.
    */
-  async get(key: string, nowMs: number, signal: AbortSignal, compute: (signal: AbortSignal) => Promise<SearchOk | TaskFailure>): Promise<Outcome> {
+  async get<F extends Failed = TaskFailure>(key: string, nowMs: number, signal: AbortSignal, compute: (signal: AbortSignal) => Promise<SearchOk | F>): Promise<Outcome<F>> {
     const cached = this.peek(key, nowMs);
     if (cached) return { hit: true, answer: cached };
     let flight = this.flights.get(key);
@@ -95,7 +100,8 @@ export class ResponseCache {
     };
     signal.addEventListener('abort', leave, { once: true });
     try {
-      const r = await f.promise;
+      // A key is only ever computed by one kind of computation, so its flight fails with that kind's F.
+      const r = (await f.promise) as SearchOk | F;
       if (!r.ok) return { hit: false, failure: r };
       // The entry the flight stored, so that compressed forms made for one waiter serve the others.
       return { hit: false, answer: this.lru?.peek(key) ?? answerOf(r) };

@@ -9,7 +9,7 @@ import type { Config } from './config.ts';
 import { ERRORS, statusesOf, type ErrorCode } from './errors.ts';
 import { VALUES_FROM, type ParamRule, type Stated } from './params.ts';
 import { RESPONSE_SCHEMAS } from './schemas.ts';
-import { paramEntries, paramRules, type AnyRoute } from './routes/types.ts';
+import { paramEntries, paramRules, type AnyRoute, type PathParam } from './routes/types.ts';
 
 /** Codes any route may answer with: routing, methods, request size, and our own failures. */
 const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];
@@ -60,7 +60,7 @@ const DEMO_HEADERS: Record<string, Header> = {
 };
 
 const TAGS = [
-  { name: 'events', description: 'Searches of the event snapshot: JSON, CSV, RSS and JSON Feed with an API key, and the keyless demo.' },
+  { name: 'events', description: 'Searches of the event snapshot: JSON, CSV, RSS, JSON Feed and iCalendar with an API key, one event by id, and the keyless demo.' },
   { name: 'account', description: "Your organization's plan and this month's usage." },
   { name: 'reference', description: 'The values the filters accept, and this document.' },
   { name: 'operations', description: 'Liveness and readiness probes.' },
@@ -97,6 +97,14 @@ function queryParameter(name: string, schema: v.GenericSchema, notes: readonly s
   };
 }
 
+function pathParameter(p: PathParam): object {
+  const json = toJsonSchema(p.schema, PARAM_CONVERSION) as Record<string, unknown>;
+  const description = typeof json.description === 'string' ? json.description : p.description;
+  delete json.$schema;
+  delete json.description;
+  return { name: p.name, in: 'path', required: true, description, schema: json };
+}
+
 /** Each parameter's sentences from the rules that name it. */
 function ruleNotes(rules: readonly ParamRule[]): Map<string, string[]> {
   const notes = new Map<string, string[]>();
@@ -128,11 +136,14 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     const rules = paramRules(r);
     const notes = ruleNotes(rules);
     const parameters = Object.entries(paramEntries(r)).map(([name, schema]) => queryParameter(name, schema, notes.get(name) ?? []));
+    if (r.pathParam) parameters.unshift(pathParameter(r.pathParam));
     const codes = [...new Set([...r.errors, ...(r.access === 'live' ? LIVE_ROUTE : []), ...EVERY_ROUTE])];
     const byStatus = new Map<number, ErrorCode[]>();
     for (const c of codes) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
     const search = r.tag === 'events';
-    const headers = { ...(search ? SEARCH_HEADERS : {}), ...(r.access === 'live' ? QUOTA_HEADERS : {}), ...(r.access === 'demo' ? DEMO_HEADERS : {}) };
+    // One event by id: the validators and caching of a search, without its paging figures.
+    const searchHeaders = r.pathParam ? Object.fromEntries(Object.entries(SEARCH_HEADERS).filter(([k]) => k !== 'X-Total-Count' && k !== 'Link')) : SEARCH_HEADERS;
+    const headers = { ...(search ? searchHeaders : {}), ...(r.access === 'live' ? QUOTA_HEADERS : {}), ...(r.access === 'demo' ? DEMO_HEADERS : {}) };
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
@@ -148,7 +159,7 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       };
     }
     const op = {
-      operationId: r.path.replace(/^\//, '').replace(/[^a-z0-9]+/gi, '_'),
+      operationId: r.path.replace(/^\//, '').replace(/[{}]/g, '').replace(/[^a-z0-9]+/gi, '_'),
       summary: r.summary,
       description: r.description,
       tags: [r.tag],

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
-  type QueryWorkerData,
+  type QueryWorkerData, type EventMissing, type EventTask,
   type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
 } from '../workers/protocol.ts';
@@ -17,6 +17,7 @@ const WORKER = new URL('../workers/query/worker.ts', import.meta.url);
 
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
+export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
 
 /** A streamed search whose head has arrived: its figures, and the body still to come. */
 export interface Streamed {
@@ -147,6 +148,13 @@ export class QueryPool {
   async run(input: TaskInput, signal: AbortSignal): Promise<SearchOk | TaskFailure> {
     const r = await this.submit(input, null, signal);
     if (r.ok && 'streamed' in r) return { ok: false, code: 'internal', detail: 'a buffered search came back streamed' };
+    return r as SearchOk | TaskFailure;
+  }
+
+  /** One event by id (its record or a one-event calendar), on the same terms as run(). */
+  async event(input: EventInput, signal: AbortSignal): Promise<SearchOk | EventMissing | TaskFailure> {
+    const r = await this.submit(input, null, signal);
+    if (r.ok && 'streamed' in r) return { ok: false, code: 'internal', detail: 'an event came back streamed' };
     return r;
   }
 
@@ -168,7 +176,7 @@ export class QueryPool {
           resolve({ head, wholeBytes: m.wholeBytes, body, done });
         } else body.receive(m);
       });
-      const done = this.submit(input, { port: port2, cancel }, signal).then((r): StreamDone | TaskFailure => {
+      const done = (this.submit(input, { port: port2, cancel }, signal) as Promise<SearchResult>).then((r): StreamDone | TaskFailure => {
         if (!r.ok) {
           port1.close();
           if (head === null) resolve(r);
@@ -183,14 +191,15 @@ export class QueryPool {
     });
   }
 
-  private async submit(input: TaskInput, stream: { port: MessagePort; cancel: SharedArrayBuffer } | null, signal: AbortSignal): Promise<SearchResult> {
+  private async submit(input: TaskInput | EventInput, stream: { port: MessagePort; cancel: SharedArrayBuffer } | null, signal: AbortSignal): Promise<SearchResult | EventMissing> {
     const cancel = stream?.cancel ?? new SharedArrayBuffer(4);
     const flag = new Int32Array(cancel);
     const onAbort = (): void => void Atomics.store(flag, 0, 1);
     signal.addEventListener('abort', onAbort, { once: true });
-    const task: SearchTask = { ...input, stream: stream?.port ?? null, cancel, deadlineMs: Date.now() + this.config.queryTimeoutMs };
+    const deadlineMs = Date.now() + this.config.queryTimeoutMs;
+    const task: SearchTask | EventTask = input.kind === 'event' ? { ...input, cancel, deadlineMs } : { ...input, stream: stream?.port ?? null, cancel, deadlineMs };
     try {
-      return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult;
+      return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult | EventMissing;
     } catch (err) {
       stream?.port.close();
       const message = (err as Error).message;

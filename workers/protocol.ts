@@ -32,8 +32,18 @@ export interface SearchQuery {
   readonly offset: number;
 }
 
-/** The four output formats of a search (server/formats.ts says how each is answered). */
-export type OutputFormat = 'json' | 'csv' | 'rss' | 'jsonfeed';
+/** The output formats of a search (server/routes/events.ts says how each is answered). */
+export type OutputFormat = 'json' | 'csv' | 'rss' | 'jsonfeed' | 'ics';
+
+/** What an iCalendar body says of itself (X-WR-CALNAME, its URL, its DTSTAMP). */
+export interface CalendarInfo {
+  /** The calendar's name as a calendar app lists it. */
+  readonly name: string;
+  /** The calendar's own URL (a feed's, without any key) or the event page's. */
+  readonly url: string;
+  /** The snapshot's build time (ISO): every VEVENT's DTSTAMP, so equal snapshots give equal bytes. */
+  readonly stamp: string;
+}
 
 /**
  * What a feed body links to. Built on the main thread from the request (host, /api prefix, its
@@ -68,6 +78,8 @@ export interface SearchTask {
   readonly cut: number | null;
   /** Feeds only: what the body links to (self, next). */
   readonly links: FeedLinks | null;
+  /** iCalendar only: the calendar's name, URL and stamp. */
+  readonly calendar?: CalendarInfo | null;
   /**
    * CSV only: the port the body streams over (StreamMessage out, StreamControl in). The task's own
    * result then says only how the stream ended; the page's figures come first, in a 'head' message.
@@ -140,6 +152,49 @@ export type StreamControl =
 export const STREAM_WINDOW_BYTES = 1 << 20;
 
 export type FailureCode = 'unavailable' | 'internal' | 'cancelled';
+
+/**
+ * One event by id (/v1/events/{id}, the website's event page and its .ics). Not found when the id
+ * is not in the snapshot or the event is in one of `excludedCategories`.
+ */
+export interface EventTask {
+  readonly kind: 'event';
+  readonly snapshot: SnapshotRef;
+  readonly id: string;
+  /** json: the event record's bytes (as a search serves it); ics: a calendar of that one event. */
+  readonly format: 'json' | 'ics';
+  readonly excludedCategories: readonly string[];
+  readonly webBaseUrl: string;
+  /** iCalendar only. */
+  readonly calendar: CalendarInfo | null;
+  readonly deadlineMs: number;
+  readonly cancel: SharedArrayBuffer;
+}
+
+/**
+ * An event an earlier snapshot served and this one does not (withdrawn upstream, or past the
+ * window): enough to say what it was and to point at similar events. Kept in the snapshot's
+ * gone.jsonl (workers/snapshot/gone.ts).
+ */
+export interface GoneEvent {
+  readonly id: string;
+  readonly title: string;
+  readonly start_datetime: string;
+  readonly venue_city: string;
+  readonly categories: readonly string[];
+  /** The build time (ISO) of the first snapshot without it. */
+  readonly removed_at: string;
+}
+
+/** An event task's answer when there is no such event: `gone` when an earlier snapshot had it. */
+export interface EventMissing {
+  readonly ok: false;
+  readonly code: 'not_found';
+  readonly detail: string;
+  readonly gone: GoneEvent | null;
+}
+
+export type EventResult = SearchOk | EventMissing | TaskFailure;
 
 export interface TaskFailure {
   readonly ok: false;

@@ -4,6 +4,7 @@
 // conditional reply (ETag/304) in the encoding the client accepts. JSON and feed bodies come back
 // whole from a worker; CSV bodies stream from the worker to the socket at the client's pace.
 import { LRUCache } from 'lru-cache';
+import * as v from 'valibot';
 import { meterError } from '../auth.ts';
 import { MIN_COMPRESSED_BYTES, compressStream, negotiate, type Encoding } from '../compress.ts';
 import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
@@ -17,7 +18,8 @@ import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import { CSV_COLUMNS } from '../../workers/query/csv.ts';
-import type { FeedLinks, OutputFormat, PageHead, Plan, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
+import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, Plan, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
 
 export const LIVE_MAX_LIMIT = 100;
@@ -53,7 +55,15 @@ const FORMATS: Readonly<Record<OutputFormat, Format>> = {
   },
   rss: { format: 'rss', contentType: 'application/rss+xml; charset=utf-8', maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
   jsonfeed: { format: 'jsonfeed', contentType: 'application/feed+json; charset=utf-8', maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
+  ics: { format: 'ics', contentType: ICS_CONTENT_TYPE, maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
 };
+
+/** An event id as the snapshot builder makes them (workers/snapshot/normalize/event.ts). */
+export const EVENT_ID = v.pipe(
+  v.string(),
+  v.regex(/^bsc_evt_[0-9a-f]{20}$/, 'is not an event id (bsc_evt_ followed by 20 hexadecimal digits, as in event records)'),
+  v.description('The event id, as in the record\'s `id` (bsc_evt_ and 20 hexadecimal digits).'),
+);
 
 export function attribution(webBaseUrl: string): { text: string; url: string } {
   return { text: `Family events data by Family Events API (${new URL(webBaseUrl).host})`, url: webBaseUrl };
@@ -179,7 +189,7 @@ function prepare(req: RouteRequest, path: string, fmt: Format, params: SearchPar
     const range = query.range;
     const relativeWeekEnd = w !== undefined && w.kind !== 'iso' && range !== 'upcoming' ? (w.kind === 'current' ? range.toMs : range.fromMs - 1) : null;
     // A feed's body carries its own links, so its entry is also keyed by them.
-    const feed = fmt.format === 'rss' || fmt.format === 'jsonfeed' ? feedLinks(req, path, svc, snap) : null;
+    const feed = fmt.format === 'rss' || fmt.format === 'jsonfeed' || fmt.format === 'ics' ? feedLinks(req, path, svc, snap) : null;
     prepared = {
       query,
       key: `${snap.ref.id}\0${excluded}\0${fmt.format}\0${queryKey(query)}${feed ? `\0${feed.url}\0${JSON.stringify(feed.params)}` : ''}`,
@@ -205,7 +215,14 @@ function taskInput(c: Call, cut: number | null): TaskInput {
     maxOffset: MAX_OFFSET,
     cut,
     links: c.prepared.links,
+    calendar: c.fmt.format === 'ics' && c.prepared.links ? searchCalendar(c.prepared.links, config.webBaseUrl) : null,
   };
+}
+
+/** A subscribed search's calendar: named for the site, its URL the feed's own (never with a key). */
+export function searchCalendar(links: FeedLinks, webBaseUrl: string): CalendarInfo {
+  const query = new URLSearchParams(links.params as [string, string][]).toString();
+  return { name: `Family events (${new URL(webBaseUrl).host})`, url: query ? `${links.url}?${query}` : links.url, stamp: links.updated };
 }
 
 function failed(f: TaskFailure): never {
@@ -274,7 +291,8 @@ function demoSearch(req: RouteRequest, params: SearchParams, svc: Services, extr
  *   quota is short), then what was delivered is charged and the rest freed.
  * A 304 (the client's If-None-Match names the current body) and HEAD charge nothing.
  */
-async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: SearchParams, svc: Services): Promise<Reply> {
+/** The caller of a live route, within its plan's request rate (429 rate_limited beyond it). */
+function rateLimited(req: RouteRequest, path: string, svc: Services): NonNullable<RouteRequest['account']> {
   const account = req.account;
   if (!account) throw new Error(`${path} was reached without an account`);
   const plan = account.plan;
@@ -287,6 +305,12 @@ async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: 
       [['Retry-After', String(verdict.retryAfterS)]],
     );
   }
+  return account;
+}
+
+async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: SearchParams, svc: Services): Promise<Reply> {
+  const account = rateLimited(req, path, svc);
+  const plan = account.plan;
   const snap = svc.snapshots.require();
   const now = svc.config.now();
   const nowMs = now.getTime();
@@ -475,3 +499,80 @@ export const demoRoute = defineRoute({
     return demoSearch(req, params, svc, headers);
   },
 });
+
+/** The detail of a 404 for an event id: why, and where to look instead. */
+export function missingEventDetail(id: string, m: EventMissing): string {
+  if (m.gone) return `Event ${id} ("${m.gone.title.slice(0, 120)}") is no longer listed (removed on ${m.gone.removed_at.slice(0, 10)}); search /v1/events for current events.`;
+  return `There is no event ${id} in the current data for your plan; search /v1/events for current events.`;
+}
+
+const EVENT_PATH = '/v1/events/{id}';
+
+/**
+ * One event by id, metered as one record. Plans that exclude a category do not receive its events
+ * by id either: 404, as for an id that does not exist. A 304 and HEAD charge nothing.
+ */
+async function liveEvent(req: RouteRequest, svc: Services): Promise<Reply> {
+  const account = rateLimited(req, EVENT_PATH, svc);
+  const plan = account.plan;
+  const snap = svc.snapshots.require();
+  const nowMs = svc.config.now().getTime();
+  const id = req.pathParam;
+  const key = `${snap.ref.id}\0${plan.excludedCategories.join(',')}\0event\0json\0${id}`;
+  const outcome = await svc.cache.get<EventMissing | TaskFailure>(key, nowMs, req.http.signal, (signal) =>
+    svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: plan.excludedCategories, webBaseUrl: svc.config.webBaseUrl, calendar: null }, signal),
+  );
+  svc.metrics.cacheResult(EVENT_PATH, outcome.hit);
+  if ('failure' in outcome) {
+    const f = outcome.failure;
+    if (f.code === 'not_found') throw new ApiError('not_found', missingEventDetail(id, f));
+    failed(f);
+  }
+  const answer = outcome.answer;
+  const enc = encodingFor(negotiate(req.http.headers['accept-encoding']), answer.body.length);
+  const headers: Headers = [
+    ['ETag', etagValue(answer.etag, enc)],
+    ['Last-Modified', httpDate(snap.manifest.built_at)],
+    ['Cache-Control', LIVE_CACHE_CONTROL],
+    ['Vary', 'Accept-Encoding'],
+  ];
+  const cache = outcome.hit ? 'hit' : 'miss';
+  if (noneMatchHits(req.http.headers['if-none-match'], answer.etag)) return { status: 304, headers, body: '', route: EVENT_PATH, cache };
+  const isHead = req.http.method === 'HEAD';
+  const r = await svc.meter.reserve(account.keyId, 1, !isHead, nowMs);
+  if (!r.ok) throw meterError(r);
+  if (r.granted === 0) throw quotaExhausted(r.quota, nowMs);
+  // HEAD holds nothing (settle is off, so the hold is freed at once): it only reports the quota.
+  if (r.reservation !== null) svc.meter.release(r.reservation);
+  const quota = isHead && r.quota.remaining !== null ? { ...r.quota, remaining: r.quota.remaining + r.granted } : r.quota;
+  const body = enc === 'identity' ? answer.body : await svc.cache.encoded(key, answer, enc);
+  const head: Headers = [['Content-Type', JSON_TYPE]];
+  if (enc !== 'identity') head.push(['Content-Encoding', enc]);
+  return { status: 200, headers: [...head, ...headers, ...quotaHeaders(quota, nowMs)], body, route: EVENT_PATH, cache };
+}
+
+export const eventRoute = defineRoute({
+  path: EVENT_PATH,
+  pathParam: { name: 'id', description: 'The event id, as in event records.', schema: EVENT_ID },
+  summary: 'One event (JSON)',
+  description:
+    'One event record by id, exactly as searches return it (with event_url), counted as one record against the quota. ' +
+    'An id that is not in the current data, or whose event is in a category your plan excludes, is 404 not_found ' +
+    '(the detail says when an event was listed before and has since been removed).',
+  tag: 'events',
+  access: 'live',
+  params: v.object({}),
+  produces: [{ type: 'application/json', schema: 'EventRecord' }],
+  errors: ['not_found', 'quota_exhausted', 'rate_limited', 'unavailable'],
+  handle: (req, _params, svc) => liveEvent(req, svc),
+});
+
+export const icsFeedRoute = searchRoute(
+  '/v1/feed.ics',
+  'ics',
+  'Events as iCalendar',
+  `${FILTERS} An iCalendar (RFC 5545) feed to subscribe to in a calendar app: one VEVENT per event, UID its id, URL its event_url, ` +
+    'times in America/Los_Angeles (VTIMEZONE included), STATUS:CANCELLED for canceled events. Calendar apps that cannot send headers ' +
+    'take the key as api_key in the subscribed URL.',
+  'Ics',
+);

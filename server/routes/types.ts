@@ -36,10 +36,22 @@ export interface RouteRequest {
   readonly prefix: '' | '/api';
   /** The authenticated caller on live routes; null elsewhere. */
   readonly account: Account | null;
+  /** The path parameter's value on a templated route (e.g. the {id} of /v1/events/{id}); '' elsewhere. */
+  readonly pathParam: string;
+}
+
+/** A route's one path parameter: the last segment of its path, as `{name}`. */
+export interface PathParam {
+  readonly name: string;
+  readonly description: string;
+  /** A value that cannot match is a 404 not_found (nothing by that name can exist), not a 400. */
+  readonly schema: v.GenericSchema<string, string>;
 }
 
 export interface RouteDef<S extends v.GenericSchema<Partial<Record<string, string>>, unknown>> {
+  /** The path; a templated one ends in /{name} and declares `pathParam`. */
   readonly path: string;
+  readonly pathParam?: PathParam;
   readonly summary: string;
   readonly description: string;
   readonly tag: 'events' | 'account' | 'reference' | 'operations';

@@ -205,9 +205,18 @@ describe('parameter errors on /v1/events', () => {
 });
 
 describe('routing and methods', () => {
-  for (const path of ['/nope', '/v1/events/', '/v1/Events', '/v2/events', '/api', '/api/nope', '/api/v1/events/', '/']) {
+  for (const path of ['/v1/events/', '/v1/Events', '/v2/events', '/v1', '/api', '/api/nope', '/api/v1/events/', '/api/v1/events/nope']) {
     test(`unknown route ${path} -> 404 not_found`, async () => {
       assertProblem(await get(srv.base, path), { status: 404, code: 'not_found' }, path);
+    });
+  }
+
+  // Everything outside the API's paths is the website's: its 404 is a page, not a problem.
+  for (const path of ['/nope', '/v1events', '/apix', '/healthz/x']) {
+    test(`unknown website page ${path} -> HTML 404`, async () => {
+      const r = await get(srv.base, path);
+      assert.equal(r.status, 404, path);
+      assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8', path);
     });
   }
 

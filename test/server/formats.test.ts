@@ -11,7 +11,7 @@ import { extractFromJson, extractFromXml } from '@extractus/feed-extractor';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
 import * as v from 'valibot';
-import { checkRss, hasXmllint, strictXml, xmllint } from './readers.ts';
+import { checkIcs, checkRss, hasXmllint, strictXml, xmllint } from './readers.ts';
 import { EventListSchema, JsonFeedSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
 import {
@@ -49,13 +49,14 @@ const col = (name: string): number => {
   return i;
 };
 
-const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.rss', '/v1/feed.json'] as const;
+const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.rss', '/v1/feed.json', '/v1/feed.ics'] as const;
 type FormatPath = (typeof FORMATS)[number];
 const CONTENT_TYPES: Readonly<Record<FormatPath, string>> = {
   '/v1/events': 'application/json; charset=utf-8',
   '/v1/events.csv': 'text/csv; charset=utf-8',
   '/v1/feed.rss': 'application/rss+xml; charset=utf-8',
   '/v1/feed.json': 'application/feed+json; charset=utf-8',
+  '/v1/feed.ics': 'text/calendar; charset=utf-8',
 };
 
 // ---------------------------------------------------------------- the CSV flattening (own code, from the documented rules)
@@ -332,6 +333,13 @@ async function pageOf(prefix: '' | '/api', route: FormatPath, q: Query): Promise
       assert.ok(next.length <= 1, `${pq}: one atom:link rel=next at most`);
       bodyNext = next[0] === undefined ? null : offsetOf(next[0]);
       if (next[0] !== undefined) assertPageLink(next[0], base, route, q, offsetOf(next[0]), `${pq} atom:link rel=next`);
+      break;
+    }
+    case '/v1/feed.ics': {
+      // ical.js reads it (helpers.get → readers.checkIcs); paging is in the headers alone.
+      g = await fetchOnce(srv, pq);
+      ok(g, CONTENT_TYPES['/v1/feed.ics'], pq);
+      ids = checkIcs(g.text, pq).map((e) => String(e.getFirstPropertyValue('uid')));
       break;
     }
     case '/v1/feed.json': {

@@ -19,7 +19,7 @@ export interface Schema {
 
 export interface Parameter {
   readonly name: string;
-  readonly in: 'query' | 'header';
+  readonly in: 'query' | 'header' | 'path';
   readonly description?: string;
   readonly style?: string;
   readonly explode?: boolean;

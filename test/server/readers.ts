@@ -4,6 +4,7 @@
 // xmllint (libxml2) where it is installed. JSON Feed against the 1.1 spec's required members,
 // written here from the spec rather than taken from our own schema. helpers.get() runs these on
 // every feed a test fetches.
+import ICAL from 'ical.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import Parser from 'rss-parser';
@@ -133,4 +134,30 @@ export async function checkIfFeed(status: number, contentType: string, text: str
   if (status !== 200) return;
   if (contentType.startsWith('application/rss+xml')) await checkRss(text, what);
   else if (contentType.startsWith('application/feed+json')) checkJsonFeed(JSON.parse(text), what);
+  else if (contentType.startsWith('text/calendar')) checkIcs(text, what);
+}
+
+/**
+ * An iCalendar body as a calendar app reads it (ical.js, Mozilla's parser): RFC 5545 line syntax
+ * (CRLF, lines folded at 75 octets), one VCALENDAR with the VTIMEZONE its events' TZIDs name, and
+ * every VEVENT with a UID that is an event id, a DTSTAMP and a zoned DTSTART. Returns the events.
+ */
+export function checkIcs(text: string, what: string): ICAL.Component[] {
+  const lines = text.split('\r\n');
+  assert.equal(lines.at(-1), '', `${what}: the body ends with CRLF`);
+  for (const line of lines) {
+    assert.ok(!line.includes('\n') && !line.includes('\r'), `${what}: a bare LF or CR in ${JSON.stringify(line.slice(0, 80))}`);
+    assert.ok(Buffer.byteLength(line) <= 75, `${what}: a line over 75 octets: ${JSON.stringify(line.slice(0, 80))}`);
+  }
+  const cal = new ICAL.Component(ICAL.parse(text) as unknown[]);
+  assert.equal(cal.name, 'vcalendar', what);
+  const zones = cal.getAllSubcomponents('vtimezone').map((z) => String(z.getFirstPropertyValue('tzid')));
+  assert.deepEqual(zones, ['America/Los_Angeles'], `${what}: one VTIMEZONE, for America/Los_Angeles`);
+  const events = cal.getAllSubcomponents('vevent');
+  for (const e of events) {
+    assert.match(String(e.getFirstPropertyValue('uid')), /^bsc_evt_[0-9a-f]{20}$/, `${what}: UID is the event id`);
+    assert.ok(e.getFirstPropertyValue('dtstamp'), `${what}: DTSTAMP`);
+    assert.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), 'America/Los_Angeles', `${what}: DTSTART in Pacific time`);
+  }
+  return events;
 }

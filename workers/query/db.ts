@@ -10,6 +10,7 @@ import {
 import { pathLiteral, sqlFile } from '../snapshot/sql.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
 import { CATEGORY_SLUGS } from '../snapshot/taxonomy.ts';
+import { GoneIndex } from '../snapshot/gone.ts';
 import type { SearchQuery, SnapshotRef } from '../protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
@@ -111,6 +112,8 @@ const MAX_STATEMENTS = 256;
 
 export class SnapshotDb {
   private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
+  private lookup: Promise<DuckDBPreparedStatement> | null = null;
+  private goneIndex: GoneIndex | null = null;
 
   private constructor(
     readonly ref: SnapshotRef,
@@ -163,6 +166,20 @@ export class SnapshotDb {
       void doomed.then((d) => d.destroySync(), () => undefined);
     }
     return st;
+  }
+
+  /** The events earlier snapshots served and this one does not, opened on the first miss by id. */
+  get gone(): GoneIndex {
+    return (this.goneIndex ??= GoneIndex.open(this.ref.dir));
+  }
+
+  /** One event's row number by id, and whether it falls in the excluded categories; null when absent. */
+  async byId(id: string, excluded: readonly string[]): Promise<{ readonly rid: number; readonly excluded: boolean } | null> {
+    this.lookup ??= this.conn.prepare(sqlFile('event_by_id'));
+    const st = await this.lookup;
+    st.bind({ id, excluded_bits: categoryBits(excluded) }, { id: VARCHAR, excluded_bits: BIGINT });
+    const row = (await st.runAndReadAll()).getRows()[0];
+    return row === undefined ? null : { rid: Number(row[0]), excluded: row[1] === true };
   }
 
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
@@ -225,7 +242,9 @@ export class SnapshotDb {
   close(): void {
     this.records.close();
     this.csvRecords?.close();
+    this.goneIndex?.close();
     for (const st of this.statements.values()) void st.then((d) => d.destroySync(), () => undefined);
+    void this.lookup?.then((d) => d.destroySync(), () => undefined);
     this.conn.closeSync();
     this.instance.closeSync();
   }

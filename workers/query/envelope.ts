@@ -27,6 +27,11 @@ function recordParts(store: RecordStore, row: PageRow, webBaseUrl: string): Buff
   return [body.subarray(0, body.length - 1), Buffer.from(tail), CLOSE];
 }
 
+/** One record's bytes, completed as a search serves it (/v1/events/{id}). */
+export function recordBytes(store: RecordStore, row: PageRow, webBaseUrl: string): Buffer {
+  return Buffer.concat(recordParts(store, row, webBaseUrl));
+}
+
 /** The envelope's bytes; `next` is the page's next offset, which the worker also returns beside the body. */
 export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore, next: number | null, truncated: boolean): Buffer {
   const q = task.query;

@@ -6,14 +6,15 @@ import { BroadcastChannel, threadId, type MessagePort } from 'node:worker_thread
 import { Piscina, workerData } from 'piscina';
 import {
   type QueryWorkerData,
-  type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
+  type EventResult, type EventTask, type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
   STREAM_WINDOW_BYTES,
 } from '../protocol.ts';
 import { csvBatch, CsvLines, searchCells } from './csv.ts';
 import { bodyTag, csvTag } from './etag.ts';
 import { SnapshotDb, type PageRow, type SearchPage } from './db.ts';
-import { jsonEnvelope, nextOffset, readRecord, roundKm } from './envelope.ts';
+import { jsonEnvelope, nextOffset, readRecord, recordBytes, roundKm } from './envelope.ts';
+import { icsBody } from './ical.ts';
 import { eventUrl } from '../record.ts';
 import { jsonFeedBody, rssBody } from './feeds.ts';
 
@@ -85,14 +86,52 @@ function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
   const q = task.query;
   if (task.format === 'json') return jsonEnvelope(task, p.page, db.records, p.next, p.truncated);
   if (task.format === 'csv') throw new Error('a CSV search streams: it needs its port');
+  const records = p.page.rows.map((row) => readRecord(db.records, row, task.webBaseUrl));
+  if (task.format === 'ics') {
+    if (!task.calendar) throw new Error('an iCalendar search needs its calendar');
+    return icsBody(records, task.calendar);
+  }
   const links = task.links;
   if (links === null) throw new Error(`a ${task.format} search needs its feed links`);
-  const records = p.page.rows.map((row) => readRecord(db.records, row, task.webBaseUrl));
   const figures = { total: p.page.total, limit: q.limit, offset: q.offset, nextOffset: p.next, truncated: p.truncated };
   return task.format === 'rss' ? rssBody(task, links, records, figures) : jsonFeedBody(task, links, records, figures);
 }
 
-export default async function run(task: SearchTask): Promise<SearchResult | unknown> {
+export default function run(task: SearchTask | EventTask): Promise<SearchResult | EventResult | unknown> {
+  return task.kind === 'event' ? eventById(task) : search(task);
+}
+
+/** One event by id: its record's bytes or a one-event calendar; not found (and whether it is gone) otherwise. */
+async function eventById(task: EventTask): Promise<EventResult | unknown> {
+  if (Atomics.load(new Int32Array(task.cancel), 0) === 1) return fail('cancelled', 'the request was aborted');
+  if (Date.now() >= task.deadlineMs) return fail('unavailable', 'The server is too busy to answer in time; retry shortly.');
+  let db: SnapshotDb;
+  try {
+    db = await snapshot(task.snapshot);
+  } catch {
+    return fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
+  }
+  try {
+    const found = await db.byId(task.id, task.excludedCategories);
+    if (found === null || found.excluded) {
+      // An excluded event is simply not there for this caller: neither its record nor its past.
+      const past = found === null ? db.gone.lookup(task.id) : null;
+      const gone = past && !past.categories.some((c) => task.excludedCategories.includes(c)) ? past : null;
+      return { ok: false, code: 'not_found', detail: `There is no event ${task.id}.`, gone };
+    }
+    const row = { rid: found.rid, id: task.id, distanceKm: null };
+    let body: Buffer;
+    if (task.format === 'ics') {
+      if (!task.calendar) throw new Error('an iCalendar event needs its calendar');
+      body = icsBody([readRecord(db.records, row, task.webBaseUrl)], task.calendar);
+    } else body = recordBytes(db.records, row, task.webBaseUrl);
+    return transferable({ ok: true, body, total: 1, count: 1, nextOffset: null, truncated: false, validUntilMs: null, etag: bodyTag(body) });
+  } catch (err) {
+    return fail('internal', (err as Error).message);
+  }
+}
+
+async function search(task: SearchTask): Promise<SearchResult | unknown> {
   const cancelled = new Int32Array(task.cancel);
   if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
   const startedAt = Date.now();
