@@ -15,13 +15,14 @@ import { QueryPool } from './pool.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { problemReply } from './reply.ts';
 import { categoriesRoute, citiesRoute } from './routes/catalog.ts';
-import { csvRoute, demoRoute, eventsRoute, jsonFeedRoute, rssRoute } from './routes/events.ts';
+import { csvRoute, demoRoute, eventRoute, eventsRoute, icsFeedRoute, jsonFeedRoute, rssRoute } from './routes/events.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from './routes/operations.ts';
 import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
+import { createSite } from './web/site.ts';
 
-export const ROUTES: readonly AnyRoute[] = [eventsRoute, csvRoute, rssRoute, jsonFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
+export const ROUTES: readonly AnyRoute[] = [eventsRoute, eventRoute, csvRoute, rssRoute, jsonFeedRoute, icsFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
 
 export interface RunningServer {
   readonly port: number;
@@ -77,7 +78,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     metrics,
     openapi: () => (openapi ??= Buffer.from(JSON.stringify(openApiDocument(ROUTES, config, version)))),
   };
-  const handle = createHandler(ROUTES, svc, logger);
+  const handle = createHandler(ROUTES, svc, logger, createSite(svc, logger));
 
   let drained: (() => void) | null = null;
   const onFinished = (f: Finished): void => {

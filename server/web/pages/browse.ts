@@ -1,0 +1,281 @@
+// Browsing: the API's search filters as a GET form (the API's own parameter names, so a page URL
+// and an API URL say the same thing), and a page of results grouped by day. /events, /cities/<city>
+// and /categories/<slug> are all this page with a different heading and starting values.
+import type { EventRecord } from '../../../workers/record.ts';
+import type { ParamError } from '../../errors.ts';
+import { agesText, dateHeading, pacificDay, priceText, whenText } from '../format.ts';
+import { html, type Html } from '../html.ts';
+import { renderPage, type Site } from '../layout.ts';
+
+export interface BrowseInput {
+  /** "Events", "Events in Berkeley", "Storytime events" */
+  readonly heading: string;
+  readonly intro?: string;
+  /** The canonical path of this listing, e.g. "/events" or "/cities/berkeley". */
+  readonly path: string;
+  readonly form: {
+    readonly action: string;
+    /** The request's parameters by name, as given (they refill the form). */
+    readonly values: Readonly<Record<string, string>>;
+    readonly cities: readonly string[];
+    readonly categories: readonly { readonly slug: string; readonly name: string }[];
+  };
+  /** Shown at the top (linked to their fields) and next to each field. */
+  readonly errors: readonly ParamError[];
+  /** Null when the search could not run (errors). */
+  readonly results: null | {
+    readonly records: readonly EventRecord[];
+    readonly total: number;
+    readonly offset: number;
+    readonly limit: number;
+    readonly prevHref: string | null;
+    readonly nextHref: string | null;
+  };
+  /** webcal:// URL of the same search as iCalendar. */
+  readonly subscribeHref: string | null;
+  /** https URL of the same search as an .ics file. */
+  readonly icsHref: string | null;
+  readonly nowMs: number;
+}
+
+/** The form's fields by parameter name, with the label an error summary names them by. */
+const FIELD_LABELS: Readonly<Record<string, string>> = {
+  q: 'Search',
+  city: 'City',
+  category: 'Category',
+  is_free: 'Free events only',
+  age_min: 'From age',
+  age_max: 'To age',
+  week: 'Week',
+  start_date: 'From date',
+  end_date: 'To date',
+  lat: 'Latitude',
+  lng: 'Longitude',
+  radius_km: 'Within (km)',
+};
+
+const fieldId = (param: string): string => `f-${param}`;
+
+/** Each field's error messages, looked up as the form renders. */
+type ErrorsByParam = ReadonlyMap<string, readonly string[]>;
+
+function errorsByParam(errors: readonly ParamError[]): ErrorsByParam {
+  const m = new Map<string, string[]>();
+  for (const e of errors) {
+    const list = m.get(e.param);
+    if (list) list.push(e.message);
+    else m.set(e.param, [e.message]);
+  }
+  return m;
+}
+
+interface Field {
+  readonly param: string;
+  readonly values: Readonly<Record<string, string>>;
+  readonly errors: ErrorsByParam;
+  readonly hint?: string;
+}
+
+/** The label, hint and error of a field, and the attributes its control needs to point at them. */
+function fieldParts(f: Field): { top: Html; aria: Html } {
+  const id = fieldId(f.param);
+  const messages = f.errors.get(f.param);
+  const describedBy = [f.hint === undefined ? null : `${id}-hint`, messages === undefined ? null : `${id}-error`].filter((x) => x !== null);
+  const top = html`<label for="${id}">${FIELD_LABELS[f.param] ?? f.param}</label>
+${f.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${f.hint}</p>\n`}${messages === undefined
+    ? ''
+    : html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${messages.join(' ')}</p>\n`}`;
+  const aria = html`${messages === undefined ? '' : html` aria-invalid="true"`}${describedBy.length === 0 ? '' : html` aria-describedby="${describedBy.join(' ')}"`}`;
+  return { top, aria };
+}
+
+const fieldClass = (f: Field, extra = ''): string => `field${extra}${f.errors.has(f.param) ? ' field-invalid' : ''}`;
+
+function textInput(f: Field, type: string, attrs: Html | '' = ''): Html {
+  const { top, aria } = fieldParts(f);
+  return html`<div class="${fieldClass(f)}">
+${top}<input id="${fieldId(f.param)}" name="${f.param}" type="${type}" value="${f.values[f.param] ?? ''}"${attrs}${aria}>
+</div>`;
+}
+
+interface Option {
+  readonly value: string;
+  readonly label: string;
+}
+
+/** A select whose current value is kept even when it is not one of the options (a list of cities, an ISO week). */
+function select(f: Field, options: readonly Option[]): Html {
+  const { top, aria } = fieldParts(f);
+  const current = f.values[f.param] ?? '';
+  const known = options.some((o) => o.value.toLowerCase() === current.toLowerCase());
+  const all = known ? options : [...options, { value: current, label: current }];
+  const opts = all.map(
+    (o) => html`<option value="${o.value}"${o.value.toLowerCase() === current.toLowerCase() ? html` selected` : ''}>${o.label}</option>`,
+  );
+  return html`<div class="${fieldClass(f)}">
+${top}<select id="${fieldId(f.param)}" name="${f.param}"${aria}>${opts}</select>
+</div>`;
+}
+
+function checkbox(f: Field): Html {
+  const { top, aria } = fieldParts(f);
+  const v = f.values[f.param];
+  const checked = v === 'true' || v === '1';
+  return html`<div class="${fieldClass(f, ' field-checkbox')}">
+<input id="${fieldId(f.param)}" name="${f.param}" type="checkbox" value="true"${checked ? html` checked` : ''}${aria}>
+${top}</div>`;
+}
+
+const AGE = html` min="0" max="18" step="1" inputmode="numeric"`;
+
+function filterForm(input: BrowseInput, errors: ErrorsByParam): Html {
+  const { values, cities, categories, action } = input.form;
+  const f = (param: string, hint?: string): Field => (hint === undefined ? { param, values, errors } : { param, values, errors, hint });
+  return html`<form class="filters" method="get" action="${action}" role="search" aria-label="Filter events" data-strip-empty>
+<div class="filter-row">
+${textInput(f('q'), 'search', html` maxlength="200"`)}
+${select(f('city'), [{ value: '', label: 'Any city' }, ...cities.map((c) => ({ value: c, label: c }))])}
+${select(f('category'), [{ value: '', label: 'Any category' }, ...categories.map((c) => ({ value: c.slug, label: c.name }))])}
+${checkbox(f('is_free'))}
+</div>
+<fieldset>
+<legend>Child’s age</legend>
+<div class="filter-row">
+${textInput(f('age_min', 'In years, 0 to 18'), 'number', AGE)}
+${textInput(f('age_max', 'In years, 0 to 18'), 'number', AGE)}
+</div>
+</fieldset>
+<fieldset>
+<legend>Dates</legend>
+<div class="filter-row">
+${select(f('week'), [
+  { value: '', label: 'Any week' },
+  { value: 'current', label: 'This week' },
+  { value: 'next', label: 'Next week' },
+])}
+${textInput(f('start_date'), 'date')}
+${textInput(f('end_date'), 'date')}
+</div>
+</fieldset>
+<fieldset>
+<legend>Near a point</legend>
+<div class="filter-row">
+${textInput(f('lat', 'For example 37.8716'), 'number', html` min="-90" max="90" step="any"`)}
+${textInput(f('lng', 'For example -122.2727'), 'number', html` min="-180" max="180" step="any"`)}
+${textInput(f('radius_km', 'Default 10, at most 500'), 'number', html` min="0" max="500" step="any"`)}
+</div>
+</fieldset>
+<div class="form-actions">
+<button type="submit">Search events</button>
+<a href="${action}">Clear all filters</a>
+</div>
+</form>`;
+}
+
+function errorSummary(errors: readonly ParamError[]): Html {
+  if (errors.length === 0) return html``;
+  const items = errors.map((e) => {
+    const label = FIELD_LABELS[e.param];
+    return label === undefined
+      ? html`<li>${e.param}: ${e.message}</li>`
+      : html`<li><a href="#${fieldId(e.param)}">${label}: ${e.message}</a></li>`;
+  });
+  return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-heading">
+<h2 id="error-summary-heading">Please check your search</h2>
+<ul>${items}</ul>
+</div>
+`;
+}
+
+const COUNT = new Intl.NumberFormat('en-US');
+const events = (n: number): string => `${COUNT.format(n)} ${n === 1 ? 'event' : 'events'}`;
+
+function countText(total: number, offset: number, shown: number): string {
+  if (offset === 0 && shown === total) return events(total);
+  if (shown === 0) return `No events on this page, of ${events(total)}`;
+  return `Showing ${COUNT.format(offset + 1)}–${COUNT.format(offset + shown)} of ${events(total)}`;
+}
+
+function card(r: EventRecord, nowMs: number): Html {
+  const distance = r.distance_km === undefined ? '' : ` · ${r.distance_km < 10 ? r.distance_km.toFixed(1) : Math.round(r.distance_km)} km away`;
+  return html`<li class="card">
+<h3><a href="/events/${encodeURIComponent(r.id)}">${r.title}</a>${r.is_canceled ? html` <span class="badge badge-canceled">Canceled</span>` : ''}</h3>
+<p class="card-when"><time datetime="${r.start_datetime}">${whenText(r.start_datetime, r.end_datetime, nowMs)}</time></p>
+<p class="card-where">${r.venue.name}, ${r.venue.city}${distance}</p>
+<p class="card-meta">${agesText(r.age_range)} · ${priceText(r.is_free, r.price)}</p>
+</li>`;
+}
+
+/**
+ * Consecutive records that start on the same Pacific day, in the order given (sorted by start,
+ * each day is one group). Events that began before today and are still on come first, together.
+ */
+function dayGroups(records: readonly EventRecord[], nowMs: number): { heading: string; records: EventRecord[] }[] {
+  const today = pacificDay(nowMs);
+  const groups: { key: string; heading: string; records: EventRecord[] }[] = [];
+  for (const r of records) {
+    const day = pacificDay(r.start_datetime);
+    const key = day < today ? 'ongoing' : day;
+    const last = groups[groups.length - 1];
+    if (last !== undefined && last.key === key) last.records.push(r);
+    else groups.push({ key, heading: key === 'ongoing' ? 'Already under way' : dateHeading(r.start_datetime, nowMs), records: [r] });
+  }
+  return groups;
+}
+
+function pagination(prev: string | null, next: string | null): Html {
+  if (prev === null && next === null) return html``;
+  return html`<nav class="pagination" aria-label="Pagination"><ul>
+${prev === null ? '' : html`<li><a href="${prev}" rel="prev">Previous page</a></li>\n`}${next === null ? '' : html`<li><a href="${next}" rel="next">Next page</a></li>\n`}</ul></nav>
+`;
+}
+
+function feedLinks(subscribe: string | null, ics: string | null): Html {
+  if (subscribe === null && ics === null) return html``;
+  return html`<ul class="feed-links">
+${subscribe === null ? '' : html`<li><a href="${subscribe}">Subscribe in your calendar</a></li>\n`}${ics === null ? '' : html`<li><a href="${ics}">Download .ics<span class="visually-hidden"> file of these events</span></a></li>\n`}</ul>
+`;
+}
+
+function results(input: BrowseInput): Html {
+  const res = input.results;
+  if (res === null) return html``;
+  if (res.records.length === 0) {
+    return html`<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>
+${pagination(res.prevHref, null)}`;
+  }
+  const groups = dayGroups(res.records, input.nowMs).map(
+    // Not labelled regions: with results sorted by distance a day can come twice, and landmarks
+    // must be unique; the headings already give the list its structure.
+    (g) => html`<section class="day">
+<h2>${g.heading}</h2>
+<ul class="event-list">
+${g.records.map((r) => card(r, input.nowMs))}
+</ul>
+</section>
+`,
+  );
+  return html`<p class="result-count">${countText(res.total, res.offset, res.records.length)}</p>
+${feedLinks(input.subscribeHref, input.icsHref)}${groups}${pagination(res.prevHref, res.nextHref)}`;
+}
+
+const DEFAULT_DESCRIPTION = 'Family-friendly events around the San Francisco Bay Area: storytimes, classes, nature walks, music and more, by city, age, date and category.';
+
+export function browsePage(site: Site, input: BrowseInput): string {
+  const page = input.results === null || input.results.offset === 0 ? null : Math.floor(input.results.offset / input.results.limit) + 1;
+  const main = html`<h1>${input.heading}</h1>
+${input.intro === undefined ? '' : html`<p class="intro">${input.intro}</p>\n`}${errorSummary(input.errors)}${filterForm(input, errorsByParam(input.errors))}
+${results(input)}`;
+  return renderPage(
+    site,
+    {
+      title: `${input.heading}${page === null ? '' : ` (page ${page})`} – ${site.name}`,
+      description: input.intro ?? DEFAULT_DESCRIPTION,
+      canonicalPath: input.path,
+      og: { type: 'website' },
+      noindex: input.errors.length > 0,
+      script: true,
+    },
+    main,
+  );
+}

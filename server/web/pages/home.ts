@@ -1,0 +1,147 @@
+// The home page: what the service is, a search box, the ways into browsing (cities, categories),
+// the way into the API docs, and how to credit us, with the snippet to paste.
+import { attribution } from '../../routes/events.ts';
+import { fullDate } from '../format.ts';
+import { html, type Html } from '../html.ts';
+import { renderPage, type Site } from '../layout.ts';
+
+export interface HomeInput {
+  readonly cities: readonly string[];
+  readonly categories: readonly { readonly slug: string; readonly name: string; readonly events: number }[];
+  readonly totalEvents: number;
+  /** When the snapshot was built (ISO). */
+  readonly updatedAt: string;
+}
+
+const COMBINING_MARKS = /\p{M}/gu;
+const NOT_SLUG = /[^a-z0-9]+/g;
+const EDGE_DASHES = /^-|-$/g;
+
+/**
+ * A city's path segment: "San José" → "san-jose". Accents are stripped (NFD, then the marks
+ * dropped), and every run of anything but a-z and 0-9 (spaces, dots, apostrophes) becomes one dash,
+ * so the segment never needs percent-encoding.
+ */
+export function citySlug(name: string): string {
+  return name.normalize('NFD').replace(COMBINING_MARKS, '').toLowerCase().replace(NOT_SLUG, '-').replace(EDGE_DASHES, '');
+}
+
+/**
+ * The HTML we ask publishers to paste: a link to the website with the same words the API's
+ * `attribution` carries, so the credit reads the same wherever our data shows up.
+ */
+export function attributionSnippet(site: Site): string {
+  const a = attribution(site.webBaseUrl);
+  return html`<a href="${a.url}">${a.text}</a>`.text;
+}
+
+/**
+ * A block of code under a caption. site.js adds a copy button after every [data-copy] element,
+ * copying its text and naming itself after the attribute's value; without JS the text is still
+ * there to select. The <pre> takes focus so a block wider than the screen scrolls from the keyboard.
+ */
+export function codeBlock(code: string, caption: string): Html {
+  return html`<figure class="code-block">
+<figcaption>${caption}</figcaption>
+<pre tabindex="0" data-copy="${caption}"><code>${code}</code></pre>
+</figure>`;
+}
+
+const plural = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+function searchForm(cities: readonly string[]): Html {
+  const options = cities.map((c) => html`<option value="${c}">${c}</option>`);
+  return html`<form class="search-form" action="/events" method="get" role="search" aria-label="Search events">
+<div class="field">
+<label for="home-q">What are you looking for?</label>
+<input id="home-q" name="q" type="search" maxlength="200" placeholder="storytime, science, puppets…">
+</div>
+<div class="field">
+<label for="home-city">City</label>
+<select id="home-city" name="city">
+<option value="">Any city</option>
+${options}
+</select>
+</div>
+<button type="submit">Search events</button>
+</form>`;
+}
+
+function cityList(cities: readonly string[]): Html {
+  if (cities.length === 0) return html`<p>No cities have events right now.</p>`;
+  return html`<ul class="link-list cities">${cities.map((c) => html`<li><a href="/cities/${citySlug(c)}">${c}</a></li>`)}</ul>`;
+}
+
+function categoryList(categories: HomeInput['categories']): Html {
+  const items = categories.map(
+    (c) => html`<li><a href="/categories/${encodeURIComponent(c.slug)}">${c.name}</a> <span class="count">(${plural(c.events, 'event', 'events')})</span></li>`,
+  );
+  return html`<ul class="link-list categories">${items}</ul>`;
+}
+
+function attributionSection(site: Site): Html {
+  const a = attribution(site.webBaseUrl);
+  return html`<section id="attribution" aria-labelledby="attribution-heading">
+<h2 id="attribution-heading">Credit ${site.name}</h2>
+<p>If you publish our listings in a newsletter, on a website or in an app, link back to us where the events appear. The free Community plan of the API requires it; the link is all it takes:</p>
+${codeBlock(attributionSnippet(site), 'HTML to paste')}
+<p>It looks like this: <a href="${a.url}">${a.text}</a></p>
+</section>`;
+}
+
+function websiteJsonLd(site: Site, description: string): object {
+  return {
+    '@context': 'https://schema.org',
+    '@type': 'WebSite',
+    name: site.name,
+    url: `${site.webBaseUrl}/`,
+    description,
+    potentialAction: {
+      '@type': 'SearchAction',
+      target: { '@type': 'EntryPoint', urlTemplate: `${site.webBaseUrl}/events?q={search_term_string}` },
+      'query-input': 'required name=search_term_string',
+    },
+  };
+}
+
+export function homePage(site: Site, input: HomeInput): string {
+  const description =
+    `Family-friendly events in the San Francisco Bay Area: storytimes, museum days, nature walks and more from libraries, museums and parks, ` +
+    `searchable by city, age and date, and an API for newsletters, media and apps.`;
+  const main = html`<h1>Family events around the San Francisco Bay Area</h1>
+<p class="lede">${site.name} gathers ${plural(input.totalEvents, 'family-friendly event', 'family-friendly events')} from the public calendars of libraries, museums, zoos, parks and city programs in ${plural(input.cities.length, 'city', 'cities')}, in one place you can search by city, age, category and date. Listings were last updated on <time datetime="${input.updatedAt}">${fullDate(input.updatedAt)}</time>.</p>
+${searchForm(input.cities)}
+<section aria-labelledby="browse-heading">
+<h2 id="browse-heading">Browse</h2>
+<p><a href="/events">See all upcoming events</a>, soonest first, and narrow them by age, date, price or place.</p>
+</section>
+<section aria-labelledby="cities-heading">
+<h2 id="cities-heading">Events by city</h2>
+${cityList(input.cities)}
+</section>
+<section aria-labelledby="categories-heading">
+<h2 id="categories-heading">Events by category</h2>
+${categoryList(input.categories)}
+</section>
+<section aria-labelledby="developers-heading">
+<h2 id="developers-heading">For newsletters, media and apps</h2>
+<p>The same listings are available through the ${site.name} API: JSON, CSV, RSS, JSON Feed and iCalendar, with the filters this site has. Try it without a key, then get one for your newsletter, publication or app.</p>
+<ul class="link-list">
+<li><a href="/docs#quick-start">API quick start</a></li>
+<li><a href="/docs">API reference and developer docs</a></li>
+</ul>
+</section>
+${attributionSection(site)}`;
+  return renderPage(
+    site,
+    {
+      title: `${site.name}: family-friendly events in the San Francisco Bay Area`,
+      description,
+      canonicalPath: '/',
+      og: { type: 'website' },
+      jsonLd: websiteJsonLd(site, description),
+      script: true,
+    },
+    main,
+  );
+}

@@ -1,0 +1,434 @@
+// The website host: event pages at every event_url, browsing, add-to-calendar, docs and home. It
+// answers on the same listener as the API (server/app.ts hands it every path that is not the API's)
+// and goes through the same HTTP adapter, query workers and response cache, but never through the
+// API's routes: browsing is for people, needs no key and counts toward no quota (spec §8).
+// Every page is rendered once per snapshot and query (the cache, single-flight), and answered with
+// a strong ETag of its bytes, so a reload that changed nothing is a 304.
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import * as v from 'valibot';
+import { parseQuery } from '../app.ts';
+import type { ResponseCache } from '../cache.ts';
+import { MIN_COMPRESSED_BYTES, negotiate } from '../compress.ts';
+import type { Config } from '../config.ts';
+import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
+import { ApiError, type ParamError } from '../errors.ts';
+import type { Reply, Request } from '../http.ts';
+import type { Logger } from '../log.ts';
+import type { Meter } from '../meter.ts';
+import type { Metrics } from '../metrics.ts';
+import { searchParams, type SearchParams } from '../params.ts';
+import type { QueryPool } from '../pool.ts';
+import { canonicalQuery, queryKey } from '../query.ts';
+import type { LoadedSnapshot, Snapshots } from '../snapshots.ts';
+import type { EventRecord } from '../../workers/record.ts';
+import type { CalendarInfo, EventMissing, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../workers/snapshot/taxonomy.ts';
+import { SECURITY_HEADERS, type Site } from './layout.ts';
+import { browsePage, type BrowseInput } from './pages/browse.ts';
+import { docsPage, errorsPage } from './pages/docs.ts';
+import { eventPage } from './pages/event.ts';
+import { badRequestPage, gonePage, internalErrorPage, methodNotAllowedPage, notFoundPage, unavailablePage } from './pages/errors.ts';
+import { citySlug, homePage } from './pages/home.ts';
+
+/** What the website uses of the server: the same snapshot, workers and cache as the API, the ledger's plans for the docs. */
+export interface SiteServices {
+  readonly config: Config;
+  readonly snapshots: Snapshots;
+  readonly pool: QueryPool;
+  readonly cache: ResponseCache;
+  readonly meter: Pick<Meter, 'plans'>;
+  readonly metrics: Metrics;
+  /** The OpenAPI document's bytes: the docs are generated from it. */
+  readonly openapi: () => Buffer;
+}
+
+const HTML_TYPE = 'text/html; charset=utf-8';
+/** Pages change with the snapshot: a minute in any cache, then revalidated (a 304 when unchanged). */
+const PAGE_CACHE_CONTROL = 'public, max-age=60';
+const STATIC_CACHE_CONTROL = 'public, max-age=3600';
+/** Results a browse page lists at most; a calendar subscription holds at most CALENDAR_LIMIT events. */
+const BROWSE_MAX_LIMIT = 50;
+const BROWSE_LIMIT = 20;
+const CALENDAR_LIMIT = 100;
+const EVENT_ID = /^bsc_evt_[0-9a-f]{20}$/;
+const ALLOW = 'GET, HEAD';
+
+type Headers = (readonly [string, string])[];
+
+const tag = (body: Uint8Array): string => createHash('sha256').update(body).digest('base64url').slice(0, 22);
+
+/** A page that could not be rendered as asked: a complete HTML answer with its own status. */
+interface PageFailure {
+  readonly ok: false;
+  readonly status: number;
+  readonly html: string;
+  readonly headers?: Headers;
+}
+
+/** A rendered page and, for pages that depend on the clock, when it stops being right. */
+interface Rendered {
+  readonly body: string | Uint8Array;
+  readonly validUntilMs: number | null;
+}
+
+const STATIC_TYPES: Readonly<Record<string, string>> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+/** A body kept in memory with its tag, and its compressed forms on demand. */
+interface Kept {
+  readonly body: Uint8Array;
+  readonly etag: string;
+  encoded(enc: 'gzip' | 'br'): Uint8Array | Promise<Uint8Array>;
+}
+
+/** server/web/static, read and compressed once: a few small files, served from memory with their own ETags. */
+function loadStatic(): ReadonlyMap<string, Kept & { readonly type: string }> {
+  const dir = fileURLToPath(new URL('static/', import.meta.url));
+  const out = new Map<string, Kept & { readonly type: string }>();
+  for (const name of ['site.css', 'site.js', 'favicon.svg']) {
+    const body = readFileSync(path.join(dir, name));
+    const forms = { gzip: gzipSync(body), br: brotliCompressSync(body) };
+    out.set(`/static/${name}`, { type: STATIC_TYPES[path.extname(name)] ?? 'application/octet-stream', body, etag: tag(body), encoded: (enc) => forms[enc] });
+  }
+  return out;
+}
+
+/** Everything a browse-like page is asked: the filters as given (empty fields dropped) and their parse. */
+interface Listing {
+  readonly values: Record<string, string>;
+  readonly parsed: SearchParams | null;
+  readonly errors: readonly ParamError[];
+}
+
+const browseSchema = searchParams({ maxLimit: BROWSE_MAX_LIMIT, defaultLimit: BROWSE_LIMIT });
+const calendarSchema = searchParams({ maxLimit: CALENDAR_LIMIT, defaultLimit: CALENDAR_LIMIT });
+const FILTER_NAMES: ReadonlySet<string> = new Set(Object.keys(browseSchema.pipe[0].entries));
+
+/**
+ * A form submits every field, filled or not, and links from elsewhere carry tracking parameters:
+ * the website reads the filters it knows, ignores empty fields and anything else, and reports
+ * the problems of the rest on the page (the API, for machines, refuses unknown parameters instead).
+ */
+function readListing(rawQuery: string, schema: typeof browseSchema, fixed: Readonly<Record<string, string>> = {}): Listing {
+  const { values: raw, errors } = parseQuery(rawQuery);
+  const values: Record<string, string> = {};
+  for (const [k, val] of Object.entries(raw)) if (FILTER_NAMES.has(k) && val.trim() !== '') values[k] = val.trim();
+  Object.assign(values, fixed);
+  if (errors.length) return { values, parsed: null, errors };
+  const r = v.safeParse(schema, values);
+  if (r.success) return { values, parsed: r.output, errors: [] };
+  const out: ParamError[] = [];
+  for (const issue of r.issues) {
+    const key = issue.path?.[0]?.key;
+    const param = typeof key === 'string' ? key : 'query';
+    if (!out.some((e) => e.param === param)) out.push({ param, message: issue.message });
+  }
+  return { values, parsed: null, errors: out };
+}
+
+/** A listing's query string without paging: the same search as a link, a calendar, another page. */
+function filterQuery(values: Readonly<Record<string, string>>, drop: readonly string[] = ['offset']): string {
+  const params = new URLSearchParams(Object.entries(values).filter(([k]) => !drop.includes(k)));
+  params.sort();
+  return params.toString();
+}
+
+const withQuery = (p: string, q: string): string => (q ? `${p}?${q}` : p);
+
+/** A worker failure on the way to a page: busy → 503 page; anything else is ours → 500 (logged by the caller). */
+function workerFailed(f: TaskFailure): never {
+  if (f.code === 'unavailable' || f.code === 'cancelled') throw new ApiError('unavailable', f.detail, undefined, [['Retry-After', '1']]);
+  throw new Error(f.detail);
+}
+
+export function createSite(svc: SiteServices, log: Logger): (req: Request) => Reply | Promise<Reply> {
+  const config = svc.config;
+  const site: Site = { webBaseUrl: config.webBaseUrl, apiBaseUrl: `${config.webBaseUrl}/api`, name: 'Family Events' };
+  const statics = loadStatic();
+
+  const htmlReply = (status: number, html: string, route: string, headers: Headers = []): Reply => ({
+    status,
+    headers: [['Content-Type', HTML_TYPE], ['Cache-Control', 'no-store'], ...SECURITY_HEADERS, ...headers],
+    body: html,
+    route,
+  });
+
+  /** The reply of a kept body: its ETag, a 304 when the client holds it, compressed when it is worth it. */
+  const keptReply = async (req: Request, kept: Kept, type: string, route: string, hit: boolean, extra: Headers, snap: LoadedSnapshot | null): Promise<Reply> => {
+    const wanted = negotiate(req.headers['accept-encoding']);
+    const enc = kept.body.length <= MIN_COMPRESSED_BYTES ? 'identity' : wanted;
+    const headers: Headers = [
+      ['ETag', etagValue(kept.etag, enc)],
+      ['Cache-Control', snap ? PAGE_CACHE_CONTROL : STATIC_CACHE_CONTROL],
+      ['Vary', 'Accept-Encoding'],
+      ...(snap ? ([['Last-Modified', httpDate(snap.manifest.built_at)]] as Headers) : []),
+      ...SECURITY_HEADERS,
+      ...extra,
+    ];
+    const cache = hit ? 'hit' : 'miss';
+    if (noneMatchHits(req.headers['if-none-match'], kept.etag)) return { status: 304, headers, body: '', route, cache };
+    const body = enc === 'identity' ? kept.body : await kept.encoded(enc);
+    const head: Headers = [['Content-Type', type]];
+    if (enc !== 'identity') head.push(['Content-Encoding', enc]);
+    return { status: 200, headers: [...head, ...headers], body, route, cache };
+  };
+
+  /**
+   * A page from the cache, or rendered now (once, however many ask): `render` returns the page, or
+   * a complete answer of another status (404, 410, 400), which is not kept.
+   */
+  const page = async (
+    req: Request,
+    route: string,
+    key: string,
+    render: (signal: AbortSignal) => Promise<Rendered | PageFailure>,
+    opts: { type?: string; headers?: Headers } = {},
+  ): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    const full = `${snap.ref.id}\0web\0${key}`;
+    const nowMs = config.now().getTime();
+    const outcome = await svc.cache.get<PageFailure>(full, nowMs, req.signal, async (signal) => {
+      const r = await render(signal);
+      if ('ok' in r) return r;
+      const body = typeof r.body === 'string' ? Buffer.from(r.body) : r.body;
+      return { ok: true, body, etag: tag(body), total: 0, count: 0, nextOffset: null, truncated: false, validUntilMs: r.validUntilMs };
+    });
+    svc.metrics.cacheResult(route, outcome.hit);
+    if ('failure' in outcome) return htmlReply(outcome.failure.status, outcome.failure.html, route, outcome.failure.headers);
+    const a = outcome.answer;
+    const kept: Kept = { body: a.body, etag: a.etag, encoded: (enc) => svc.cache.encoded(full, a, enc) };
+    return keptReply(req, kept, opts.type ?? HTML_TYPE, route, outcome.hit, opts.headers ?? [], snap);
+  };
+
+  /** One page of a search, as records (no plan: the website shows every category). */
+  const search = async (snap: LoadedSnapshot, query: SearchQuery, signal: AbortSignal): Promise<{ records: EventRecord[]; total: number; validUntilMs: number | null }> => {
+    const r = await svc.pool.run(
+      {
+        kind: 'search', snapshot: snap.ref, query, format: 'json', excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
+        attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: 100_000, cut: null, links: null, calendar: null,
+      },
+      signal,
+    );
+    if (!r.ok) workerFailed(r);
+    const parsed = JSON.parse(Buffer.from(r.body).toString('utf8')) as { events: EventRecord[]; total: number };
+    return { records: parsed.events, total: parsed.total, validUntilMs: r.validUntilMs };
+  };
+
+  const queryOf = (snap: LoadedSnapshot, p: SearchParams, defaultLimit: number): SearchQuery =>
+    canonicalQuery(p, { cities: snap.cities, excludedCategories: [], planName: 'website', now: config.now(), defaultLimit });
+
+  const cityNames = (snap: LoadedSnapshot): string[] => [...snap.manifest.cities];
+  const categoryOptions = CATEGORY_SLUGS.map((slug) => ({ slug, name: CATEGORY_LABELS[slug] }));
+
+  /** Browse, a city's page and a category's page: the same listing, with a filter fixed by the path. */
+  const listing = async (req: Request, route: string, pagePath: string, heading: string, fixed: Record<string, string>, intro?: string): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    const l = readListing(req.rawQuery, browseSchema, fixed);
+    const nowMs = config.now().getTime();
+    const base = (results: BrowseInput['results'], errors: readonly ParamError[]): BrowseInput => {
+      const q = filterQuery(l.values, ['offset', 'limit']);
+      return {
+        heading,
+        ...(intro ? { intro } : {}),
+        path: pagePath,
+        form: { action: '/events', values: l.values, cities: cityNames(snap), categories: categoryOptions },
+        errors,
+        results,
+        subscribeHref: errors.length ? null : `${config.webBaseUrl.replace(/^https?:/, 'webcal:')}${withQuery('/events.ics', q)}`,
+        icsHref: errors.length ? null : `${config.webBaseUrl}${withQuery('/events.ics', q)}`,
+        nowMs,
+      };
+    };
+    const invalid = (errors: readonly ParamError[]): PageFailure => ({ ok: false, status: 400, html: browsePage(site, base(null, errors)) });
+    if (l.parsed === null) return htmlReply(400, browsePage(site, base(null, l.errors)), route);
+    let query: SearchQuery;
+    try {
+      query = queryOf(snap, l.parsed, BROWSE_LIMIT);
+    } catch (err) {
+      if (err instanceof ApiError && err.errors) return htmlReply(400, invalid(err.errors).html, route);
+      throw err;
+    }
+    return page(req, route, `browse\0${pagePath}\0${queryKey(query)}\0${filterQuery(l.values)}`, async (signal) => {
+      const found = await search(snap, query, signal);
+      const pageHref = (offset: number): string => {
+        const vals = { ...l.values };
+        for (const k of Object.keys(fixed)) delete vals[k];
+        if (offset > 0) vals.offset = String(offset);
+        else delete vals.offset;
+        return withQuery(pagePath, filterQuery(vals, []));
+      };
+      const prev = query.offset > 0 ? pageHref(Math.max(0, query.offset - query.limit)) : null;
+      const next = query.offset + query.limit < found.total && query.offset + query.limit <= 100_000 ? pageHref(query.offset + query.limit) : null;
+      const html = browsePage(site, base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []));
+      return { body: html, validUntilMs: found.validUntilMs };
+    });
+  };
+
+  /** The same search as a calendar to subscribe to: the first CALENDAR_LIMIT events, no paging. */
+  const calendar = async (req: Request): Promise<Reply> => {
+    const route = 'web:/events.ics';
+    const snap = svc.snapshots.require();
+    const l = readListing(req.rawQuery, calendarSchema);
+    if (l.parsed === null) return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors }), route);
+    let query: SearchQuery;
+    try {
+      query = { ...queryOf(snap, l.parsed, CALENDAR_LIMIT), offset: 0, limit: CALENDAR_LIMIT };
+    } catch (err) {
+      if (err instanceof ApiError && err.errors) return htmlReply(400, badRequestPage(site, { detail: err.detail, errors: err.errors }), route);
+      throw err;
+    }
+    const q = filterQuery(l.values, ['offset', 'limit']);
+    const cal: CalendarInfo = { name: `${site.name}${l.values.city ? ` in ${l.values.city}` : ''}`, url: `${config.webBaseUrl}${withQuery('/events', q)}`, stamp: snap.manifest.built_at };
+    return page(
+      req,
+      route,
+      `calendar\0${queryKey(query)}\0${q}`,
+      async (signal) => {
+        const r = await svc.pool.run(
+          {
+            kind: 'search', snapshot: snap.ref, query, format: 'ics', excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
+            attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: 100_000, cut: null, links: null, calendar: cal,
+          },
+          signal,
+        );
+        if (!r.ok) workerFailed(r);
+        return { body: r.body, validUntilMs: r.validUntilMs };
+      },
+      { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', 'inline; filename="family-events.ics"']] },
+    );
+  };
+
+  /** The record of one event for a page, or the page saying it is gone (410) or was never here (404). */
+  const eventRecord = async (snap: LoadedSnapshot, id: string, signal: AbortSignal): Promise<EventRecord | PageFailure> => {
+    const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: null }, signal);
+    if (!r.ok) return missing(r, id);
+    return JSON.parse(Buffer.from(r.body).toString('utf8')) as EventRecord;
+  };
+
+  const similarHref = (city: string, categories: readonly string[]): string => {
+    const q = new URLSearchParams({ city, ...(categories[0] ? { category: categories[0] } : {}) });
+    return `/events?${q.toString()}`;
+  };
+
+  const missing = (r: EventMissing | TaskFailure, id: string): PageFailure => {
+    if (r.code !== 'not_found') workerFailed(r);
+    const m = r as EventMissing;
+    if (m.gone) return { ok: false, status: 410, html: gonePage(site, { gone: m.gone, similarHref: similarHref(m.gone.venue_city, m.gone.categories) }) };
+    return { ok: false, status: 404, html: notFoundPage(site, { path: `/events/${id}` }) };
+  };
+
+  const eventPageReply = (req: Request, id: string): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    return page(req, 'web:/events/{id}', `event\0${id}`, async (signal) => {
+      const rec = await eventRecord(snap, id, signal);
+      if ('ok' in rec) return rec;
+      const nowMs = config.now().getTime();
+      const out = eventPage(site, rec, { nowMs, icsPath: `/events/${id}.ics`, similarPath: similarHref(rec.venue.city, rec.categories) });
+      // The page says "has ended" once the event is over: it is right until then.
+      const endMs = Date.parse(rec.end_datetime ?? rec.start_datetime);
+      return { body: out.html, validUntilMs: endMs > nowMs ? endMs : null };
+    });
+  };
+
+  const eventIcsReply = (req: Request, id: string): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    const cal: CalendarInfo = { name: site.name, url: `${config.webBaseUrl}/events/${id}`, stamp: snap.manifest.built_at };
+    return page(
+      req,
+      'web:/events/{id}.ics',
+      `event.ics\0${id}`,
+      async (signal) => {
+        const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'ics', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: cal }, signal);
+        if (!r.ok) return missing(r, id);
+        return { body: r.body, validUntilMs: null };
+      },
+      { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', `attachment; filename="${id}.ics"`]] },
+    );
+  };
+
+  /** City pages by slug, per snapshot (the city list changes only with it). */
+  let citySlugs: { id: string; bySlug: Map<string, string> } | null = null;
+  const cityBySlug = (snap: LoadedSnapshot, slug: string): string | undefined => {
+    if (citySlugs?.id !== snap.ref.id) citySlugs = { id: snap.ref.id, bySlug: new Map(snap.manifest.cities.map((c) => [citySlug(c), c])) };
+    return citySlugs.bySlug.get(slug);
+  };
+
+  const home = (req: Request): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    return page(req, 'web:/', 'home', () =>
+      Promise.resolve({
+        body: homePage(site, {
+          cities: snap.manifest.cities,
+          categories: CATEGORY_SLUGS.map((slug) => ({ slug, name: CATEGORY_LABELS[slug], events: snap.manifest.categories[slug] ?? 0 })),
+          totalEvents: snap.manifest.counts.events,
+          updatedAt: snap.manifest.built_at,
+        }),
+        validUntilMs: null,
+      }),
+    );
+  };
+
+  const docs = (req: Request): Promise<Reply> => {
+    const snap = svc.snapshots.require();
+    return page(req, 'web:/docs', 'docs', async (signal) => {
+      const example = await search(snap, { ...queryOf(snap, {} as SearchParams, 1), limit: 1 }, signal);
+      const openapi = JSON.parse(svc.openapi().toString('utf8')) as Parameters<typeof docsPage>[1]['openapi'];
+      return { body: docsPage(site, { openapi, example: example.records[0] ?? null, plans: svc.meter.plans }), validUntilMs: null };
+    });
+  };
+
+  const errorsDoc = (req: Request): Promise<Reply> => page(req, 'web:/docs/errors', 'docs/errors', () => Promise.resolve({ body: errorsPage(site), validUntilMs: null }));
+
+  const dispatch = (req: Request): Reply | Promise<Reply> => {
+    const p = req.path;
+    const asset = statics.get(p);
+    if (asset) return keptReply(req, asset, asset.type, 'web:/static', true, [], null);
+    if (p === '/robots.txt') return { status: 200, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['Cache-Control', STATIC_CACHE_CONTROL]], body: 'User-agent: *\nAllow: /\n', route: 'web:/robots.txt' };
+    if (p === '/' || p === '') return home(req);
+    if (p === '/events' || p === '/events/') return listing(req, 'web:/events', '/events', 'Family events in the Bay Area', {});
+    if (p === '/events.ics') return calendar(req);
+    if (p === '/docs' || p === '/docs/') return docs(req);
+    if (p === '/docs/errors') return errorsDoc(req);
+    const m = /^\/(events|cities|categories)\/([^/]+)$/.exec(p);
+    if (m) {
+      const [, kind, raw] = m as unknown as [string, string, string];
+      if (kind === 'events') {
+        if (raw.endsWith('.ics') && EVENT_ID.test(raw.slice(0, -4))) return eventIcsReply(req, raw.slice(0, -4));
+        if (EVENT_ID.test(raw)) return eventPageReply(req, raw);
+      } else if (kind === 'cities') {
+        const city = cityBySlug(svc.snapshots.require(), raw);
+        if (city) return listing(req, 'web:/cities/{city}', p, `Family events in ${city}`, { city });
+      } else if ((CATEGORY_SLUGS as readonly string[]).includes(raw)) {
+        const name = CATEGORY_LABELS[raw as CategorySlug];
+        return listing(req, 'web:/categories/{slug}', p, `${name} for families`, { category: raw });
+      }
+    }
+    return htmlReply(404, notFoundPage(site, { path: p.slice(0, 200) }), 'web:unmatched');
+  };
+
+  return (req) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]);
+    const fail = (err: unknown): Reply => {
+      if (err instanceof ApiError && err.code === 'unavailable') {
+        const retry = err.headers.find(([k]) => k === 'Retry-After')?.[1] ?? '5';
+        return htmlReply(503, unavailablePage(site, { retryAfterS: Number(retry) }), 'web', [['Retry-After', retry]]);
+      }
+      log.error({ path: req.path.slice(0, 200), err: (err as Error).message, stack: (err as Error).stack }, 'website page failed');
+      return htmlReply(500, internalErrorPage(site), 'web');
+    };
+    try {
+      const out = dispatch(req);
+      return out instanceof Promise ? out.catch(fail) : out;
+    } catch (err) {
+      return fail(err);
+    }
+  };
+}
