@@ -248,8 +248,13 @@ describe('metrics', () => {
   });
 
   test('the public port does not serve /metrics; the admin listener serves nothing else', async () => {
-    assertProblem(await get(ts.base, '/metrics'), 404, 'not_found');
+    // /metrics is no API path: the website's HTML 404 answers it, with no metric in it.
+    const web = await get(ts.base, '/metrics');
+    assert.equal(web.status, 404);
+    assert.equal(web.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.ok(!web.text.includes('http_requests_total'));
     assertProblem(await get(ts.base, '/api/metrics'), 404, 'not_found');
+    assertProblem(await get(ts.base, '/v1/metrics'), 404, 'not_found');
     assertProblem(await get(ts.adminBase, '/v1/events'), 404, 'not_found');
   });
 
@@ -288,7 +293,12 @@ describe('access log', () => {
     assert.equal(hit.lines[0]!.cache, 'hit');
     assert.equal(hit.lines[0]!.bytes, Buffer.byteLength(hit.got.text));
 
-    const unmatched = await logged(ts, '/no/such/route?x=1');
+    const page = await logged(ts, '/no/such/page?x=1');
+    assert.equal(page.got.status, 404);
+    assert.equal(page.lines.length, 1, JSON.stringify(page.lines));
+    assert.equal(page.lines[0]!.route, 'web:unmatched');
+
+    const unmatched = await logged(ts, '/v1/no/such/route?x=1');
     assert.equal(unmatched.got.status, 404);
     assert.equal(unmatched.lines.length, 1, JSON.stringify(unmatched.lines));
     assert.equal(unmatched.lines[0]!.route, 'unmatched');
