@@ -43,7 +43,7 @@ const EnvSchema = v.object({
   HOST: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '127.0.0.1'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), './data'),
   PUBLIC_BASE_URL: v.optional(baseUrl()),
-  WEB_BASE_URL: v.optional(baseUrl(), 'https://familyevents.example'),
+  WEB_BASE_URL: v.optional(baseUrl()),
   FAMILY_EVENTS_NOW: v.optional(
     v.pipe(
       v.string(),
@@ -130,7 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir: path.resolve(cwd, e.DATA_DIR),
     ledgerDir: e.LEDGER_DIR ? path.resolve(cwd, e.LEDGER_DIR) : path.join(path.resolve(cwd, e.DATA_DIR), 'ledger'),
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
-    webBaseUrl: e.WEB_BASE_URL,
+    // One listener serves both hosts: out of the box, every event_url resolves on this server.
+    webBaseUrl: e.WEB_BASE_URL ?? e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     sourcesFile: e.SOURCES_FILE ? path.resolve(cwd, e.SOURCES_FILE) : path.join(REPO_ROOT, 'sources', 'registry.json'),
     logLevel: e.LOG_LEVEL,
     now: pinned ? () => new Date(pinned.getTime()) : () => new Date(),

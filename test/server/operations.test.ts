@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
-import { REPO_ROOT } from '../../server/config.ts';
+import { loadConfig, REPO_ROOT } from '../../server/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import { buildInChild, get, NOW, NOW_ISO, provisionKey, PUBLIC, readRows, sampleFixture, startTestServer, UNMETERED, WEB, parseProm, type Fixture, type Got, type OracleRow, type Sample, type TestServer } from './helpers.ts';
 import { freePort } from '../ports.ts';
@@ -569,6 +569,13 @@ describe('SIGTERM drain', () => {
 // ---------------------------------------------------------------- configuration
 
 describe('configuration', () => {
+  test('out of the box the website host is the server itself, so every event_url opens on it', () => {
+    assert.equal(loadConfig({}, '/tmp').webBaseUrl, 'http://127.0.0.1:8080');
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }, '/tmp').webBaseUrl, 'http://0.0.0.0:9000');
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org/' }, '/tmp').webBaseUrl, 'https://api.example.org');
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org', WEB_BASE_URL: 'https://www.example.org' }, '/tmp').webBaseUrl, 'https://www.example.org');
+  });
+
   async function refused(env: Record<string, string>): Promise<{ code: number | null | 'timeout'; stderr: string }> {
     const proc = serve({ DATA_DIR: fixture.dataDir, FAMILY_EVENTS_NOW: NOW_ISO, HOST: '127.0.0.1', ...env });
     const code = await exitWithin(proc, 20_000);
