@@ -13,7 +13,7 @@ import { generateMix, type MixRow } from './mix.ts';
 import { DISTINCT_CONNECTIONS, repeatedPath, SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { BenchError, describeMachine, exitOnError, fmt, freePort, log, machineInfo, NOW_MS, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset, type Dataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
-import { checkGenerator, crossCheck, measure, type CheckedUrl, type LoadResult, type LoadSettings } from './lib/load.ts';
+import { checkGenerator, checkUrl, crossCheck, measure, type CheckedUrl, type LoadResult, type LoadSettings } from './lib/load.ts';
 import { copyExport, loadMix, parity, PG_SCENARIOS, preparePostgis, runPgbench, WEB, type CopyResult, type PgbenchResult, type Postgis } from './lib/postgis.ts';
 import { perfSample, profileSummary, type PerfSummary, type ProfileSummary } from './lib/profile.ts';
 import { startHello, startProcess, startServer, type Child } from './lib/server.ts';
@@ -143,6 +143,11 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
     for (const sc of SCENARIOS.filter((s) => s.target === 'server' && wanted(s, scaleOnly))) {
       const sample = await checkGenerator(server, sc, ctx);
       if (sample.length && !scaleOnly) mainSamples.push(...sample);
+      if (sc.versus && sc.path) {
+        // A page answering 404 at full speed would be a figure about the error page.
+        const page = await checkUrl(server, sc.path(ctx));
+        if (page.status !== 200) throw new BenchError(`${sc.name}: ${page.path} answered ${page.status}, not 200`);
+      }
       // perf samples the measured run (after the warm-up): the main thread for the cached search,
       // every thread for the distinct mix, whose work is in the query workers.
       const perf =
@@ -342,9 +347,16 @@ for (const run of runs) {
   for (const r of run.results) {
     const sc = SCENARIOS.find((s) => s.name === r.name);
     const ref = sc?.repeats ? run.results.find((x) => x.name === sc.repeats) : undefined;
+    const versus = sc?.versus?.[0] === undefined ? undefined : run.results.find((x) => x.name === sc.versus?.[0]);
     // Only answers of the size of a hello-world's work compare with it: not 10,000-row pages or DuckDB queries.
     const helloRps = !sc?.lua && !sc?.rowsPerRequest ? hello?.rps : undefined;
-    const ratio = ref ? `${fmt(r.rps / ref.rps, 3)} vs 1st` : helloRps ? `${fmt(r.rps / helloRps, 3)} vs hello` : '-';
+    const ratio = ref
+      ? `${fmt(r.rps / ref.rps, 3)} vs 1st`
+      : versus
+        ? `${fmt(r.rps / versus.rps, 3)} vs ${versus.name}`
+        : helloRps
+          ? `${fmt(r.rps / helloRps, 3)} vs hello`
+          : '-';
     rows.push(loadRow(section, run.dataset, r, ratio));
   }
 }
@@ -365,6 +377,28 @@ for (const r of peers.fastify) {
   rows.push(loadRow('peers', mainName, r, o ? `ours ${fmt(o.rps / r.rps, 2)}x` : '-'));
 }
 
+/** Scenarios reported against another of the same run (the website's pages against the API's cached JSON), main dataset. */
+interface Comparison {
+  readonly name: string;
+  readonly versus: string;
+  readonly rps: number;
+  readonly versus_rps: number;
+  readonly rps_ratio: number;
+  readonly p99_ms: number | null;
+  readonly versus_p99_ms: number | null;
+  /** p99 of this scenario over the other's: above 1, this one's tail is longer. */
+  readonly p99_ratio: number | null;
+}
+const comparisons: Comparison[] = SCENARIOS.flatMap((sc) =>
+  (sc.versus ?? []).flatMap((other) => {
+    const a = mainRun(sc.name);
+    const b = mainRun(other);
+    if (!a || !b) return [];
+    const p99Ratio = a.p99_ms !== null && b.p99_ms ? a.p99_ms / b.p99_ms : null;
+    return [{ name: sc.name, versus: other, rps: a.rps, versus_rps: b.rps, rps_ratio: a.rps / b.rps, p99_ms: a.p99_ms, versus_p99_ms: b.p99_ms, p99_ratio: p99Ratio }];
+  }),
+);
+
 const elapsedS = Math.round((performance.now() - t0) / 1000);
 const tg = targets();
 console.log(`\n${describeMachine(machine)}`);
@@ -383,6 +417,16 @@ const noise = (() => {
   return a && b ? Math.abs(1 - b.rps / a.rps) : null;
 })();
 if (noise !== null) console.log(`noise floor (same vs same): ${(noise * 100).toFixed(1)}%`);
+if (comparisons.length) {
+  // Today: the website's pages against the API's cached JSON paths.
+  console.log(`scenarios against others of the same run (${mainName}; a ratio within the noise floor is no difference):`);
+  for (const c of comparisons) {
+    console.log(
+      `  ${c.name}: ${fmt(c.rps, 0)} req/s, p99 ${fmt(c.p99_ms, 2)} ms = ${c.rps_ratio.toFixed(3)}x the req/s of ${c.versus} (${fmt(c.versus_rps, 0)} req/s, p99 ${fmt(c.versus_p99_ms, 2)} ms)` +
+        (c.p99_ratio === null ? '' : `, ${c.p99_ratio.toFixed(2)}x its p99`),
+    );
+  }
+}
 for (const s of skipped) console.log(`SKIPPED ${s.what}: ${s.reason}`);
 for (const s of failed) console.log(`FAILED ${s.what}: ${s.reason}`);
 if (quick) console.log('scale (1M, 10M events): not run with --quick');
@@ -408,6 +452,7 @@ const out = await writeResult('bench', {
   peers,
   targets: tg,
   noise_floor: noise,
+  comparisons,
   skipped,
   failed,
   profiles,

@@ -29,6 +29,11 @@ export interface Scenario {
   readonly conditional?: boolean;
   /** This run repeats the named scenario; the ratio of the two is the run's noise floor. */
   readonly repeats?: string;
+  /**
+   * Scenarios of the same run this one is reported against (req/s and p99 ratios), e.g. a website
+   * page against the API's cached JSON; the table's ratio column shows the first.
+   */
+  readonly versus?: readonly string[];
   /** Rows each request returns, where fixed (CSV pages): rows/s = req/s × rows. */
   readonly rowsPerRequest?: (ctx: ScenarioContext) => number;
   /** Part of `--quick` (otherwise full runs only). */
@@ -41,6 +46,9 @@ export interface Scenario {
 
 /** Scenario (1): a parent's everyday search, in the city with the most events. */
 export const repeatedPath = (f: DatasetFacts, limit = 20, route = '/v1/events'): string => `${route}?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=${limit}`;
+
+/** The website's browse page for the same search, as its form submits it (no limit: the page's own 20). */
+export const browsePath = (f: DatasetFacts): string => `/events?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6`;
 
 export const MIX_LUA = path.join(REPO_ROOT, 'bench', 'wrk', 'mix.lua');
 
@@ -72,12 +80,35 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'repeated-demo-10',
-    quick: false,
+    // In --quick too: the cached JSON path without metering, which the website's pages skip as well.
+    quick: true,
     scale: false,
     peer: false,
     description: 'the fixed search with limit 10 on the keyless demo route: the same cached answer with no key lookup and no metering',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts, 10, '/v1/demo/events'),
+  },
+  {
+    name: 'event-page',
+    quick: true,
+    scale: false,
+    peer: false,
+    description:
+      "the website's page of one event (GET /events/<id>, no key, no metering): rendered once per snapshot, then a response-cache hit; reported against the API's cached JSON paths, keyed and metered (repeated) and keyless (repeated-demo-10)",
+    target: 'server',
+    versus: ['repeated', 'repeated-demo-10'],
+    path: (ctx) => `/events/${ctx.facts.eventId}`,
+  },
+  {
+    name: 'browse-page',
+    quick: true,
+    scale: false,
+    peer: false,
+    description:
+      "the website's browse page for the repeated search (city, ages 3-6; 20 results as HTML, the filter form and paging links), no key: a response-cache hit after the first; reported against repeated and repeated-demo-10",
+    target: 'server',
+    versus: ['repeated', 'repeated-demo-10'],
+    path: (ctx) => browsePath(ctx.facts),
   },
   {
     name: 'repeated-10',

@@ -101,6 +101,8 @@ export interface DatasetFacts {
   readonly city: string;
   readonly cityKey: string;
   readonly cityEvents: number;
+  /** The busiest city's next upcoming event: the page the website's "event-page" scenario asks for. */
+  readonly eventId: string;
   /** Category slugs a Community search may ask for. */
   readonly categories: readonly string[];
   /** The busiest venues (by events): where the mix's circle searches are centred, as people search near events. */
@@ -132,6 +134,8 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
     ).getRowObjectsJson()[0] as { venue_city: string; city_key: string; n: number } | undefined;
     if (!stats || !top || !stats.upcoming) throw new BenchError(`${parquet} has no upcoming events at ${NOW_ISO}`);
     const rowsOf = async <T>(sql: string): Promise<T[]> => (await c.runAndReadAll(sql)).getRowObjectsJson() as T[];
+    const [event] = await rowsOf<{ id: string }>(`SELECT id FROM ev WHERE ${eligible} AND city_key = ${sqlString(top.city_key)} ORDER BY start_ms, id LIMIT 1`);
+    if (!event) throw new BenchError(`${parquet}: no upcoming event in ${top.venue_city}`);
     const centres = await rowsOf<{ lat: number; lng: number }>(
       `SELECT venue_lat AS lat, venue_lng AS lng FROM ev WHERE ${eligible} GROUP BY ALL ORDER BY count(*) DESC, lat, lng LIMIT 200`,
     );
@@ -150,6 +154,7 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
       city: top.venue_city,
       cityKey: top.city_key,
       cityEvents: top.n,
+      eventId: event.id,
       categories: CATEGORY_SLUGS.filter((s) => !EXCLUDED_CATEGORIES.includes(s)),
       centres,
       cities,
