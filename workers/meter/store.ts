@@ -134,6 +134,9 @@ export class AccountsDb {
    * transaction. Returns the key itself: the only time it exists outside the caller's hands.
    */
   createKey(orgName: string, email: string, plan: string): { org: OrgRow; created: boolean; keyId: string; key: string } {
+    // IMMEDIATE: a deferred transaction that reads and then writes cannot wait for another writer
+    // (SQLite answers SQLITE_BUSY at once rather than deadlock), so it takes the write lock first,
+    // under busy_timeout like any other writer.
     return this.db.transaction(() => {
       let org = this.orgByName(orgName);
       const created = org === undefined;
@@ -145,7 +148,7 @@ export class AccountsDb {
       const keyId = newId('key');
       this.db.prepare(ledgerQuery('key_insert')).run({ id: keyId, org_id: org.id, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso() });
       return { org, created, keyId, key };
-    })();
+    }).immediate();
   }
 
   keys(): KeyRow[] {
