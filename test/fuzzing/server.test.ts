@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { ROUTES } from '../../server/main.ts';
+import { isApiPath } from '../../server/app.ts';
 import { CategoryListSchema, CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import { get, sampleFixture, startTestServer, type Fixture, type Got, type TestServer } from '../server/helpers.ts';
 
@@ -103,19 +104,34 @@ const queryString = (): fc.Arbitrary<string> =>
     });
 
 const ROUTE_PATHS = ROUTES.map((r) => r.path);
-const BOGUS_PATHS = ['/', '/v1', '/v1/events/', '/v1/events.csv', '/v1//events', '/%zz', '/v1/events%00', '/api', '/api/', '/v1/EVENTS', '/v1/events/..', '/api/api/v1/events'];
+const BOGUS_PATHS = ['/', '/v1', '/v1/events/', '/v1/events.csv', '/v1//events', '/%zz', '/v1/events%00', '/api', '/api/', '/v1/EVENTS', '/v1/events/..', '/api/api/v1/events', '/v1/events/bsc_evt_%zz'];
+/** The website's pages: every path outside the API's takes any query too. */
+const WEB_PATHS = ['/', '/events', '/events/', '/events.ics', '/cities/berkeley', '/cities/%zz', '/categories/storytime', '/docs', '/docs/errors', '/events/bsc_evt_00000000000000000000', '/events/x.ics', '/static/site.css', '/%zz', '/events%00'];
 const paths = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...SEARCH_PATHS).chain((p) => fc.constantFrom(p, `/api${p}`)) },
   { weight: 3, arbitrary: fc.constantFrom(...ROUTE_PATHS).chain((p) => fc.constantFrom(p, `/api${p}`)) },
   { weight: 1, arbitrary: fc.constantFrom(...BOGUS_PATHS) },
+  { weight: 2, arbitrary: fc.constantFrom(...WEB_PATHS) },
 );
 
 // ------------------------------------------------------------------ checks
 
 const mediaType = (r: Got): string => (r.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 
+/** A website answer: a page (or a static file or calendar) whatever the query, never a failure but 503, always the security headers on HTML. */
+function checkPage(at: string, r: Got): void {
+  assert.ok(r.status < 500 || r.status === 503, `no server failure: ${at}`);
+  const type = mediaType(r);
+  if (type === 'text/html') {
+    assert.ok(r.text.startsWith('<!doctype html>'), `a whole page: ${at}`);
+    assert.match(r.headers.get('content-security-policy') ?? '', /object-src 'none'/, at);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff', at);
+  } else assert.ok(r.status === 200 && ['text/calendar', 'text/css', 'text/plain'].includes(type), `a page, a calendar or a file: ${at}`);
+}
+
 function checkAnswer(url: string, path: string, r: Got): void {
   const at = `${url} -> ${r.status} ${r.text.slice(0, 300)}`;
+  if (!isApiPath(path)) return checkPage(at, r);
   if (r.status >= 500) {
     assert.equal(r.status, 503, `no server failure: ${at}`);
     assert.equal(v.parse(ProblemSchema, JSON.parse(r.text)).code, 'unavailable', at);

@@ -2,7 +2,7 @@
 // snapshot schema (with the staging columns), the query worker's files against a Parquet snapshot
 // written from that schema. A renamed column or a typo fails here, not in a build or a request.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -15,12 +15,22 @@ import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
 import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 
 /** Files the query worker runs; search_load creates the table the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_count', 'search_filters'];
+const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_count', 'search_filters', 'event_by_id'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
   const parquet = path.join(dir, 'events.parquet');
-  const fill = (text: string): string => text.replaceAll('{{target}}', pathLiteral(parquet)).replaceAll('{{parquet}}', pathLiteral(parquet));
+  const goneFile = path.join(dir, 'gone.jsonl');
+  // The gone list's slots: both snapshots' Parquet, the previous list and its columns (as gone.ts fills them).
+  const goneColumns = "{'id': 'VARCHAR', 'title': 'VARCHAR', 'start_datetime': 'VARCHAR', 'venue_city': 'VARCHAR', 'categories': 'VARCHAR[]', 'removed_at': 'VARCHAR'}";
+  const fill = (text: string): string =>
+    text
+      .replaceAll('{{target}}', pathLiteral(parquet))
+      .replaceAll('{{parquet}}', pathLiteral(parquet))
+      .replaceAll('{{current}}', pathLiteral(parquet))
+      .replaceAll('{{previous}}', pathLiteral(parquet))
+      .replaceAll('{{file}}', pathLiteral(goneFile))
+      .replaceAll('{{columns}}', goneColumns);
   try {
     const names = (await readdir(path.join(REPO_ROOT, 'sql'))).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4));
     assert.ok(names.length >= 11, `found ${names.length} sql files`);
@@ -30,7 +40,9 @@ test('every sql file prepares against the schema it runs on', async () => {
     await build.run(sqlFile('snapshot_stage'));
     // The snapshot as published: the schema's columns, in Parquet, for the read-side files.
     await build.run(`COPY (SELECT * EXCLUDE (merge_key, source_rank) FROM events) TO ${pathLiteral(parquet)} (FORMAT parquet)`);
-    for (const name of names.filter((n) => !['snapshot_schema', 'snapshot_stage', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'))) {
+    await build.run(sqlFile('snapshot_gone_schema'));
+    await writeFile(goneFile, '{"id":"bsc_evt_00000000000000000000","title":"t","start_datetime":"2026-11-21T10:00:00-08:00","venue_city":"Berkeley","categories":[],"removed_at":"2026-11-21T17:00:00.000Z"}\n');
+    for (const name of names.filter((n) => !['snapshot_schema', 'snapshot_stage', 'snapshot_gone_schema', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'))) {
       await assert.doesNotReject(build.prepare(fill(sqlFile(name))), name);
     }
     build.closeSync();
@@ -40,6 +52,7 @@ test('every sql file prepares against the schema it runs on', async () => {
     const load = await query.prepare(fill(sqlFile('search_load')));
     load.bind({ slugs: listValue([...CATEGORY_SLUGS]) }, { slugs: LIST(VARCHAR) });
     await load.run();
+    await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
     for (let mask = 0; mask < 1 << 6; mask++) {
