@@ -409,6 +409,25 @@ interface Ctx {
   readonly doc: OpenApiDoc;
   readonly example: EventRecord | null;
   readonly endpoints: readonly Endpoint[];
+  /**
+   * Table rows already on the page, by their HTML, with the operation whose table holds them: the
+   * searches share most of their parameters and headers, and a reader (and a screen reader) should
+   * meet each table once, then a link to it and what differs.
+   */
+  readonly shown: { readonly params: Map<string, Entry>; readonly headers: Map<string, Entry>; readonly problems: Map<string, Entry>; readonly responses: Map<string, Entry> };
+}
+
+/** The earlier operation whose table holds most of `rows`, when it holds enough of them to be worth a link. */
+function sharedWith(seen: ReadonlyMap<string, Entry>, rows: readonly string[]): Entry | null {
+  const counts = new Map<Entry, number>();
+  for (const r of rows) {
+    const e = seen.get(r);
+    if (e) counts.set(e, (counts.get(e) ?? 0) + 1);
+  }
+  let best: Entry | null = null;
+  let most = 0;
+  for (const [e, n] of counts) if (n > most) [best, most] = [e, n];
+  return most >= 3 ? best : null;
 }
 
 /** A link to the GET section of a path when the page has one, else the path as code. */
@@ -436,8 +455,14 @@ function parametersTable(ctx: Ctx, e: Entry): Html {
     const list = p.schema?.type === 'array' && p.style === 'form' && p.explode === false ? ', comma-separated' : '';
     return html`<tr><th scope="row"><code>${p.name}</code>${p.required ? html` <span class="required">(required)</span>` : ''}</th><td>${p.in}</td><td>${typeText(p.schema)}${list}</td><td>${constraintCell(constraints(p.schema, (path) => pathLink(ctx, path)))}</td><td>${prose(p.description)}</td></tr>\n`;
   });
+  const texts = rows.map((r) => r.text);
+  const base = sharedWith(ctx.shown.params, texts);
+  for (const t of texts) if (!ctx.shown.params.has(t)) ctx.shown.params.set(t, e);
+  const own = base === null ? rows : rows.filter((r) => ctx.shown.params.get(r.text) !== base);
+  const shared = base === null ? [] : params.filter((_, i) => ctx.shown.params.get(texts[i] ?? '') === base);
+  const intro = base === null ? '' : html`<p>The ${shared.length} parameters ${joined(shared.map((p) => html`<code>${p.name}</code>`), ', ')} are those of <a class="shared-params" href="#${base.id}"><code>${methodPath(base)}</code></a>${own.length ? '; these differ or are its own:' : '.'}</p>\n`;
   return html`<h4>Parameters</h4>
-${scrollTable(`${e.id}-parameters`, html`Parameters of <code>${methodPath(e)}</code>`, ['Name', 'In', 'Type', 'Constraints', 'Description'], rows)}`;
+${intro}${own.length ? scrollTable(`${e.id}-parameters`, html`Parameters of <code>${methodPath(e)}</code>${base ? ' not shared' : ''}`, ['Name', 'In', 'Type', 'Constraints', 'Description'], own) : ''}`;
 }
 
 function rulesList(e: Entry): Html {
@@ -452,7 +477,7 @@ function rulesList(e: Entry): Html {
 <ul>${items}</ul>`;
 }
 
-function responsesPart(e: Entry): Html {
+function responsesPart(ctx: Ctx, e: Entry): Html {
   const responses = Object.entries(e.op.responses ?? {}).filter(([, r]) => r.content?.[PROBLEM_TYPE] === undefined);
   const items = responses.map(([status, r]) => {
     const types = Object.keys(r.content ?? {});
@@ -461,20 +486,36 @@ function responsesPart(e: Entry): Html {
   });
   const headers = Object.entries(e.op.responses?.['200']?.headers ?? {});
   const headerRows = headers.map(([name, h]) => html`<tr><th scope="row"><code>${name}</code></th><td>${h.required ? 'always' : 'sometimes'}</td><td>${prose(h.description)}</td></tr>\n`);
+  // Identical header tables (every keyed search has the same) are shown once and linked after.
+  const key = headerRows.map((r) => r.text).join('');
+  const same = headers.length ? ctx.shown.headers.get(key) : undefined;
+  if (headers.length && same === undefined) ctx.shown.headers.set(key, e);
+  const table = !headers.length
+    ? ''
+    : same
+      ? html`<p>Response headers: the same as <a class="shared-headers" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>`
+      : scrollTable(`${e.id}-headers`, html`Response headers of <code>${methodPath(e)}</code>`, ['Header', 'Sent', 'Description'], headerRows);
   return html`<h4>Responses</h4>
 <ul>${items}</ul>
-${headers.length ? scrollTable(`${e.id}-headers`, html`Response headers of <code>${methodPath(e)}</code>`, ['Header', 'Sent', 'Description'], headerRows) : ''}`;
+${table}`;
 }
 
-function problemsPart(e: Entry): Html {
+function problemsPart(ctx: Ctx, e: Entry): Html {
   const codes = [...problemCodes(e.op)];
   if (codes.length === 0) return html``;
   const rows = codes.map(
     ([code, statuses]) => html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statuses.join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
   );
+  const key = rows.map((r) => r.text).join('');
+  const same = ctx.shown.problems.get(key);
+  if (same === undefined) ctx.shown.problems.set(key, e);
   return html`<h4>Problems</h4>
-<p>Errors are <code>${PROBLEM_TYPE}</code>; each code links to what it means and what to do.</p>
-${scrollTable(`${e.id}-problems`, html`Problem codes of <code>${methodPath(e)}</code>`, ['Code', 'Status', 'Title'], rows)}`;
+${
+  same
+    ? html`<p>The same problem codes as <a class="shared-problems" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>`
+    : html`<p>Errors are <code>${PROBLEM_TYPE}</code>; each code links to what it means and what to do.</p>
+${scrollTable(`${e.id}-problems`, html`Problem codes of <code>${methodPath(e)}</code>`, ['Code', 'Status', 'Title'], rows)}`
+}`;
 }
 
 function examplesPart(ctx: Ctx, e: Entry): Html {
@@ -486,7 +527,17 @@ function examplesPart(ctx: Ctx, e: Entry): Html {
   return html`<h4>Example request</h4>
 ${codeBlock(curlExample(url, withKey), 'curl')}
 ${codeBlock(fetchExample(url, withKey, readsJson), 'JavaScript (fetch)')}
-${response === null ? '' : html`<h4>${response.heading}</h4>\n${codeBlock(JSON.stringify(response.body, null, 2), response.caption)}`}`;
+${response === null ? '' : exampleBody(ctx, e, response)}`;
+}
+
+/** An example response, or a link to the identical one shown earlier (the searches share their envelope). */
+function exampleBody(ctx: Ctx, e: Entry, response: { readonly heading: string; readonly caption: string; readonly body: unknown }): Html {
+  const json = JSON.stringify(response.body, null, 2);
+  const key = `${response.heading}\0${json}`;
+  const same = ctx.shown.responses.get(key);
+  if (same === undefined) ctx.shown.responses.set(key, e);
+  return html`<h4>${response.heading}</h4>
+${same ? html`<p>The same as for <a class="shared-response" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>` : codeBlock(json, response.caption)}`;
 }
 
 function keyPart(ctx: Ctx, op: OpenApiOperation): Html {
@@ -509,8 +560,8 @@ function operationSection(ctx: Ctx, x: Endpoint): Html {
 ${e.op.description ? html`<p>${prose(e.op.description)}</p>\n` : ''}${keyPart(ctx, e.op)}
 ${parametersTable(ctx, e)}
 ${rulesList(e)}
-${responsesPart(e)}
-${problemsPart(e)}
+${responsesPart(ctx, e)}
+${problemsPart(ctx, e)}
 ${examplesPart(ctx, e)}
 ${x.head === null ? '' : headPart(x.head)}
 </section>`;
@@ -697,7 +748,7 @@ function contents(ctx: Ctx): Html {
 }
 
 export function docsPage(site: Site, input: DocsInput): string {
-  const ctx: Ctx = { site, doc: input.openapi, example: input.example, endpoints: endpoints(input.openapi) };
+  const ctx: Ctx = { site, doc: input.openapi, example: input.example, endpoints: endpoints(input.openapi), shown: { params: new Map(), headers: new Map(), problems: new Map(), responses: new Map() } };
   const title = input.openapi.info?.title ?? `${site.name} API`;
   const main = html`<h1>${title}: developer docs</h1>
 <p class="lede">Family-friendly events in the San Francisco Bay Area for newsletters, media and apps: search by city, place, age, category, price and date, in JSON, CSV, RSS, JSON Feed or iCalendar.${input.openapi.info?.version ? html` API version ${input.openapi.info.version}.` : ''}</p>

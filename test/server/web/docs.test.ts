@@ -237,22 +237,29 @@ describe('/docs', () => {
     assert.equal(sections.get('HEAD /v1/events'), byId(doc, 'head-v1-events'));
   });
 
-  test('every parameter is in its operation’s table, with every constraint its schema states', () => {
-    for (const op of ops) {
-      const section = operationSection(sections, op);
+  test('every parameter is in its operation’s table, or in the table of the operation it links to for the ones they share, with every constraint its schema states', () => {
+    const paramRows = (section: El): Map<string, El> => {
       const table = byTag(section, 'table').find((t) => text(byTag(t, 'caption')[0] ?? t).startsWith('Parameters'));
-      if (op.parameters.length === 0) {
-        assert.equal(table, undefined, `${op.method} ${op.path} has no parameters but a table`);
-        continue;
-      }
-      assert.ok(table, `${op.method} ${op.path} has no parameter table`);
-      const rows = new Map(
-        byTag(table, 'tr')
+      return new Map(
+        (table ? byTag(table, 'tr') : [])
           .filter((tr) => byTag(tr, 'th').some((th) => attr(th, 'scope') === 'row'))
           .map((tr) => [text(byTag(byTag(tr, 'th')[0] as El, 'code')[0] as El), tr] as const),
       );
+    };
+    const byId = new Map([...sections.values()].map((s) => [attr(s, 'id'), s] as const));
+    for (const op of ops) {
+      const section = operationSection(sections, op);
+      const own = paramRows(section);
+      const link = byTag(section, 'a').find((a) => attr(a, 'class') === 'shared-params');
+      const base = link ? byId.get((attr(link, 'href') ?? '').slice(1)) : undefined;
+      if (link) assert.ok(base, `${op.method} ${op.path}: its shared parameters link to a section on the page`);
+      const shared = base ? paramRows(base) : new Map<string, El>();
+      if (op.parameters.length === 0) {
+        assert.equal(own.size + shared.size, 0, `${op.method} ${op.path} has no parameters but a table`);
+        continue;
+      }
       for (const p of op.parameters) {
-        const row = rows.get(p.name);
+        const row = own.get(p.name) ?? shared.get(p.name);
         assert.ok(row, `${op.method} ${op.path}: parameter ${p.name} is missing from its table`);
         const cells = byTag(row, 'td').map(text);
         assert.equal(cells[0], p.in, `${p.name}: where it goes`);
@@ -283,8 +290,13 @@ describe('/docs', () => {
   });
 
   test('problem codes each operation answers link to their anchor on /docs/errors', () => {
+    const byId = new Map([...sections.values()].map((s) => [attr(s, 'id'), s] as const));
     for (const op of ops.filter((o) => o.method === 'get')) {
-      const section = operationSection(sections, op);
+      const own = operationSection(sections, op);
+      // An operation with the same codes as one before links to that one's table instead.
+      const shared = byTag(own, 'a').find((a) => attr(a, 'class') === 'shared-problems');
+      const section = shared ? byId.get((attr(shared, 'href') ?? '').slice(1)) : own;
+      assert.ok(section, `${op.path}: its shared problem codes link to a section on the page`);
       const links = byTag(section, 'a').map((a) => attr(a, 'href') ?? '').filter((h) => h.startsWith('/docs/errors#'));
       const responses = OPENAPI.paths[op.path]?.get?.responses ?? {};
       for (const [status, r] of Object.entries(responses)) {
