@@ -121,7 +121,7 @@ describe('event pages', () => {
 
   test('the hostile upstream renders as text: page, JSON-LD and .ics', async () => {
     const hostile = fx.rows.filter((r) => r.organizer === HOSTILE_ORGANIZER);
-    assert.equal(hostile.length, 2, 'both hostile events are in the snapshot');
+    assert.equal(hostile.length, 3, 'the hostile events are in the snapshot');
     for (const row of hostile) {
       const r = await get(srv.base, `/events/${row.id}`);
       assert.equal(r.status, 200);
@@ -302,8 +302,10 @@ describe('home and docs', () => {
 
 describe('gone events', () => {
   test('an id that an earlier snapshot served is 410 with a link to similar events (API: 404 that says so)', { timeout: 60_000 }, async () => {
-    const hostile = fx.rows.find((r) => r.organizer === HOSTILE_ORGANIZER && r.title !== 'Puppet Show for Families');
-    assert.ok(hostile);
+    const hostile = fx.rows.find((r) => r.organizer === HOSTILE_ORGANIZER && r.title.startsWith('Storytime'));
+    const festival = fx.rows.find((r) => r.organizer === HOSTILE_ORGANIZER && r.title === 'Winter Lights Festival');
+    assert.ok(hostile && festival);
+    assert.ok(festival.categories.includes('festivals'), `the festival is in festivals: ${festival.categories.join(',')}`);
     const next = await fx.rebuildWithoutHostile();
     // Wait for the server to switch to the new snapshot.
     for (let i = 0; i < 300; i++) {
@@ -323,5 +325,12 @@ describe('gone events', () => {
     const api = await get(srv.base, `/v1/events/${hostile.id}`, { headers: { authorization: `Bearer ${partnerKey}` } });
     assert.equal(api.status, 404);
     assert.match(api.json.detail, /no longer listed/);
+    // A plan that never received festivals learns nothing of a gone festival, not even its title.
+    const told = await get(srv.base, `/v1/events/${festival.id}`, { headers: { authorization: `Bearer ${partnerKey}` } });
+    assert.match(told.json.detail, /Winter Lights Festival.*no longer listed/);
+    const untold = await get(srv.base, `/v1/events/${festival.id}`);
+    assert.equal(untold.status, 404);
+    assert.ok(!untold.json.detail.includes('Winter Lights') && !untold.json.detail.includes('no longer listed'), untold.json.detail);
+    assert.equal((await get(srv.base, `/events/${festival.id}`)).status, 410, 'the website shows every category');
   });
 });
