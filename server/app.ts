@@ -48,7 +48,8 @@ export function parseQuery(raw: string): { values: Record<string, string>; error
   return { values, errors };
 }
 
-function issuesToErrors(issues: readonly v.BaseIssue<unknown>[]): ParamError[] {
+/** valibot's issues as the problem's errors[]: one per parameter, the first message for it. */
+export function issuesToErrors(issues: readonly v.BaseIssue<unknown>[]): ParamError[] {
   const out: ParamError[] = [];
   for (const issue of issues) {
     const key = issue.path?.[0]?.key;

@@ -19,6 +19,7 @@ import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import { CSV_COLUMNS } from '../../workers/query/csv.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
+import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
 import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, Plan, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
 
@@ -61,7 +62,7 @@ const FORMATS: Readonly<Record<OutputFormat, Format>> = {
 /** An event id as the snapshot builder makes them (workers/snapshot/normalize/event.ts). */
 export const EVENT_ID = v.pipe(
   v.string(),
-  v.regex(/^bsc_evt_[0-9a-f]{20}$/, 'is not an event id (bsc_evt_ followed by 20 hexadecimal digits, as in event records)'),
+  v.regex(EVENT_ID_PATTERN, 'is not an event id (bsc_evt_ followed by 20 hexadecimal digits, as in event records)'),
   v.description('The event id, as in the record\'s `id` (bsc_evt_ and 20 hexadecimal digits).'),
 );
 

@@ -5,12 +5,11 @@
 // Every page is rendered once per snapshot and query (the cache, single-flight), and answered with
 // a strong ETag of its bytes, so a reload that changed nothing is a 304.
 import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import * as v from 'valibot';
-import { parseQuery } from '../app.ts';
+import { issuesToErrors, parseQuery } from '../app.ts';
 import type { ResponseCache } from '../cache.ts';
 import { MIN_COMPRESSED_BYTES, negotiate } from '../compress.ts';
 import type { Config } from '../config.ts';
@@ -26,7 +25,9 @@ import { canonicalQuery, queryKey } from '../query.ts';
 import type { LoadedSnapshot, Snapshots } from '../snapshots.ts';
 import type { EventRecord } from '../../workers/record.ts';
 import type { CalendarInfo, EventMissing, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
+import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../workers/snapshot/taxonomy.ts';
 import { SECURITY_HEADERS, type Site } from './layout.ts';
 import { browsePage, type BrowseInput } from './pages/browse.ts';
@@ -55,12 +56,10 @@ const STATIC_CACHE_CONTROL = 'public, max-age=3600';
 const BROWSE_MAX_LIMIT = 50;
 const BROWSE_LIMIT = 20;
 const CALENDAR_LIMIT = 100;
-const EVENT_ID = /^bsc_evt_[0-9a-f]{20}$/;
 const ALLOW = 'GET, HEAD';
 
 type Headers = (readonly [string, string])[];
 
-const tag = (body: Uint8Array): string => createHash('sha256').update(body).digest('base64url').slice(0, 22);
 
 /** A page that could not be rendered as asked: a complete HTML answer with its own status. */
 interface PageFailure {
@@ -96,7 +95,7 @@ function loadStatic(): ReadonlyMap<string, Kept & { readonly type: string }> {
   for (const name of ['site.css', 'site.js', 'favicon.svg']) {
     const body = readFileSync(path.join(dir, name));
     const forms = { gzip: gzipSync(body), br: brotliCompressSync(body) };
-    out.set(`/static/${name}`, { type: STATIC_TYPES[path.extname(name)] ?? 'application/octet-stream', body, etag: tag(body), encoded: (enc) => forms[enc] });
+    out.set(`/static/${name}`, { type: STATIC_TYPES[path.extname(name)] ?? 'application/octet-stream', body, etag: bodyTag(body), encoded: (enc) => forms[enc] });
   }
   return out;
 }
@@ -124,14 +123,7 @@ function readListing(rawQuery: string, schema: typeof browseSchema, fixed: Reado
   Object.assign(values, fixed);
   if (errors.length) return { values, parsed: null, errors };
   const r = v.safeParse(schema, values);
-  if (r.success) return { values, parsed: r.output, errors: [] };
-  const out: ParamError[] = [];
-  for (const issue of r.issues) {
-    const key = issue.path?.[0]?.key;
-    const param = typeof key === 'string' ? key : 'query';
-    if (!out.some((e) => e.param === param)) out.push({ param, message: issue.message });
-  }
-  return { values, parsed: null, errors: out };
+  return r.success ? { values, parsed: r.output, errors: [] } : { values, parsed: null, errors: issuesToErrors(r.issues) };
 }
 
 /** A listing's query string without paging: the same search as a link, a calendar, another page. */
@@ -199,7 +191,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
       const r = await render(signal);
       if ('ok' in r) return r;
       const body = typeof r.body === 'string' ? Buffer.from(r.body) : r.body;
-      return { ok: true, body, etag: tag(body), total: 0, count: 0, nextOffset: null, truncated: false, validUntilMs: r.validUntilMs };
+      return { ok: true, body, etag: bodyTag(body), total: 0, count: 0, nextOffset: null, truncated: false, validUntilMs: r.validUntilMs };
     });
     svc.metrics.cacheResult(route, outcome.hit);
     if ('failure' in outcome) return htmlReply(outcome.failure.status, outcome.failure.html, route, outcome.failure.headers);
@@ -401,8 +393,8 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     if (m) {
       const [, kind, raw] = m as unknown as [string, string, string];
       if (kind === 'events') {
-        if (raw.endsWith('.ics') && EVENT_ID.test(raw.slice(0, -4))) return eventIcsReply(req, raw.slice(0, -4));
-        if (EVENT_ID.test(raw)) return eventPageReply(req, raw);
+        if (raw.endsWith('.ics') && EVENT_ID_PATTERN.test(raw.slice(0, -4))) return eventIcsReply(req, raw.slice(0, -4));
+        if (EVENT_ID_PATTERN.test(raw)) return eventPageReply(req, raw);
       } else if (kind === 'cities') {
         const city = cityBySlug(svc.snapshots.require(), raw);
         if (city) return listing(req, 'web:/cities/{city}', p, `Family events in ${city}`, { city });

@@ -12,6 +12,8 @@ import { fold, plainText, summarize, words } from './text.ts';
 import { defaultVenue, formatAddress, resolveVenue } from './venues.ts';
 
 export const ID_PREFIX = 'bsc_evt_';
+/** Every id eventId() makes, and nothing else: what routes taking an id accept. */
+export const EVENT_ID_PATTERN = /^bsc_evt_[0-9a-f]{20}$/;
 
 /** bsc_evt_ + 80 bits of sha256(source id, upstream uid): stable for as long as the upstream uid is. */
 export function eventId(sourceId: string, uid: string): string {
