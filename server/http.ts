@@ -30,7 +30,16 @@ export interface Request {
   /** Aborted when the client goes away before the reply is written. */
   readonly signal: AbortSignal;
   readonly receivedAt: number;
+  /**
+   * A request's body, read whole before the handler runs (the website's forms; the API takes none):
+   * null when the request has none. Beyond MAX_BODY_BYTES the rest is not kept: `bodyTooLarge`.
+   */
+  readonly body: Uint8Array | null;
+  readonly bodyTooLarge: boolean;
 }
+
+/** The largest request body kept (a sign-in or key form is a few hundred bytes). */
+export const MAX_BODY_BYTES = 16 * 1024;
 
 /**
  * Where a streamed body writes. `write` returns false once the socket is full: the bytes are kept,
@@ -76,11 +85,15 @@ export interface Finished {
 export type Handler = (req: Request) => Reply | Promise<Reply>;
 
 /** Request headers copied out of uWS; nothing else is read, so nothing else can leak. */
-const READ_HEADERS = ['authorization', 'if-none-match', 'accept-encoding', 'accept', 'x-forwarded-for'] as const;
+const READ_HEADERS = [
+  'authorization', 'if-none-match', 'accept-encoding', 'accept', 'x-forwarded-for',
+  // The website's forms: its session cookie, and where a POST comes from (CSRF checks).
+  'cookie', 'origin', 'sec-fetch-site', 'content-type', 'content-length', 'transfer-encoding',
+] as const;
 
 const REASONS: Record<number, string> = {
-  200: 'OK', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-  404: 'Not Found', 405: 'Method Not Allowed', 414: 'URI Too Long', 429: 'Too Many Requests',
+  200: 'OK', 204: 'No Content', 303: 'See Other', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  404: 'Not Found', 405: 'Method Not Allowed', 410: 'Gone', 413: 'Content Too Large', 414: 'URI Too Long', 429: 'Too Many Requests',
   431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 const statusLine = (status: number): string => `${status} ${REASONS[status] ?? ''}`.trimEnd();
@@ -122,8 +135,14 @@ function copyRequest(res: HttpResponse, req: HttpRequest, aborts: Aborts, state:
       return aborts.signal();
     },
     receivedAt: performance.now(),
+    body: null,
+    bodyTooLarge: false,
   };
 }
+
+/** Does the request announce a body (RFC 9112 §6.3: a Content-Length above 0, or chunked)? */
+const hasBody = (headers: Readonly<Record<string, string>>): boolean =>
+  (headers['content-length'] !== undefined && headers['content-length'].trim() !== '0') || headers['transfer-encoding'] !== undefined;
 
 /**
  * The request's AbortSignal, made only when something asks for it: most answers come from the
@@ -280,8 +299,9 @@ export function listen(opts: ListenOptions): Promise<HttpServer> {
       state.reported = true;
       opts.onFinished?.({ request, reply: null, status: 499, bytes: 0, aborted: true });
     });
-    const request = copyRequest(res, req, aborts, state, opts.trustProxy);
-    const isHead = request.method === 'HEAD';
+    const copied = copyRequest(res, req, aborts, state, opts.trustProxy);
+    const isHead = copied.method === 'HEAD';
+    let request: Request = copied;
     const report = (reply: Reply, bytes: number): void => {
       if (state.reported) return;
       state.reported = true;
@@ -309,23 +329,50 @@ export function listen(opts: ListenOptions): Promise<HttpServer> {
       else res.cork(write);
       report(reply, bytes);
     };
-    let out: Reply | Promise<Reply>;
-    try {
-      out = opts.handler(request);
-    } catch (err) {
-      out = Promise.reject(err as Error);
+    const run = (): void => {
+      let out: Reply | Promise<Reply>;
+      try {
+        out = opts.handler(request);
+      } catch (err) {
+        out = Promise.reject(err as Error);
+      }
+      answer(out, request.body === null && !request.bodyTooLarge);
+    };
+    const answer = (out: Reply | Promise<Reply>, corked: boolean): void => {
+      if (out instanceof Promise) {
+        out.then(
+          (reply) => finish(reply, false),
+          // The application answers its own errors; this is the last line of defence, still a problem.
+          () => finish({ status: 500, headers: [['Content-Type', 'application/problem+json']], body: LAST_RESORT }, false),
+        );
+      } else {
+        // Answered synchronously (a cache hit): uWS has us corked already, unless a body was awaited.
+        finish(out, corked);
+      }
+    };
+    if (!hasBody(copied.headers)) {
+      run();
+      return;
     }
-    if (out instanceof Promise) {
-      out.then(
-        (reply) => finish(reply, false),
-        // The application answers its own errors; this is the last line of defence, still a problem.
-        () => finish({ status: 500, headers: [['Content-Type', 'application/problem+json']], body: LAST_RESORT }, false),
-      );
-    } else {
-      // Answered synchronously (a cache hit): uWS has us corked already.
-      finish(out, true);
-    }
+    // The body arrives in chunks after this callback returns; uWS wants onData registered now.
+    // The handler runs once it is whole (or once it is known to be too large: the rest is drained).
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (size <= MAX_BODY_BYTES) {
+        size += chunk.byteLength;
+        // uWS reuses the chunk's memory after this call returns: copy it.
+        if (size <= MAX_BODY_BYTES) chunks.push(Buffer.from(new Uint8Array(chunk)));
+      }
+      if (!isLast || state.done) return;
+      request = size > MAX_BODY_BYTES ? { ...copied, bodyTooLarge: true } : { ...copied, body: Buffer.concat(chunks) };
+      run();
+    });
   });
+  return listening(app, opts);
+}
+
+function listening(app: TemplatedApp, opts: ListenOptions): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket: us_listen_socket | false) => {
       if (!socket) {

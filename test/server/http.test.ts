@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { checkIfFeed } from './readers.ts';
+import { listen, MAX_BODY_BYTES, type HttpServer } from '../../server/http.ts';
 import { sampleFixture, startTestServer, type Fixture, type TestServer } from './helpers.ts';
 
 let fx: Fixture;
@@ -93,4 +94,76 @@ describe('one keep-alive connection: GET, HEAD, GET, conditional GET, HEAD', () 
       }
     });
   }
+});
+
+describe('request bodies (the website forms)', () => {
+  let echo: HttpServer;
+  before(async () => {
+    // The adapter alone, with a handler that says what body it was given.
+    echo = await listen({
+      host: '127.0.0.1',
+      port: 0,
+      trustProxy: false,
+      handler: (req) => ({
+        status: 200,
+        headers: [['Content-Type', 'application/json']],
+        body: JSON.stringify({
+          method: req.method,
+          body: req.body === null ? null : Buffer.from(req.body).toString('base64'),
+          tooLarge: req.bodyTooLarge,
+          cookie: req.headers.cookie ?? null,
+          origin: req.headers.origin ?? null,
+        }),
+      }),
+    });
+  });
+  after(() => echo?.stopListening());
+
+  const post = (agent: http.Agent, body: Buffer | null, headers: http.OutgoingHttpHeaders = {}): Promise<{ status: number; json: { method: string; body: string | null; tooLarge: boolean; cookie: string | null; origin: string | null } }> =>
+    new Promise((resolve, reject) => {
+      const r = http.request({ host: '127.0.0.1', port: echo.port, method: body === null ? 'GET' : 'POST', path: '/form', agent, headers }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString('utf8')) }));
+      });
+      r.on('error', reject);
+      if (body !== null) {
+        // In several writes, so the adapter sees it in chunks.
+        for (let i = 0; i < body.length; i += 1000) r.write(body.subarray(i, i + 1000));
+      }
+      r.end();
+    });
+
+  test('a body arrives whole (in chunks, chunked or with a length), at most MAX_BODY_BYTES; on one keep-alive connection', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const form = Buffer.from(Array.from({ length: 400 }, (_, i) => `field${i}=${'x'.repeat(20)}`).join('&'));
+      assert.ok(form.length > 8000 && form.length < MAX_BODY_BYTES);
+      const chunked = await post(agent, form, { 'content-type': 'application/x-www-form-urlencoded', cookie: 'sid=abc', origin: 'https://web.example' });
+      assert.equal(chunked.status, 200);
+      assert.equal(Buffer.from(chunked.json.body ?? '', 'base64').toString(), form.toString());
+      assert.equal(chunked.json.cookie, 'sid=abc');
+      assert.equal(chunked.json.origin, 'https://web.example');
+      const sized = await post(agent, form, { 'content-length': form.length });
+      assert.equal(Buffer.from(sized.json.body ?? '', 'base64').toString(), form.toString());
+      const big = await post(agent, Buffer.alloc(MAX_BODY_BYTES + 1, 'a'), { 'content-length': MAX_BODY_BYTES + 1 });
+      assert.equal(big.json.body, null);
+      assert.equal(big.json.tooLarge, true);
+      const none = await post(agent, null);
+      assert.equal(none.json.method, 'GET');
+      assert.equal(none.json.body, null);
+      assert.equal(none.json.tooLarge, false);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  test('the real server still refuses other methods than GET and HEAD, body or not', async () => {
+    for (const p of ['/v1/events', '/events']) {
+      const r = await fetch(`${srv.base}${p}`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.equal(r.status, 405, p);
+      assert.equal(r.headers.get('allow'), 'GET, HEAD');
+      await r.text();
+    }
+  });
 });
