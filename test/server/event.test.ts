@@ -166,3 +166,10 @@ describe('GET /v1/feed.ics', () => {
     assert.ok(!r.text.includes('api_key'));
   });
 });
+
+test('an empty calendar is still a calendar: ical.js reads it, with no events', async () => {
+  const r = await get(srv.base, '/v1/feed.ics?q=zzzzqqqq');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-total-count'), '0');
+  assert.deepEqual(checkIcs(r.text, 'empty'), []);
+});
