@@ -64,7 +64,25 @@ const EnvSchema = v.object({
   TRUST_PROXY: flag('false'),
   SNAPSHOT_POLL_MS: wholeNumber('1000', 50, 3_600_000),
   DRAIN_TIMEOUT_MS: wholeNumber('10000', 0, 600_000),
+  SMTP_URL: v.optional(
+    v.pipe(
+      v.string(),
+      v.url('must be an smtp:// or smtps:// URL such as smtps://user:pass@smtp.example.com'),
+      v.check((s) => /^smtps?:\/\//.test(s), 'must start with smtp:// or smtps://'),
+    ),
+  ),
+  MAIL_FROM: v.optional(v.pipe(v.string(), v.minLength(3, 'must be an address such as Family Events <no-reply@example.com>'), v.includes('@', 'must hold an e-mail address'))),
+  OIDC_ISSUER: v.optional(baseUrl()),
+  OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
 });
+
+/** The identity provider the website offers sign-in with, when all three OIDC_* variables are set. */
+export interface OidcSettings {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
 
 export interface Config {
   readonly port: number;
@@ -98,6 +116,11 @@ export interface Config {
   readonly snapshotPollMs: number;
   /** On SIGTERM: how long in-flight requests may take to finish. */
   readonly drainTimeoutMs: number;
+  /** Where sign-in mail goes; null: written to DATA_DIR/outbox as .eml files (development, tests). */
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  /** Null: no identity provider is configured, and the website offers e-mail sign-in only. */
+  readonly oidc: OidcSettings | null;
 }
 
 export class ConfigError extends Error {
@@ -123,7 +146,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   }
   const e = parsed.output;
   if (e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) throw new ConfigError('ADMIN_PORT', `must differ from PORT (${e.PORT}): metrics never share the public port`);
+  const oidcVars = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET];
+  if (oidcVars.some((x) => x !== undefined) && oidcVars.some((x) => x === undefined)) {
+    const missing = (['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const).find((_, i) => oidcVars[i] === undefined) ?? 'OIDC_ISSUER';
+    throw new ConfigError(missing, 'must be set with the other OIDC_* variables (issuer, client id and secret come together)');
+  }
   const pinned = e.FAMILY_EVENTS_NOW;
+  const webBaseUrl = e.WEB_BASE_URL ?? e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`;
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -131,7 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ledgerDir: e.LEDGER_DIR ? path.resolve(cwd, e.LEDGER_DIR) : path.join(path.resolve(cwd, e.DATA_DIR), 'ledger'),
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     // One listener serves both hosts: out of the box, every event_url resolves on this server.
-    webBaseUrl: e.WEB_BASE_URL ?? e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
+    webBaseUrl,
     sourcesFile: e.SOURCES_FILE ? path.resolve(cwd, e.SOURCES_FILE) : path.join(REPO_ROOT, 'sources', 'registry.json'),
     logLevel: e.LOG_LEVEL,
     now: pinned ? () => new Date(pinned.getTime()) : () => new Date(),
@@ -145,5 +174,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustProxy: e.TRUST_PROXY,
     snapshotPollMs: e.SNAPSHOT_POLL_MS,
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
+    smtpUrl: e.SMTP_URL ?? null,
+    mailFrom: e.MAIL_FROM ?? `Family Events <no-reply@${new URL(webBaseUrl).hostname}>`,
+    oidc: e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET } : null,
   });
 }

@@ -576,6 +576,18 @@ describe('configuration', () => {
     assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org', WEB_BASE_URL: 'https://www.example.org' }, '/tmp').webBaseUrl, 'https://www.example.org');
   });
 
+  test('mail and identity provider settings: outbox and no provider by default; OIDC_* come together; SMTP_URL is smtp(s)', () => {
+    const plain = loadConfig({ WEB_BASE_URL: 'https://www.example.org' }, '/tmp');
+    assert.equal(plain.smtpUrl, null);
+    assert.equal(plain.mailFrom, 'Family Events <no-reply@www.example.org>');
+    assert.equal(plain.oidc, null);
+    const full = loadConfig({ OIDC_ISSUER: 'https://idp.example.org/', OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's3cret', SMTP_URL: 'smtps://u:p@smtp.example.org' }, '/tmp');
+    assert.deepEqual(full.oidc, { issuer: 'https://idp.example.org', clientId: 'fe', clientSecret: 's3cret' });
+    assert.equal(full.smtpUrl, 'smtps://u:p@smtp.example.org');
+    assert.throws(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.org' }, '/tmp'), (e: Error) => /^OIDC_CLIENT_ID: /.test(e.message));
+    assert.throws(() => loadConfig({ SMTP_URL: 'http://smtp.example.org' }, '/tmp'), (e: Error) => /^SMTP_URL: /.test(e.message));
+  });
+
   async function refused(env: Record<string, string>): Promise<{ code: number | null | 'timeout'; stderr: string }> {
     const proc = serve({ DATA_DIR: fixture.dataDir, FAMILY_EVENTS_NOW: NOW_ISO, HOST: '127.0.0.1', ...env });
     const code = await exitWithin(proc, 20_000);
