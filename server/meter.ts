@@ -3,7 +3,7 @@
 // the thread's view of keys and plans is mirrored here so that most requests authenticate
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
 import type { Worker } from 'node:worker_threads';
-import type { KeyInfo, MeterMessage, MeterReply, MeterRequest, MeterWorkerData, Plan, QuotaState, UsageBody } from '../workers/protocol.ts';
+import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
 import { tsWorker } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
@@ -15,6 +15,14 @@ export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key
 export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };
 export type Committed = { readonly ok: true; readonly quota: QuotaState };
 export type Usage = { readonly ok: true; readonly usage: UsageBody; readonly quota: QuotaState };
+
+/**
+ * The website's account operations (see AccountCalls in workers/protocol.ts), run by the metering
+ * thread: each resolves with the operation's result, or `unavailable` when the thread cannot answer.
+ */
+export type AccountClient = {
+  readonly [K in AccountCall]: (...args: Parameters<AccountCalls[K]>) => Promise<ReturnType<AccountCalls[K]> | MeterFailure>;
+};
 
 type Pending = (reply: MeterReply) => void;
 type WithoutId<T> = T extends { id: number } ? Omit<T, 'id'> : T;
@@ -29,6 +37,7 @@ export class Meter {
   private readonly quotas = new Map<string, QuotaState>();
   private alive = false;
   private closed: Promise<void> | null = null;
+  readonly accounts: AccountClient = this.accountClient();
 
   private constructor(
     private readonly worker: Worker,
@@ -109,6 +118,12 @@ export class Meter {
 
   usage(keyId: string, atMs: number): Promise<Usage | MeterFailure> {
     return this.call({ op: 'usage', keyId, atMs }) as Promise<Usage | MeterFailure>;
+  }
+
+  private accountClient(): AccountClient {
+    const call = (name: AccountCall) => (...args: unknown[]) =>
+      this.call({ op: 'account', call: name, args } as WithoutId<MeterRequest>).then((r) => (r.ok ? ('account' in r ? r.account : r) : r));
+    return Object.fromEntries(ACCOUNT_CALLS.map((name) => [name, call(name)])) as unknown as AccountClient;
   }
 
   /** Lets the thread finish its batch, close the ledger and release the writer lock. */

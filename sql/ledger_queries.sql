@@ -30,7 +30,7 @@ INSERT INTO organizations (id, name, plan, created_at) VALUES ($id, $name, $plan
 UPDATE organizations SET plan = $plan WHERE id = $id
 
 -- query: keys
-SELECT k.id, k.org_id, o.name AS org_name, k.key_hash, k.hint, k.email, k.created_at, k.revoked_at
+SELECT k.id, k.org_id, o.name AS org_name, k.key_hash, k.hint, k.email, k.created_at, k.revoked_at, k.revoke_at, k.created_by
 FROM api_keys k JOIN organizations o ON o.id = k.org_id
 ORDER BY k.created_at, k.id
 
@@ -42,6 +42,82 @@ SELECT id FROM api_keys WHERE key_hash = $key_hash
 
 -- query: key_revoke
 UPDATE api_keys SET revoked_at = $now WHERE id = $id AND revoked_at IS NULL
+
+-- query: key_insert_by_user
+INSERT INTO api_keys (id, org_id, key_hash, hint, email, created_at, created_by)
+VALUES ($id, $org_id, $key_hash, $hint, $email, $now, $created_by)
+
+-- query: keys_of_org
+SELECT id, hint, created_at, revoked_at, revoke_at, created_by FROM api_keys WHERE org_id = $org_id ORDER BY created_at DESC, id
+
+-- query: key_of_org
+SELECT id, revoked_at, revoke_at FROM api_keys WHERE id = $id AND org_id = $org_id
+
+-- query: key_revoke_in_org
+UPDATE api_keys SET revoked_at = $now WHERE id = $id AND org_id = $org_id AND revoked_at IS NULL
+
+-- query: key_schedule_revoke
+UPDATE api_keys SET revoke_at = $revoke_at WHERE id = $id
+
+-- query: user_by_id
+SELECT id, email, created_at FROM users WHERE id = $id
+
+-- query: user_by_email
+SELECT id, email, created_at FROM users WHERE email = $email
+
+-- query: user_insert
+INSERT INTO users (id, email, created_at) VALUES ($id, $email, $now)
+
+-- query: identity_get
+SELECT user_id FROM identities WHERE issuer = $issuer AND subject = $subject
+
+-- query: identity_insert
+INSERT INTO identities (issuer, subject, user_id, email, email_verified, created_at)
+VALUES ($issuer, $subject, $user_id, $email, $email_verified, $now)
+
+-- query: identity_update_claims
+UPDATE identities SET email = $email, email_verified = $email_verified WHERE issuer = $issuer AND subject = $subject
+
+-- query: membership_insert
+INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ($org_id, $user_id, $role, $now)
+ON CONFLICT (org_id, user_id) DO NOTHING
+
+-- query: membership_get
+SELECT role FROM memberships WHERE org_id = $org_id AND user_id = $user_id
+
+-- query: organizations_of_user
+SELECT o.id, o.name, o.plan, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+WHERE m.user_id = $user_id ORDER BY m.created_at, o.id
+
+-- query: members_of_org
+SELECT u.id AS user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+WHERE m.org_id = $org_id ORDER BY m.created_at, u.id
+
+-- query: session_insert
+INSERT INTO sessions (id, token_hash, user_id, created_at, last_seen_at, expires_at)
+VALUES ($id, $token_hash, $user_id, $now, $now, $expires_at)
+
+-- query: session_by_token
+SELECT id, user_id, last_seen_at, expires_at, revoked_at FROM sessions WHERE token_hash = $token_hash
+
+-- query: session_seen
+UPDATE sessions SET last_seen_at = $now WHERE id = $id
+
+-- query: session_end
+UPDATE sessions SET revoked_at = $now WHERE token_hash = $token_hash AND revoked_at IS NULL
+
+-- query: sessions_end_all
+UPDATE sessions SET revoked_at = $now WHERE user_id = $user_id AND revoked_at IS NULL
+
+-- query: login_token_insert
+INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at)
+VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at)
+
+-- query: login_token_get
+SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash
+
+-- query: login_token_spend
+UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
 
 -- query: usage_charge
 INSERT INTO usage_days (org_id, key_id, day, records, requests) VALUES ($org_id, $key_id, $day, $records, $requests)
@@ -60,3 +136,6 @@ GROUP BY day ORDER BY day
 SELECT key_id, sum(records) AS records, sum(requests) AS requests
 FROM usage_days WHERE day >= $first_day AND day <= $last_day
 GROUP BY key_id
+
+-- query: usage_last_day_by_key
+SELECT key_id, max(day) AS day FROM usage_days WHERE org_id = $org_id AND requests > 0 GROUP BY key_id

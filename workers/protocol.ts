@@ -283,6 +283,119 @@ export interface UsageBody {
   readonly by_day: readonly { readonly date: string; readonly records: number; readonly requests: number }[];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Developer accounts (the website): the metering thread is the server's one connection to
+// accounts.sqlite, so every account operation is a request to it. The main thread never runs SQL.
+
+export type LoginPurpose = 'sign_in' | 'invite';
+export type Role = 'owner' | 'member';
+
+/** Why an account operation did nothing. */
+export type AccountRefusal = {
+  readonly ok: false;
+  readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid';
+};
+
+export type SpentLoginToken =
+  | { readonly ok: true; readonly email: string; readonly purpose: LoginPurpose; readonly orgId: string | null }
+  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'used' | 'binding' };
+
+export interface User {
+  readonly id: string;
+  /** An address the person proved to own; null for an identity whose provider verified none. */
+  readonly email: string | null;
+  readonly created_at: string;
+}
+
+/** Who signed in; `orgId` is the organization made for a new account (null for a returning one). */
+export interface SignedIn {
+  readonly user: User;
+  readonly created: boolean;
+  readonly orgId: string | null;
+}
+
+export interface OrgOfUser {
+  readonly id: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly role: Role;
+}
+
+export interface Member {
+  readonly user_id: string;
+  readonly email: string | null;
+  readonly role: Role;
+  readonly created_at: string;
+}
+
+/** A key as its organization's members see it: never the key, nor its hash. */
+export interface KeySummary {
+  readonly id: string;
+  readonly hint: string;
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+  /** A scheduled revocation (a roll's grace period): refused from this instant. */
+  readonly revoke_at: string | null;
+  /** The website user who made it; null for a command-line key. */
+  readonly created_by: string | null;
+  /** The last day (YYYY-MM-DD, America/Los_Angeles) it was used on, or null. */
+  readonly last_used: string | null;
+}
+
+/** A new key: the only time the key itself leaves the thread. */
+export type NewKey = { readonly ok: true; readonly keyId: string; readonly key: string };
+
+/** Every account operation, as the metering thread runs it (workers/meter/store.ts AccountsDb). */
+export interface AccountCalls {
+  /** A sign-in or invitation link's token (stored hashed). Answers alike whether the address has an account. */
+  issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number): { readonly ok: true; readonly token: string } | AccountRefusal;
+  /** Spends a token once, from the browser it was issued to, before it expires. */
+  spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken;
+  /** The account of a proven e-mail address, made (with an organization on Community) on first sign-in. */
+  signInByEmail(email: string): SignedIn;
+  /** The account of an identity provider's (issuer, subject), made on first sign-in. */
+  signInByIdentity(issuer: string, subject: string, email: string | null, emailVerified: boolean): SignedIn;
+  createSession(userId: string, absoluteTtlMs: number): { readonly ok: true; readonly token: string; readonly sessionId: string } | AccountRefusal;
+  /** The session's user, or null when unknown, ended, idle too long or past its absolute expiry. */
+  touchSession(token: string, nowMs: number, idleMs: number): { readonly userId: string; readonly sessionId: string } | null;
+  endSession(token: string): { readonly ended: boolean };
+  endAllSessions(userId: string): { readonly ended: number };
+  organizationsOf(userId: string): readonly OrgOfUser[];
+  acceptInvite(userId: string, orgId: string): { readonly ok: true; readonly joined: boolean } | AccountRefusal;
+  members(orgId: string): readonly Member[];
+  keysOf(orgId: string): readonly KeySummary[];
+  createKeyFor(orgId: string, userId: string): NewKey | AccountRefusal;
+  revokeKey(orgId: string, keyId: string): { readonly ok: true; readonly revoked: boolean } | AccountRefusal;
+  /** A new key for the organization; the old one is refused from `revokeAt` (now + graceMs). */
+  rollKey(orgId: string, userId: string, keyId: string, graceMs: number): (NewKey & { readonly revokeAt: string }) | AccountRefusal;
+}
+
+export type AccountCall = keyof AccountCalls;
+
+// A record, so that the compiler insists every call is listed exactly once.
+const CALL_NAMES: Record<AccountCall, true> = {
+  issueLoginToken: true,
+  spendLoginToken: true,
+  signInByEmail: true,
+  signInByIdentity: true,
+  createSession: true,
+  touchSession: true,
+  endSession: true,
+  endAllSessions: true,
+  organizationsOf: true,
+  acceptInvite: true,
+  members: true,
+  keysOf: true,
+  createKeyFor: true,
+  revokeKey: true,
+  rollKey: true,
+};
+/** The calls, for the main thread's client and the thread's dispatch (which refuses any other name). */
+export const ACCOUNT_CALLS = Object.keys(CALL_NAMES) as AccountCall[];
+
+/** One account operation as a request: its name and its arguments. */
+export type AccountRequest = { [K in AccountCall]: { readonly op: 'account'; readonly id: number; readonly call: K; readonly args: Parameters<AccountCalls[K]> } }[AccountCall];
+
 export type MeterRequest =
   /** A key the main thread does not know: re-read the accounts (it may have just been created). */
   | { readonly op: 'lookup'; readonly id: number; readonly hash: string }
@@ -295,7 +408,8 @@ export type MeterRequest =
   | { readonly op: 'commit'; readonly id: number; readonly reservation: number; readonly delivered: number; readonly atMs: number }
   | { readonly op: 'release'; readonly reservation: number }
   | { readonly op: 'peek'; readonly id: number; readonly keyId: string; readonly atMs: number }
-  | { readonly op: 'usage'; readonly id: number; readonly keyId: string; readonly atMs: number };
+  | { readonly op: 'usage'; readonly id: number; readonly keyId: string; readonly atMs: number }
+  | AccountRequest;
 
 export type MeterReply =
   | { readonly id: number; readonly ok: true; readonly key: KeyInfo | null }
@@ -309,6 +423,8 @@ export type MeterReply =
     }
   | { readonly id: number; readonly ok: true; readonly quota: QuotaState }
   | { readonly id: number; readonly ok: true; readonly usage: UsageBody; readonly quota: QuotaState }
+  /** An account operation's result: ReturnType<AccountCalls[call]> of the request's call. */
+  | { readonly id: number; readonly ok: true; readonly account: unknown }
   | { readonly id: number; readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
 
 /** Main thread → thread: finish the batch in hand, close the files, release the lock, exit. */

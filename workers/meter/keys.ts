@@ -33,4 +33,7 @@ export function keyHint(key: string): string {
   return `${KEY_PREFIX}…${key.slice(-4)}`;
 }
 
-export const newId = (prefix: 'org' | 'key'): string => `${prefix}_${randomBase62(16)}`;
+export const newId = (prefix: 'org' | 'key' | 'usr' | 'ses'): string => `${prefix}_${randomBase62(16)}`;
+
+/** An opaque bearer token for the website (sign-in links, sessions): 256 bits, base64url. Stored as keyHash(token). */
+export const newToken = (): string => randomBytes(32).toString('base64url');

@@ -1,13 +1,29 @@
 // The two ledger files in the ledger directory (LEDGER_DIR, by default DATA_DIR/ledger), in SQLite (better-sqlite3): transactional, one file
 // each, readable by the command line while the server runs (WAL), and durable per commit
-// (synchronous=FULL fsyncs the WAL). accounts.sqlite holds plans, organizations and keys and is
-// written by the command line; usage.sqlite is written by the server's metering thread alone.
+// (synchronous=FULL fsyncs the WAL). accounts.sqlite holds plans, organizations, keys and the
+// website's accounts, and is written by the command line and the server's metering thread (each in
+// BEGIN IMMEDIATE transactions); usage.sqlite is written by the server's metering thread alone.
+import { timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqlFile } from '../snapshot/sql.ts';
-import type { KeyInfo, Plan, UsageBody } from '../protocol.ts';
-import { keyHash, keyHint, newId, newKey } from './keys.ts';
+import type {
+  AccountCalls,
+  AccountRefusal,
+  KeyInfo,
+  KeySummary,
+  LoginPurpose,
+  Member,
+  NewKey,
+  OrgOfUser,
+  Plan,
+  SignedIn,
+  SpentLoginToken,
+  UsageBody,
+  User,
+} from '../protocol.ts';
+import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
 import { daysBetween, isoLocal, periodAt, dayAt } from './period.ts';
 
 /** sql/ledger_queries.sql split at its "-- query: NAME" headers. */
@@ -27,6 +43,34 @@ export function ledgerQuery(name: string): string {
 }
 
 const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** The website's tables keep milliseconds (see sql/ledger_accounts.sql). */
+const msIso = (ms: number): string => new Date(ms).toISOString();
+
+/** A sign-in link is valid for at most this long, whatever the caller asks. */
+export const LOGIN_TOKEN_MAX_MS = 15 * 60_000;
+/** A session's last_seen_at is written at most this often (reads would otherwise all write). */
+const SEEN_GRANULARITY_MS = 60_000;
+/** The longest grace a rolled key may keep working. */
+export const ROLL_GRACE_MAX_MS = 30 * 24 * 3600_000;
+/** The community plan, on which every website sign-up's organization starts (the spec's onboarding). */
+const SIGN_UP_PLAN = 'community';
+
+/** sql/ledger_accounts_upgrade.sql: each "-- adds: TABLE.COLUMN" and the statement adding it. */
+function upgrades(): { table: string; column: string; sql: string }[] {
+  const parts = sqlFile('ledger_accounts_upgrade').split(/^-- adds: ([a-z_]+)\.([a-z_]+)$/m);
+  const out: { table: string; column: string; sql: string }[] = [];
+  for (let i = 1; i + 2 < parts.length; i += 3) out.push({ table: parts[i]!, column: parts[i + 1]!, sql: parts[i + 2]!.trim() });
+  return out;
+}
+
+const refuse = (reason: AccountRefusal['reason']): AccountRefusal => ({ ok: false, reason });
+
+/** Equal hex digests, compared in constant time. */
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 
 function open(file: string, readonly: boolean): Database.Database {
   const db = new Database(file, readonly ? { readonly: true, fileMustExist: true } : {});
@@ -73,24 +117,60 @@ export interface KeyRow {
   readonly email: string;
   readonly created_at: string;
   readonly revoked_at: string | null;
+  readonly revoke_at: string | null;
+  readonly created_by: string | null;
 }
+
+/** Whether a key is refused at `nowMs`: revoked, or its scheduled revocation has come. */
+const keyRevoked = (k: { revoked_at: string | null; revoke_at: string | null }, nowMs: number): boolean =>
+  k.revoked_at !== null || (k.revoke_at !== null && Date.parse(k.revoke_at) <= nowMs);
 
 /** Everything the server needs to authenticate and meter, read in one go. */
 export interface AccountsView {
   readonly plans: ReadonlyMap<string, Plan>;
   readonly orgs: ReadonlyMap<string, OrgRow>;
   readonly keys: readonly KeyInfo[];
+  /** The next scheduled revocation still to come (Infinity: none): the view is stale from then. */
+  readonly nextRevokeAtMs: number;
 }
 
-export class AccountsDb {
+export class AccountsDb implements AccountCalls {
   private constructor(private readonly db: Database.Database) {}
 
-  /** Opens (creating the file, the schema and the shipped plans if needed). */
+  /** Opens (creating the file, the schema and the shipped plans if needed, and upgrading an older file). */
   static open(dir: string): AccountsDb {
     mkdirSync(dir, { recursive: true });
     const db = open(path.join(dir, 'accounts.sqlite'), false);
     db.exec(sqlFile('ledger_accounts'));
-    return new AccountsDb(db);
+    const store = new AccountsDb(db);
+    store.upgrade();
+    return store;
+  }
+
+  /** Adds the columns an older file lacks; checked again under the write lock, as another process may be doing the same. */
+  private upgrade(): void {
+    const missing = () => upgrades().filter((u) => !(this.db.pragma(`table_info(${u.table})`) as { name: string }[]).some((c) => c.name === u.column));
+    if (missing().length === 0) return;
+    this.db.transaction(() => {
+      for (const u of missing()) this.db.exec(u.sql);
+    }).immediate();
+  }
+
+  /** Runs `fn` holding the write lock from the start (see createKey for why IMMEDIATE). */
+  private write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  private run(query: string, params: Record<string, unknown>): Database.RunResult {
+    return this.db.prepare(ledgerQuery(query)).run(params);
+  }
+
+  private get<T>(query: string, params: Record<string, unknown>): T | undefined {
+    return this.db.prepare(ledgerQuery(query)).get(params) as T | undefined;
+  }
+
+  private all<T>(query: string, params: Record<string, unknown>): T[] {
+    return this.db.prepare(ledgerQuery(query)).all(params) as T[];
   }
 
   /** Changes whenever another connection commits to the file (SQLite's data_version). */
@@ -163,17 +243,198 @@ export class AccountsDb {
     return { found: true, revoked: changed === 1, id };
   }
 
-  view(): AccountsView {
+  /** The accounts as of `nowMs`: a key whose scheduled revocation has come is revoked. */
+  view(nowMs = Date.now()): AccountsView {
     const plans = new Map(this.plans().map((p) => [p.name, p]));
     const orgs = new Map(this.organizations().map((o) => [o.id, o]));
     const keys: KeyInfo[] = [];
+    let nextRevokeAtMs = Infinity;
     for (const k of this.keys()) {
       const org = orgs.get(k.org_id);
       const plan = org && plans.get(org.plan);
       if (!org || !plan) continue;
-      keys.push({ keyId: k.id, hash: k.key_hash, orgId: org.id, orgName: org.name, plan, revoked: k.revoked_at !== null });
+      const revoked = keyRevoked(k, nowMs);
+      if (!revoked && k.revoke_at !== null) nextRevokeAtMs = Math.min(nextRevokeAtMs, Date.parse(k.revoke_at));
+      keys.push({ keyId: k.id, hash: k.key_hash, orgId: org.id, orgName: org.name, plan, revoked });
     }
-    return { plans, orgs, keys };
+    return { plans, orgs, keys, nextRevokeAtMs };
+  }
+
+  // --- The website's accounts -----------------------------------------------------------------
+
+  issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number, nowMs = Date.now()): { ok: true; token: string } | AccountRefusal {
+    // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
+    if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
+    if (orgId !== null && this.orgById(orgId) === undefined) return refuse('unknown_org');
+    const token = newToken();
+    this.run('login_token_insert', {
+      token_hash: keyHash(token),
+      email: email.trim(),
+      purpose,
+      org_id: orgId,
+      binding_hash: bindingHash,
+      now: msIso(nowMs),
+      expires_at: msIso(nowMs + Math.min(ttlMs, LOGIN_TOKEN_MAX_MS)),
+    });
+    return { ok: true, token };
+  }
+
+  spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken {
+    type Row = { email: string; purpose: LoginPurpose; org_id: string | null; binding_hash: string; expires_at: string; used_at: string | null };
+    const hash = keyHash(token);
+    // Read and spend under one write lock: two concurrent spends cannot both succeed.
+    return this.write((): SpentLoginToken => {
+      const row = this.get<Row>('login_token_get', { token_hash: hash });
+      if (row === undefined) return { ok: false, reason: 'unknown' };
+      if (row.used_at !== null) return { ok: false, reason: 'used' };
+      if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
+      // Another browser's attempt does not burn the link: its owner may still use it.
+      if (!sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
+      if (this.run('login_token_spend', { token_hash: hash, now: msIso(nowMs) }).changes !== 1) return { ok: false, reason: 'used' };
+      return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id };
+    });
+  }
+
+  private userById(id: string): User | undefined {
+    return this.get<User>('user_by_id', { id });
+  }
+
+  /** A new user, owner of a new organization on the sign-up plan named after them. Inside a write. */
+  private newUser(email: string | null): SignedIn {
+    const now = msIso(Date.now());
+    const user: User = { id: newId('usr'), email, created_at: now };
+    this.run('user_insert', { id: user.id, email, now });
+    const base = email ?? `Organization ${user.id}`;
+    let name = base;
+    for (let n = 2; this.orgByName(name) !== undefined; n++) name = `${base} (${n})`;
+    const orgId = newId('org');
+    this.run('organization_insert', { id: orgId, name, plan: SIGN_UP_PLAN, now: nowIso() });
+    this.run('membership_insert', { org_id: orgId, user_id: user.id, role: 'owner', now });
+    return { user, created: true, orgId };
+  }
+
+  signInByEmail(email: string): SignedIn {
+    const address = email.trim();
+    return this.write(() => {
+      const user = this.get<User>('user_by_email', { email: address });
+      return user ? { user, created: false, orgId: null } : this.newUser(address);
+    });
+  }
+
+  /**
+   * Linking: a new (issuer, subject) joins the existing account of its e-mail only when the
+   * provider says it verified that e-mail. That is safe here because the provider is the one the
+   * operator configured (OIDC_ISSUER), and an account's e-mail is itself proven (a spent link), so
+   * both prove control of the same mailbox. An unverified e-mail is never linked and never becomes
+   * the account's e-mail either (else a later sign-in link to that address would open an account
+   * its owner never made): the new account has no e-mail.
+   */
+  signInByIdentity(issuer: string, subject: string, email: string | null, emailVerified: boolean): SignedIn {
+    const address = email?.trim() || null;
+    const verified = emailVerified && address !== null;
+    return this.write(() => {
+      const claims = { issuer, subject, email: address, email_verified: verified ? 1 : 0 };
+      const known = this.get<{ user_id: string }>('identity_get', { issuer, subject });
+      if (known) {
+        this.run('identity_update_claims', claims);
+        return { user: this.userById(known.user_id)!, created: false, orgId: null };
+      }
+      const existing = verified ? this.get<User>('user_by_email', { email: address }) : undefined;
+      const signedIn = existing ? { user: existing, created: false, orgId: null } : this.newUser(verified ? address : null);
+      this.run('identity_insert', { ...claims, user_id: signedIn.user.id, now: msIso(Date.now()) });
+      return signedIn;
+    });
+  }
+
+  createSession(userId: string, absoluteTtlMs: number, nowMs = Date.now()): { ok: true; token: string; sessionId: string } | AccountRefusal {
+    if (!(absoluteTtlMs > 0)) return refuse('invalid');
+    if (this.userById(userId) === undefined) return refuse('unknown_user');
+    const token = newToken();
+    const sessionId = newId('ses');
+    this.run('session_insert', { id: sessionId, token_hash: keyHash(token), user_id: userId, now: msIso(nowMs), expires_at: msIso(nowMs + absoluteTtlMs) });
+    return { ok: true, token, sessionId };
+  }
+
+  touchSession(token: string, nowMs: number, idleMs: number): { userId: string; sessionId: string } | null {
+    type Row = { id: string; user_id: string; last_seen_at: string; expires_at: string; revoked_at: string | null };
+    const row = this.get<Row>('session_by_token', { token_hash: keyHash(token) });
+    if (row === undefined || row.revoked_at !== null || Date.parse(row.expires_at) <= nowMs) return null;
+    const seen = Date.parse(row.last_seen_at);
+    if (nowMs - seen > idleMs) return null;
+    if (nowMs - seen >= SEEN_GRANULARITY_MS) this.run('session_seen', { id: row.id, now: msIso(nowMs) });
+    return { userId: row.user_id, sessionId: row.id };
+  }
+
+  endSession(token: string): { ended: boolean } {
+    return { ended: this.run('session_end', { token_hash: keyHash(token), now: msIso(Date.now()) }).changes === 1 };
+  }
+
+  endAllSessions(userId: string): { ended: number } {
+    return { ended: this.run('sessions_end_all', { user_id: userId, now: msIso(Date.now()) }).changes };
+  }
+
+  organizationsOf(userId: string): OrgOfUser[] {
+    return this.all<OrgOfUser>('organizations_of_user', { user_id: userId });
+  }
+
+  acceptInvite(userId: string, orgId: string): { ok: true; joined: boolean } | AccountRefusal {
+    return this.write(() => {
+      if (this.userById(userId) === undefined) return refuse('unknown_user');
+      if (this.orgById(orgId) === undefined) return refuse('unknown_org');
+      const joined = this.run('membership_insert', { org_id: orgId, user_id: userId, role: 'member', now: msIso(Date.now()) }).changes === 1;
+      return { ok: true as const, joined };
+    });
+  }
+
+  members(orgId: string): Member[] {
+    return this.all<Member>('members_of_org', { org_id: orgId });
+  }
+
+  /** The organization's keys, newest first; `lastUsed` (key id → day) comes from the usage ledger. */
+  keysOf(orgId: string, lastUsed: ReadonlyMap<string, string> = new Map()): KeySummary[] {
+    return this.all<Omit<KeySummary, 'last_used'>>('keys_of_org', { org_id: orgId }).map((k) => ({ ...k, last_used: lastUsed.get(k.id) ?? null }));
+  }
+
+  /** Inside a write: a key for the organization, made by one of its members. */
+  private insertKeyFor(orgId: string, userId: string): NewKey | AccountRefusal {
+    if (this.get('membership_get', { org_id: orgId, user_id: userId }) === undefined) return refuse('not_member');
+    const key = newKey();
+    const keyId = newId('key');
+    const email = this.userById(userId)?.email ?? '';
+    this.run('key_insert_by_user', { id: keyId, org_id: orgId, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso(), created_by: userId });
+    return { ok: true, keyId, key };
+  }
+
+  createKeyFor(orgId: string, userId: string): NewKey | AccountRefusal {
+    return this.write(() => this.insertKeyFor(orgId, userId));
+  }
+
+  /** Revokes a key of this organization (any other organization's key is unknown here). */
+  revokeKey(orgId: string, keyId: string): { ok: true; revoked: boolean } | AccountRefusal {
+    return this.write(() => {
+      if (this.get('key_of_org', { id: keyId, org_id: orgId }) === undefined) return refuse('unknown_key');
+      return { ok: true as const, revoked: this.run('key_revoke_in_org', { id: keyId, org_id: orgId, now: nowIso() }).changes === 1 };
+    });
+  }
+
+  /**
+   * A new key, and the old one refused from now + graceMs. Rolling a key already rolling keeps the
+   * earlier instant: a roll never lengthens a key's life.
+   */
+  rollKey(orgId: string, userId: string, keyId: string, graceMs: number, nowMs = Date.now()): (NewKey & { revokeAt: string }) | AccountRefusal {
+    if (!(graceMs >= 0 && graceMs <= ROLL_GRACE_MAX_MS)) return refuse('invalid');
+    return this.write(() => {
+      const old = this.get<{ revoked_at: string | null; revoke_at: string | null }>('key_of_org', { id: keyId, org_id: orgId });
+      if (old === undefined) return refuse('unknown_key');
+      if (keyRevoked(old, nowMs)) return refuse('not_active');
+      const made = this.insertKeyFor(orgId, userId);
+      if (!made.ok) return made;
+      const wanted = nowMs + graceMs;
+      const revokeAtMs = old.revoke_at === null ? wanted : Math.min(wanted, Date.parse(old.revoke_at));
+      const revokeAt = msIso(revokeAtMs);
+      this.run('key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
+      return { ...made, revokeAt };
+    });
   }
 
   close(): void {
@@ -191,6 +452,7 @@ export class UsageDb {
   private readonly periodStmt: Database.Statement;
   private readonly byDayStmt: Database.Statement;
   private readonly byKeyStmt: Database.Statement;
+  private readonly lastUsedStmt: Database.Statement;
 
   private constructor(
     private readonly db: Database.Database | null,
@@ -202,6 +464,7 @@ export class UsageDb {
     this.periodStmt = dbOrEmpty.prepare(ledgerQuery('usage_period'));
     this.byDayStmt = dbOrEmpty.prepare(ledgerQuery('usage_by_day'));
     this.byKeyStmt = dbOrEmpty.prepare(ledgerQuery('usage_by_key'));
+    this.lastUsedStmt = dbOrEmpty.prepare(ledgerQuery('usage_last_day_by_key'));
   }
 
   /** The writer's connection: the server's metering thread, and nobody else. */
@@ -233,6 +496,12 @@ export class UsageDb {
   periodTotals(orgId: string, atMs: number): Totals {
     const p = periodAt(atMs);
     return this.periodStmt.get({ org_id: orgId, first_day: p.firstDay, last_day: p.lastDay }) as Totals;
+  }
+
+  /** Per key of the organization, the last day it made a request on (YYYY-MM-DD). */
+  lastUsedByKey(orgId: string): Map<string, string> {
+    const rows = this.lastUsedStmt.all({ org_id: orgId }) as { key_id: string; day: string }[];
+    return new Map(rows.map((r) => [r.key_id, r.day]));
   }
 
   byKey(atMs: number): Map<string, Totals> {

@@ -5,8 +5,11 @@
 // batch takes them all and charges them in one transaction, so one fsync covers many responses.
 // A charge is answered only after its transaction is on disk; answers that write nothing
 // (reservations, refusals, lookups) go out before the batch's fsync.
+//
+// It is also the server's one connection to accounts.sqlite, and runs the website's account
+// operations there (the main thread never runs SQL). Those commit on their own, before the batch.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { KeyInfo, MeterControl, MeterMessage, MeterReply, MeterRequest, MeterWorkerData, Plan, QuotaState } from '../protocol.ts';
+import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState } from '../protocol.ts';
 import { dayAt, periodAt } from './period.ts';
 import { AccountsDb, UsageDb, takeWriterLock, type AccountsView } from './store.ts';
 
@@ -33,12 +36,17 @@ let keysById = new Map<string, KeyInfo>();
 let keysByHash = new Map<string, KeyInfo>();
 let version = -1;
 
-/** Re-reads the accounts file when another process (the command line) has committed to it. */
-function refresh(): void {
+/**
+ * Re-reads the accounts file when another process (the command line) has committed to it, when a
+ * scheduled revocation has come, or when `force`d: data_version does not change for this
+ * connection's own commits, so after changing keys itself the thread must say so.
+ */
+function refresh(force = false): void {
   const v = accounts.dataVersion();
-  if (v === version) return;
+  const nowMs = Date.now();
+  if (!force && v === version && nowMs < view.nextRevokeAtMs) return;
   version = v;
-  view = accounts.view();
+  view = accounts.view(nowMs);
   keysById = new Map(view.keys.map((k) => [k.keyId, k]));
   keysByHash = new Map(view.keys.map((k) => [k.hash, k]));
   post({ type: 'accounts', keys: view.keys, plans: [...view.plans.values()] });
@@ -122,8 +130,57 @@ function activeKey(id: number, keyId: string): KeyInfo | MeterReply {
   return key;
 }
 
+/** The account calls as the thread runs them: the store's, with keys' last use from the usage ledger. */
+const accountCalls: AccountCalls = {
+  issueLoginToken: (...a) => accounts.issueLoginToken(...a),
+  spendLoginToken: (...a) => accounts.spendLoginToken(...a),
+  signInByEmail: (...a) => accounts.signInByEmail(...a),
+  signInByIdentity: (...a) => accounts.signInByIdentity(...a),
+  createSession: (...a) => accounts.createSession(...a),
+  touchSession: (...a) => accounts.touchSession(...a),
+  endSession: (...a) => accounts.endSession(...a),
+  endAllSessions: (...a) => accounts.endAllSessions(...a),
+  organizationsOf: (...a) => accounts.organizationsOf(...a),
+  acceptInvite: (...a) => accounts.acceptInvite(...a),
+  members: (...a) => accounts.members(...a),
+  keysOf: (orgId) => accounts.keysOf(orgId, usage.lastUsedByKey(orgId)),
+  createKeyFor: (...a) => accounts.createKeyFor(...a),
+  revokeKey: (...a) => accounts.revokeKey(...a),
+  rollKey: (...a) => accounts.rollKey(...a),
+};
+
+/** Calls after which the main thread's copy of the keys is stale. */
+const CHANGES_KEYS: ReadonlySet<AccountCall> = new Set<AccountCall>(['createKeyFor', 'revokeKey', 'rollKey']);
+const CALLS: ReadonlySet<string> = new Set(ACCOUNT_CALLS);
+
+/**
+ * Runs the batch's account operations, each its own transaction: one that fails (the command line
+ * holding the file past busy_timeout) answers `unavailable` and the others go on. The new keys are
+ * posted before the answers, so a key is known to the main thread by the time its creator hears of it.
+ */
+function runAccountCalls(ops: readonly AccountRequest[]): MeterReply[] {
+  const replies: MeterReply[] = [];
+  let keysChanged = false;
+  for (const r of ops) {
+    if (!CALLS.has(r.call)) {
+      replies.push({ id: r.id, ok: false, code: 'unavailable', detail: `no account operation ${String(r.call)}` });
+      continue;
+    }
+    try {
+      const fn = accountCalls[r.call] as (...args: unknown[]) => unknown;
+      replies.push({ id: r.id, ok: true, account: fn(...r.args) });
+      keysChanged ||= CHANGES_KEYS.has(r.call);
+    } catch (err) {
+      process.emitWarning(`account operation ${r.call} failed: ${(err as Error).message}`);
+      replies.push({ id: r.id, ok: false, code: 'unavailable', detail: 'The accounts store cannot be reached right now; retry shortly.' });
+    }
+  }
+  if (keysChanged) refresh(true);
+  return replies;
+}
+
 /** Handles one request; its answer goes to `now` (nothing written) or `afterCommit`. */
-function handle(r: MeterRequest, now: MeterReply[], afterCommit: MeterReply[]): number {
+function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], afterCommit: MeterReply[]): number {
   switch (r.op) {
     case 'lookup':
       now.push({ id: r.id, ok: true, key: keysByHash.get(r.hash) ?? null });
@@ -208,8 +265,12 @@ let closing = false;
 
 function flush(): void {
   scheduled = false;
-  const ops = queue;
+  const all = queue;
   queue = [];
+  if (all.length === 0) return;
+  const accountOps = all.filter((r): r is AccountRequest => r.op === 'account');
+  const ops = all.filter((r): r is Exclude<MeterRequest, AccountRequest> => r.op !== 'account');
+  if (accountOps.length) post({ type: 'replies', replies: runAccountCalls(accountOps), batch: { ops: 0, charges: 0, commitMs: 0 } });
   if (ops.length === 0) return;
   const now: MeterReply[] = [];
   let afterCommit: MeterReply[] = [];
@@ -284,4 +345,4 @@ const poll = setInterval(() => {
     process.emitWarning(`accounts store read failed: ${(err as Error).message}`);
   }
 }, data.accountsPollMs);
-refresh();
+refresh(true);
