@@ -20,6 +20,8 @@ import { healthzRoute, openapiRoute, readyzRoute } from './routes/operations.ts'
 import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
+import { createMailer } from './web/mail.ts';
+import { loadSecret } from './web/session.ts';
 import { createSite } from './web/site.ts';
 
 export const ROUTES: readonly AnyRoute[] = [eventsRoute, eventRoute, csvRoute, rssRoute, jsonFeedRoute, icsFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
@@ -78,7 +80,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     metrics,
     openapi: () => (openapi ??= Buffer.from(JSON.stringify(openApiDocument(ROUTES, config, version)))),
   };
-  const handle = createHandler(ROUTES, svc, logger, createSite(svc, logger));
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: logger });
+  const site = createSite({ ...svc, mailer, webSecret: loadSecret(config.ledgerDir) }, logger);
+  const handle = createHandler(ROUTES, svc, logger, site);
 
   let drained: (() => void) | null = null;
   const onFinished = (f: Finished): void => {
@@ -140,6 +144,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       snapshots.stop();
       demoLimiter.close();
       keyLimiter.close();
+      mailer.close();
       await meter.close();
       await pool.close();
       logger.info({ in_flight: inFlight }, 'stopped');

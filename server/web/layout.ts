@@ -59,6 +59,7 @@ export const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
 const NAV = [
   { href: '/events', label: 'Browse events', owns: ['/events', '/cities/', '/categories/'] },
   { href: '/docs', label: 'Developers', owns: ['/docs'] },
+  { href: '/account', label: 'Your account', owns: ['/account'] },
 ] as const;
 
 /**

@@ -29,7 +29,9 @@ import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../workers/snapshot/taxonomy.ts';
+import { createAccount } from './account.ts';
 import { SECURITY_HEADERS, type Site } from './layout.ts';
+import type { Mailer } from './mail.ts';
 import { browsePage, type BrowseInput } from './pages/browse.ts';
 import { docsPage, errorsPage } from './pages/docs.ts';
 import { eventPage } from './pages/event.ts';
@@ -42,10 +44,14 @@ export interface SiteServices {
   readonly snapshots: Snapshots;
   readonly pool: QueryPool;
   readonly cache: ResponseCache;
-  readonly meter: Pick<Meter, 'plans'>;
+  readonly meter: Pick<Meter, 'plans' | 'plan' | 'accounts' | 'usage'>;
   readonly metrics: Metrics;
   /** The OpenAPI document's bytes: the docs are generated from it. */
   readonly openapi: () => Buffer;
+  /** Sign-in mail (account pages). */
+  readonly mailer: Pick<Mailer, 'send'>;
+  /** The key of CSRF tokens and signed cookies (session.ts loadSecret). */
+  readonly webSecret: Buffer;
 }
 
 const HTML_TYPE = 'text/html; charset=utf-8';
@@ -406,8 +412,12 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     return htmlReply(404, notFoundPage(site, { path: p.slice(0, 200) }), 'web:unmatched');
   };
 
+  // The account pages take POSTs of their own forms; every other page is GET/HEAD only.
+  const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, secret: svc.webSecret, log });
+  const pages = (req: Request): Reply | Promise<Reply> =>
+    req.method !== 'GET' && req.method !== 'HEAD' ? htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]) : dispatch(req);
+
   return (req) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]);
     const fail = (err: unknown): Reply => {
       if (err instanceof ApiError && err.code === 'unavailable') {
         const retry = err.headers.find(([k]) => k === 'Retry-After')?.[1] ?? '5';
@@ -417,7 +427,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
       return htmlReply(500, internalErrorPage(site), 'web');
     };
     try {
-      const out = dispatch(req);
+      const out = account(req) ?? pages(req);
       return out instanceof Promise ? out.catch(fail) : out;
     } catch (err) {
       return fail(err);

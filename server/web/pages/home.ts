@@ -127,6 +127,7 @@ ${categoryList(input.categories)}
 <h2 id="developers-heading">For newsletters, media and apps</h2>
 <p>The same listings are available through the ${site.name} API: JSON, CSV, RSS, JSON Feed and iCalendar, with the filters this site has. Try it without a key, then get one for your newsletter, publication or app.</p>
 <ul class="link-list">
+<li><a href="/account/sign-in">Get a free API key</a> (sign in with your e-mail: the Community plan, 25 events a month)</li>
 <li><a href="/docs#quick-start">API quick start</a></li>
 <li><a href="/docs">API reference and developer docs</a></li>
 </ul>
