@@ -15,7 +15,7 @@ import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { GoneEvent } from '../protocol.ts';
-import { RecordStore } from './records.ts';
+import { RecordStore, writeLineIndex } from './records.ts';
 import { pathLiteral, sqlFile } from './sql.ts';
 
 export const GONE_FILE = 'gone.jsonl';
@@ -71,13 +71,7 @@ export async function indexGoneFile(dir: string): Promise<number> {
     await rm(file, { force: true });
     return 0;
   }
-  const idx = await open(path.join(dir, GONE_INDEX), 'w');
-  try {
-    await idx.write(Buffer.from(new Float64Array(offsets).buffer));
-    await idx.sync();
-  } finally {
-    await idx.close();
-  }
+  await writeLineIndex(path.join(dir, GONE_INDEX), offsets);
   return offsets.length - 1;
 }
 

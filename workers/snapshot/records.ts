@@ -20,6 +20,20 @@ export const RECORDS_INDEX = 'records.idx';
 export const RECORDS_CSV = 'records.csv';
 export const RECORDS_CSV_INDEX = 'records.csv.idx';
 
+/**
+ * The index RecordStore reads beside a file of lines: the byte offset of each line's start, and of
+ * the end, as float64s; written and synced.
+ */
+export async function writeLineIndex(idxPath: string, offsets: readonly number[]): Promise<void> {
+  const idx = await open(idxPath, 'w');
+  try {
+    await idx.write(Buffer.from(new Float64Array(offsets).buffer));
+    await idx.sync();
+  } finally {
+    await idx.close();
+  }
+}
+
 /** Lines appended in order to a file, with the offsets of their starts (and of the end), buffered into large writes. */
 class LineFile {
   readonly offsets: number[] = [0];
@@ -55,13 +69,7 @@ class LineFile {
     } finally {
       await this.file.close();
     }
-    const idx = await open(idxPath, 'w');
-    try {
-      await idx.write(Buffer.from(new Float64Array(this.offsets).buffer));
-      await idx.sync();
-    } finally {
-      await idx.close();
-    }
+    await writeLineIndex(idxPath, this.offsets);
   }
 
   async abandon(): Promise<void> {
