@@ -19,12 +19,12 @@ import type { Reply, Request } from '../http.ts';
 import type { Logger } from '../log.ts';
 import type { Meter } from '../meter.ts';
 import type { Metrics } from '../metrics.ts';
-import { searchParams, type SearchParams } from '../params.ts';
+import { MAX_OFFSET, searchParams, type SearchParams } from '../params.ts';
 import type { QueryPool } from '../pool.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
 import type { LoadedSnapshot, Snapshots } from '../snapshots.ts';
 import type { EventRecord } from '../../workers/record.ts';
-import type { CalendarInfo, EventMissing, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import type { CalendarInfo, EventMissing, SearchOk, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
@@ -206,16 +206,22 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     return keptReply(req, kept, opts.type ?? HTML_TYPE, route, outcome.hit, opts.headers ?? [], snap);
   };
 
-  /** One page of a search, as records (no plan: the website shows every category). */
-  const search = async (snap: LoadedSnapshot, query: SearchQuery, signal: AbortSignal): Promise<{ records: EventRecord[]; total: number; validUntilMs: number | null }> => {
+  /** A search on a query worker as the website asks it: no plan, so no excluded category, no quota cut. */
+  const runSearch = async (snap: LoadedSnapshot, query: SearchQuery, format: 'json' | 'ics', calendar: CalendarInfo | null, signal: AbortSignal): Promise<SearchOk> => {
     const r = await svc.pool.run(
       {
-        kind: 'search', snapshot: snap.ref, query, format: 'json', excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
-        attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: 100_000, cut: null, links: null, calendar: null,
+        kind: 'search', snapshot: snap.ref, query, format, excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
+        attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: MAX_OFFSET, cut: null, links: null, calendar,
       },
       signal,
     );
     if (!r.ok) workerFailed(r);
+    return r;
+  };
+
+  /** One page of a search, as records (no plan: the website shows every category). */
+  const search = async (snap: LoadedSnapshot, query: SearchQuery, signal: AbortSignal): Promise<{ records: EventRecord[]; total: number; validUntilMs: number | null }> => {
+    const r = await runSearch(snap, query, 'json', null, signal);
     const parsed = JSON.parse(Buffer.from(r.body).toString('utf8')) as { events: EventRecord[]; total: number };
     return { records: parsed.events, total: parsed.total, validUntilMs: r.validUntilMs };
   };
@@ -264,7 +270,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
         return withQuery(pagePath, filterQuery(vals, []));
       };
       const prev = query.offset > 0 ? pageHref(Math.max(0, query.offset - query.limit)) : null;
-      const next = query.offset + query.limit < found.total && query.offset + query.limit <= 100_000 ? pageHref(query.offset + query.limit) : null;
+      const next = query.offset + query.limit < found.total && query.offset + query.limit <= MAX_OFFSET ? pageHref(query.offset + query.limit) : null;
       const html = browsePage(site, base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []));
       return { body: html, validUntilMs: found.validUntilMs };
     });
@@ -290,14 +296,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
       route,
       `calendar\0${queryKey(query)}\0${q}`,
       async (signal) => {
-        const r = await svc.pool.run(
-          {
-            kind: 'search', snapshot: snap.ref, query, format: 'ics', excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
-            attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: 100_000, cut: null, links: null, calendar: cal,
-          },
-          signal,
-        );
-        if (!r.ok) workerFailed(r);
+        const r = await runSearch(snap, query, 'ics', cal, signal);
         return { body: r.body, validUntilMs: r.validUntilMs };
       },
       { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', 'inline; filename="family-events.ics"']] },
