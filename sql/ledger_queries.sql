@@ -48,7 +48,9 @@ INSERT INTO api_keys (id, org_id, key_hash, hint, email, created_at, created_by)
 VALUES ($id, $org_id, $key_hash, $hint, $email, $now, $created_by)
 
 -- query: keys_of_org
-SELECT id, hint, created_at, revoked_at, revoke_at, created_by FROM api_keys WHERE org_id = $org_id ORDER BY created_at DESC, id
+SELECT id, hint, created_at, revoked_at, revoke_at, created_by FROM api_keys WHERE org_id = $org_id
+-- created_at is to the second: within one, the later insert (rowid) is the newer key.
+ORDER BY created_at DESC, rowid DESC
 
 -- query: key_of_org
 SELECT id, revoked_at, revoke_at FROM api_keys WHERE id = $id AND org_id = $org_id
@@ -118,6 +120,12 @@ SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_toke
 
 -- query: login_token_spend
 UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
+
+-- query: login_tokens_purge
+DELETE FROM login_tokens WHERE expires_at < $cutoff OR used_at < $cutoff
+
+-- query: sessions_purge
+DELETE FROM sessions WHERE expires_at < $cutoff OR revoked_at < $cutoff
 
 -- query: usage_charge
 INSERT INTO usage_days (org_id, key_id, day, records, requests) VALUES ($org_id, $key_id, $day, $records, $requests)

@@ -358,16 +358,20 @@ export interface AccountCalls {
   createSession(userId: string, absoluteTtlMs: number): { readonly ok: true; readonly token: string; readonly sessionId: string } | AccountRefusal;
   /** The session's user, or null when unknown, ended, idle too long or past its absolute expiry. */
   touchSession(token: string, nowMs: number, idleMs: number): { readonly userId: string; readonly sessionId: string } | null;
-  endSession(token: string): { readonly ended: boolean };
-  endAllSessions(userId: string): { readonly ended: number };
+  endSession(token: string, nowMs: number): { readonly ended: boolean };
+  endAllSessions(userId: string, nowMs: number): { readonly ended: number };
   organizationsOf(userId: string): readonly OrgOfUser[];
   acceptInvite(userId: string, orgId: string): { readonly ok: true; readonly joined: boolean } | AccountRefusal;
+  /** The account of an invitation's addressee (made without an organization of its own when new), now a member. */
+  joinByInvite(email: string, orgId: string): SignedIn | AccountRefusal;
   members(orgId: string): readonly Member[];
   keysOf(orgId: string): readonly KeySummary[];
   createKeyFor(orgId: string, userId: string): NewKey | AccountRefusal;
   revokeKey(orgId: string, keyId: string): { readonly ok: true; readonly revoked: boolean } | AccountRefusal;
   /** A new key for the organization; the old one is refused from `revokeAt` (now + graceMs). */
   rollKey(orgId: string, userId: string, keyId: string, graceMs: number): (NewKey & { readonly revokeAt: string }) | AccountRefusal;
+  /** The organization's usage in the period holding `atMs`: the body /v1/usage answers, whatever its keys' states. */
+  orgUsage(orgId: string, atMs: number): UsageBody | AccountRefusal;
 }
 
 export type AccountCall = keyof AccountCalls;
@@ -384,11 +388,13 @@ const CALL_NAMES: Record<AccountCall, true> = {
   endAllSessions: true,
   organizationsOf: true,
   acceptInvite: true,
+  joinByInvite: true,
   members: true,
   keysOf: true,
   createKeyFor: true,
   revokeKey: true,
   rollKey: true,
+  orgUsage: true,
 };
 /** The calls, for the main thread's client and the thread's dispatch (which refuses any other name). */
 export const ACCOUNT_CALLS = Object.keys(CALL_NAMES) as AccountCall[];

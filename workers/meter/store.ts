@@ -48,6 +48,14 @@ const msIso = (ms: number): string => new Date(ms).toISOString();
 
 /** A sign-in link is valid for at most this long, whatever the caller asks. */
 export const LOGIN_TOKEN_MAX_MS = 15 * 60_000;
+/**
+ * An invitation is valid for at most this long: the invitee reads their mail when they do, not
+ * within a sign-in's quarter of an hour. It is single use, and it can only make its own addressee a
+ * member (spending it proves that mailbox, as a sign-in link does).
+ */
+export const INVITE_TOKEN_MAX_MS = 7 * 24 * 3600_000;
+/** Spent and expired links, and ended sessions, are deleted this long after they stop working. */
+export const PURGE_AFTER_MS = 24 * 3600_000;
 /** A session's last_seen_at is written at most this often (reads would otherwise all write). */
 const SEEN_GRANULARITY_MS = 60_000;
 /** The longest grace a rolled key may keep working. */
@@ -134,7 +142,8 @@ export interface AccountsView {
   readonly nextRevokeAtMs: number;
 }
 
-export class AccountsDb implements AccountCalls {
+// orgUsage reads the usage ledger too: the thread answers it from both files.
+export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
   private constructor(private readonly db: Database.Database) {}
 
   /** Opens (creating the file, the schema and the shipped plans if needed, and upgrading an older file). */
@@ -274,7 +283,7 @@ export class AccountsDb implements AccountCalls {
       org_id: orgId,
       binding_hash: bindingHash,
       now: msIso(nowMs),
-      expires_at: msIso(nowMs + Math.min(ttlMs, LOGIN_TOKEN_MAX_MS)),
+      expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
     });
     return { ok: true, token };
   }
@@ -288,8 +297,9 @@ export class AccountsDb implements AccountCalls {
       if (row === undefined) return { ok: false, reason: 'unknown' };
       if (row.used_at !== null) return { ok: false, reason: 'used' };
       if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
-      // Another browser's attempt does not burn the link: its owner may still use it.
-      if (!sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
+      // Another browser's attempt does not burn the link: its owner may still use it. An invitation
+      // is opened by someone other than whoever asked for it, so it is bound to no browser.
+      if (row.purpose === 'sign_in' && !sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
       if (this.run('login_token_spend', { token_hash: hash, now: msIso(nowMs) }).changes !== 1) return { ok: false, reason: 'used' };
       return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id };
     });
@@ -299,11 +309,17 @@ export class AccountsDb implements AccountCalls {
     return this.get<User>('user_by_id', { id });
   }
 
+  /** A new user without an organization. Inside a write. */
+  private insertUser(email: string | null): User {
+    const user: User = { id: newId('usr'), email, created_at: msIso(Date.now()) };
+    this.run('user_insert', { id: user.id, email, now: user.created_at });
+    return user;
+  }
+
   /** A new user, owner of a new organization on the sign-up plan named after them. Inside a write. */
   private newUser(email: string | null): SignedIn {
-    const now = msIso(Date.now());
-    const user: User = { id: newId('usr'), email, created_at: now };
-    this.run('user_insert', { id: user.id, email, now });
+    const user = this.insertUser(email);
+    const now = user.created_at;
     const base = email ?? `Organization ${user.id}`;
     let name = base;
     for (let n = 2; this.orgByName(name) !== undefined; n++) name = `${base} (${n})`;
@@ -365,12 +381,12 @@ export class AccountsDb implements AccountCalls {
     return { userId: row.user_id, sessionId: row.id };
   }
 
-  endSession(token: string): { ended: boolean } {
-    return { ended: this.run('session_end', { token_hash: keyHash(token), now: msIso(Date.now()) }).changes === 1 };
+  endSession(token: string, nowMs = Date.now()): { ended: boolean } {
+    return { ended: this.run('session_end', { token_hash: keyHash(token), now: msIso(nowMs) }).changes === 1 };
   }
 
-  endAllSessions(userId: string): { ended: number } {
-    return { ended: this.run('sessions_end_all', { user_id: userId, now: msIso(Date.now()) }).changes };
+  endAllSessions(userId: string, nowMs = Date.now()): { ended: number } {
+    return { ended: this.run('sessions_end_all', { user_id: userId, now: msIso(nowMs) }).changes };
   }
 
   organizationsOf(userId: string): OrgOfUser[] {
@@ -384,6 +400,34 @@ export class AccountsDb implements AccountCalls {
       const joined = this.run('membership_insert', { org_id: orgId, user_id: userId, role: 'member', now: msIso(Date.now()) }).changes === 1;
       return { ok: true as const, joined };
     });
+  }
+
+  /**
+   * The account of an invitation's addressee (who just proved the mailbox by spending it), made a
+   * member of the organization. A new account gets no organization of its own: it came to join one.
+   */
+  joinByInvite(email: string, orgId: string): SignedIn | AccountRefusal {
+    const address = email.trim();
+    return this.write(() => {
+      if (this.orgById(orgId) === undefined) return refuse('unknown_org');
+      const known = this.get<User>('user_by_email', { email: address });
+      const user = known ?? this.insertUser(address);
+      this.run('membership_insert', { org_id: orgId, user_id: user.id, role: 'member', now: msIso(Date.now()) });
+      return { user, created: known === undefined, orgId: null };
+    });
+  }
+
+  /**
+   * Deletes what can no longer be used: links expired or spent, and sessions ended or past their
+   * absolute expiry, each a day after it stopped working (so an attempt just after still reads as
+   * "expired" or "used", not "unknown"). Returns what it deleted.
+   */
+  purgeExpired(nowMs: number): { readonly loginTokens: number; readonly sessions: number } {
+    const cutoff = msIso(nowMs - PURGE_AFTER_MS);
+    return this.write(() => ({
+      loginTokens: this.run('login_tokens_purge', { cutoff }).changes,
+      sessions: this.run('sessions_purge', { cutoff }).changes,
+    }));
   }
 
   members(orgId: string): Member[] {

@@ -142,11 +142,20 @@ const accountCalls: AccountCalls = {
   endAllSessions: (...a) => accounts.endAllSessions(...a),
   organizationsOf: (...a) => accounts.organizationsOf(...a),
   acceptInvite: (...a) => accounts.acceptInvite(...a),
+  joinByInvite: (...a) => accounts.joinByInvite(...a),
   members: (...a) => accounts.members(...a),
   keysOf: (orgId) => accounts.keysOf(orgId, usage.lastUsedByKey(orgId)),
   createKeyFor: (...a) => accounts.createKeyFor(...a),
   revokeKey: (...a) => accounts.revokeKey(...a),
   rollKey: (...a) => accounts.rollKey(...a),
+  orgUsage: (orgId, atMs) => {
+    // The thread's own commits (a sign-up's new organization) do not move data_version: re-read once.
+    if (!view.orgs.has(orgId)) refresh(true);
+    const org = view.orgs.get(orgId);
+    const plan = org && view.plans.get(org.plan);
+    // Earlier batches' charges are committed before this one's account calls run.
+    return org && plan ? usage.report(org, plan, atMs) : { ok: false, reason: 'unknown_org' };
+  },
 };
 
 /** Calls after which the main thread's copy of the keys is stale. */
@@ -336,11 +345,23 @@ port.on('message', (m: readonly MeterRequest[] | MeterControl) => {
   }
 });
 
+/** Spent links and ended sessions are swept this often (and at start), on the wall clock they expire by. */
+const PURGE_EVERY_MS = 3600_000;
+let purgedAt = -Infinity;
+
+function purge(): void {
+  const nowMs = Date.now();
+  if (nowMs - purgedAt < PURGE_EVERY_MS) return;
+  purgedAt = nowMs;
+  accounts.purgeExpired(nowMs);
+}
+
 // New keys and revocations reach the main thread without waiting for traffic. A failed read is
 // retried at the next tick or batch; it must not end the thread.
 const poll = setInterval(() => {
   try {
     refresh();
+    purge();
   } catch (err) {
     process.emitWarning(`accounts store read failed: ${(err as Error).message}`);
   }

@@ -14,12 +14,21 @@ import { createLogger } from '../../../server/log.ts';
 import { Meter, type MeterFailure } from '../../../server/meter.ts';
 import { keyHash } from '../../../workers/meter/keys.ts';
 import { dayAt } from '../../../workers/meter/period.ts';
-import { AccountsDb } from '../../../workers/meter/store.ts';
+import { AccountsDb, INVITE_TOKEN_MAX_MS } from '../../../workers/meter/store.ts';
 
 let dir: string;
 let config: Config;
 let cli: AccountsDb;
 let meter: Meter;
+/** A read-only look at accounts.sqlite: what the store really keeps. */
+const peek = <T>(sql: string, ...params: unknown[]): T | undefined => {
+  const db = new Database(path.join(dir, 'accounts.sqlite'), { readonly: true });
+  try {
+    return db.prepare(sql).get(...params) as T | undefined;
+  } finally {
+    db.close();
+  }
+};
 const { logger } = createLogger('silent');
 const MIN = 60_000;
 
@@ -113,16 +122,26 @@ describe('sign-in links', () => {
     assert.ok(known.ok && unknown.ok);
   });
 
-  test('an invitation carries its organization; accepting it makes a member who sees the same keys', async () => {
+  test('an invitation carries its organization, lasts days not minutes, is bound to no browser, and makes its addressee a member', async () => {
     const owner = await newUser();
-    const b = binding('invitee browser');
-    const invite = ok(await meter.accounts.issueLoginToken(freshEmail(), 'invite', owner.org.id, b, 10 * MIN));
+    const inviteeEmail = freshEmail();
+    const t0 = Date.now();
+    // The inviter's browser asked for it; the invitee opens it in theirs.
+    const invite = ok(await meter.accounts.issueLoginToken(inviteeEmail, 'invite', owner.org.id, binding('inviter browser'), 30 * 24 * 60 * MIN));
     assert.ok(invite.ok);
-    const spent = ok(await meter.accounts.spendLoginToken(invite.token, b, Date.now()));
+    const stored = peek<{ created_at: string; expires_at: string }>('SELECT created_at, expires_at FROM login_tokens WHERE token_hash = ?', keyHash(invite.token))!;
+    assert.equal(Date.parse(stored.expires_at) - Date.parse(stored.created_at), INVITE_TOKEN_MAX_MS, 'capped at the invitation maximum');
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1)), { ok: false, reason: 'expired' });
+    const spent = ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), t0 + 3 * 24 * 60 * MIN));
     assert.ok(spent.ok);
+    assert.equal(spent.purpose, 'invite');
     assert.equal(spent.orgId, owner.org.id);
-    const invitee = ok(await meter.accounts.signInByEmail(spent.email));
-    assert.deepEqual(ok(await meter.accounts.acceptInvite(invitee.user.id, owner.org.id)), { ok: true, joined: true });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), Date.now())), { ok: false, reason: 'used' });
+    const invitee = ok(await meter.accounts.joinByInvite(spent.email, owner.org.id));
+    assert.ok('user' in invitee);
+    assert.equal(invitee.created, true);
+    // A new account made by an invitation came to join: it has no organization of its own.
+    assert.deepEqual(ok(await meter.accounts.organizationsOf(invitee.user.id)).map((o) => [o.id, o.role]), [[owner.org.id, 'member']]);
     const members = ok(await meter.accounts.members(owner.org.id));
     assert.deepEqual(members.map((m) => [m.user_id, m.role]), [
       [owner.user.id, 'owner'],
@@ -131,7 +150,69 @@ describe('sign-in links', () => {
     const made = ok(await meter.accounts.createKeyFor(owner.org.id, invitee.user.id));
     assert.ok(made.ok);
     assert.deepEqual(ok(await meter.accounts.keysOf(owner.org.id)).map((k) => k.id), [made.keyId]);
-    assert.deepEqual(ok(await meter.accounts.issueLoginToken('x@y.example', 'invite', 'org_nosuchorg', b, MIN)), { ok: false, reason: 'unknown_org' });
+    assert.deepEqual(ok(await meter.accounts.issueLoginToken('x@y.example', 'invite', 'org_nosuchorg', binding('b'), MIN)), { ok: false, reason: 'unknown_org' });
+    assert.deepEqual(ok(await meter.accounts.joinByInvite('x@y.example', 'org_nosuchorg')), { ok: false, reason: 'unknown_org' });
+
+    // An existing account joins as it is: its own organization stays, the new one is added.
+    const other = await newUser();
+    const joined = ok(await meter.accounts.joinByInvite(other.user.email!.toUpperCase(), owner.org.id));
+    assert.ok('user' in joined);
+    assert.deepEqual([joined.user.id, joined.created], [other.user.id, false]);
+    assert.deepEqual(ok(await meter.accounts.organizationsOf(other.user.id)).map((o) => [o.id, o.role]), [[other.org.id, 'owner'], [owner.org.id, 'member']]);
+  });
+
+  test('spent and expired links and ended sessions are purged a day after they stop working, and nothing live is', async () => {
+    const store = AccountsDb.open(dir);
+    try {
+      const { user } = await newUser();
+      const now = Date.now();
+      const DAY = 24 * 60 * MIN;
+      const b = binding('purge browser');
+      const live = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now);
+      const oldExpired = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
+      const oldSpent = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
+      assert.ok(live.ok && oldExpired.ok && oldSpent.ok);
+      assert.ok(store.spendLoginToken(oldSpent.token, b, now - 2 * DAY + MIN).ok);
+      const recentExpired = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 30 * MIN);
+      assert.ok(recentExpired.ok);
+      const liveSession = store.createSession(user.id, DAY, now);
+      const oldSession = store.createSession(user.id, DAY, now - 3 * DAY);
+      const endedLongAgo = store.createSession(user.id, 30 * DAY, now - 3 * DAY);
+      const endedNow = store.createSession(user.id, 30 * DAY, now);
+      assert.ok(liveSession.ok && oldSession.ok && endedLongAgo.ok && endedNow.ok);
+      store.endSession(endedLongAgo.token, now - 2 * DAY);
+      store.endSession(endedNow.token, now);
+
+      const purged = store.purgeExpired(now);
+      assert.ok(purged.loginTokens >= 2 && purged.sessions >= 2, JSON.stringify(purged));
+      const tokenLeft = (t: string): boolean => peek('SELECT 1 FROM login_tokens WHERE token_hash = ?', keyHash(t)) !== undefined;
+      const sessionLeft = (t: string): boolean => peek('SELECT 1 FROM sessions WHERE token_hash = ?', keyHash(t)) !== undefined;
+      assert.deepEqual([tokenLeft(live.token), tokenLeft(recentExpired.token), tokenLeft(oldExpired.token), tokenLeft(oldSpent.token)], [true, true, false, false]);
+      assert.deepEqual([sessionLeft(liveSession.token), sessionLeft(endedNow.token), sessionLeft(oldSession.token), sessionLeft(endedLongAgo.token)], [true, true, false, false]);
+      // A link that just expired still reads as expired, not unknown, to whoever tries it.
+      assert.deepEqual(store.spendLoginToken(recentExpired.token, b, now), { ok: false, reason: 'expired' });
+      assert.ok(store.touchSession(liveSession.token, now, DAY));
+    } finally {
+      store.close();
+    }
+  });
+
+  test('an organization\'s usage is read whatever its keys\' states, the body /v1/usage answers', async () => {
+    const owner = await newUser();
+    const before = ok(await meter.accounts.orgUsage(owner.org.id, Date.now()));
+    assert.ok('records' in before);
+    assert.deepEqual([before.records.used, before.records.limit, before.organization.id], [0, 25, owner.org.id]);
+    const made = ok(await meter.accounts.createKeyFor(owner.org.id, owner.user.id));
+    assert.ok(made.ok);
+    const at = Date.now();
+    const grant = await meter.reserve(made.keyId, 7, true, at);
+    assert.ok(grant.ok);
+    ok(await meter.accounts.revokeKey(owner.org.id, made.keyId));
+    const afterRevoke = ok(await meter.accounts.orgUsage(owner.org.id, at));
+    assert.ok('records' in afterRevoke);
+    assert.equal(afterRevoke.records.used, 7);
+    assert.equal(afterRevoke.by_day.find((d) => d.date === dayAt(at))?.records, 7);
+    assert.deepEqual(ok(await meter.accounts.orgUsage('org_nosuchorg', at)), { ok: false, reason: 'unknown_org' });
   });
 });
 
@@ -200,13 +281,13 @@ describe('sessions', () => {
     const b = ok(await meter.accounts.createSession(user.id, 60 * MIN));
     assert.ok(a.ok && b.ok);
     assert.notEqual(a.token, b.token);
-    assert.deepEqual(ok(await meter.accounts.endSession(a.token)), { ended: true });
+    assert.deepEqual(ok(await meter.accounts.endSession(a.token, Date.now())), { ended: true });
     assert.equal(ok(await meter.accounts.touchSession(a.token, Date.now(), MIN)), null, 'signed out');
     assert.ok(ok(await meter.accounts.touchSession(b.token, Date.now(), MIN)), 'the other session lives on');
     const c = ok(await meter.accounts.createSession(user.id, 60 * MIN));
     assert.ok(c.ok);
     // b, c, and s (expired only in the simulated future above) were still open.
-    assert.deepEqual(ok(await meter.accounts.endAllSessions(user.id)), { ended: 3 });
+    assert.deepEqual(ok(await meter.accounts.endAllSessions(user.id, Date.now())), { ended: 3 });
     for (const t of [s.token, b.token, c.token]) assert.equal(ok(await meter.accounts.touchSession(t, Date.now(), MIN)), null, 'signed out everywhere');
     assert.deepEqual(ok(await meter.accounts.createSession('usr_nobody', MIN)), { ok: false, reason: 'unknown_user' });
   });
