@@ -151,6 +151,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     const missing = (['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const).find((_, i) => oidcVars[i] === undefined) ?? 'OIDC_ISSUER';
     throw new ConfigError(missing, 'must be set with the other OIDC_* variables (issuer, client id and secret come together)');
   }
+  // openid-client refuses a plain-http provider; only one on this machine (development, tests) may be.
+  if (e.OIDC_ISSUER?.startsWith('http:') && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(e.OIDC_ISSUER).hostname)) {
+    throw new ConfigError('OIDC_ISSUER', 'must be an https:// URL (plain http only for a provider on this machine: 127.0.0.1, localhost or [::1])');
+  }
   const pinned = e.FAMILY_EVENTS_NOW;
   const webBaseUrl = e.WEB_BASE_URL ?? e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`;
   return Object.freeze({

@@ -1,8 +1,12 @@
-// The account routes of the website (issue 16): e-mail sign-in by magic link, the dashboard, keys
+// The account routes of the website (issue 16): sign-in by e-mail link or with the identity
+// provider (OpenID Connect), the dashboard, keys (create, roll, revoke), members and invitations,
 // and sign-out. Every state change is a POST from our own forms, checked for its origin and its
 // CSRF token (bound to the pre-session cookie before sign-in, to the session once signed in).
-// Sessions and sign-in tokens run on the wall clock, as the accounts store does; usage runs on the
-// configured clock, as /v1/usage does.
+//
+// Two clocks, on purpose. Everything that expires for security (links, sessions, a rolled key's
+// grace) runs on the wall clock, `wallNow`, as the accounts store and the API's key checks do: a
+// pinned FAMILY_EVENTS_NOW must never keep a link alive. Usage runs on the configured clock,
+// config.now(), exactly as /v1/usage does, so the dashboard and the API agree on the month.
 import * as v from 'valibot';
 import type { Config } from '../config.ts';
 import type { Reply, Request } from '../http.ts';
@@ -12,15 +16,44 @@ import { RateLimiter } from '../ratelimit.ts';
 import type { OrgOfUser } from '../../workers/protocol.ts';
 import { SECURITY_HEADERS, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
-import { confirmFailedPage, confirmPage, dashboardPage, forbiddenPage, formErrorPage, newKeyPage, sentPage, signInPage, tooManyPage, type DashboardInput } from './pages/account.ts';
+import { OidcError, type OidcClient, type OidcTransaction } from './oidc.ts';
+import {
+  confirmFailedPage,
+  confirmPage,
+  dashboardPage,
+  forbiddenPage,
+  formErrorPage,
+  inviteFailedPage,
+  invitePage,
+  newKeyPage,
+  providerFailedPage,
+  ROLL_GRACES,
+  sentPage,
+  signInPage,
+  tooManyPage,
+  type DashboardInput,
+  type DashboardNotice,
+  type ProviderFailure,
+} from './pages/account.ts';
 import { unavailablePage } from './pages/errors.ts';
 import { clearCookie, cookieNames, Csrf, formFields, newToken, readCookies, sameOrigin, setCookie, tokenHash } from './session.ts';
+
+/** Where the identity provider sends the browser back: register `${WEB_BASE_URL}${OIDC_CALLBACK_PATH}` with it. */
+export const OIDC_CALLBACK_PATH = '/account/oidc/callback';
+
+/** The identity provider, when one is configured: its button's name and its client, discovered on first use. */
+export interface Provider {
+  readonly name: string;
+  client(): Promise<OidcClient>;
+}
 
 export interface AccountDeps {
   readonly config: Pick<Config, 'webBaseUrl' | 'now'>;
   readonly site: Site;
-  readonly meter: Pick<Meter, 'accounts' | 'usage' | 'plan'>;
+  readonly meter: Pick<Meter, 'accounts'>;
   readonly mailer: Pick<Mailer, 'send'>;
+  /** Null: e-mail sign-in only. */
+  readonly provider: Provider | null;
   /** The key of CSRF tokens (session.ts loadSecret). */
   readonly secret: Buffer;
   readonly log: Logger;
@@ -29,6 +62,9 @@ export interface AccountDeps {
 type Headers = (readonly [string, string])[];
 
 const LOGIN_TTL_MS = 15 * 60_000;
+const INVITE_TTL_MS = 7 * 24 * 3_600_000;
+/** Long enough to sign in at the provider (a password manager, a second factor), short enough to be stale soon. */
+const OIDC_TTL_S = 10 * 60;
 const SESSION_ABSOLUTE_MS = 30 * 24 * 3_600_000;
 const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
 /** The pre-session cookie outlives a sign-in link comfortably; it is replaced at every sign-in. */
@@ -44,6 +80,27 @@ const emailSchema = v.pipe(
   v.maxLength(254, 'An e-mail address is at most 254 characters.'),
   v.email('Enter an e-mail address like name@example.com.'),
 );
+const inviteSchema = v.pipe(
+  v.string(),
+  v.trim(),
+  v.nonEmpty('Enter the e-mail address to invite.'),
+  v.maxLength(254, 'An e-mail address is at most 254 characters.'),
+  v.email('Enter an e-mail address like name@example.com.'),
+);
+const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
+const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
+
+/** What the OIDC cookie holds between the redirect to the provider and its callback (signed, not secret from its browser). */
+const oidcCookieSchema = v.object({
+  state: v.string(),
+  nonce: v.string(),
+  codeVerifier: v.string(),
+  /** The pre-session it was started from: the callback must come back to the same browser. */
+  pre: v.string(),
+});
+
+/** The wall clock of everything that expires for security (see the head of this file). */
+const wallNow = (): number => Date.now();
 
 const isFailure = (r: unknown): r is MeterFailure => typeof r === 'object' && r !== null && (r as { ok?: unknown }).ok === false && 'code' in r;
 
@@ -125,8 +182,19 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const liveSession = async (req: Request): Promise<Live | null> => {
     const token = readCookies(req)[names.session];
     if (!token) return null;
-    const s = await must(accounts.touchSession(token, Date.now(), SESSION_IDLE_MS));
+    const s = await must(accounts.touchSession(token, wallNow(), SESSION_IDLE_MS));
     return s === null ? null : { token, ...s };
+  };
+
+  /** A new session for `userId`: the cookies that carry it, with a fresh pre-session id (fixation). */
+  const startSession = async (userId: string): Promise<Headers | null> => {
+    const session = await must(accounts.createSession(userId, SESSION_ABSOLUTE_MS));
+    if (!session.ok) return null;
+    return [
+      ['Set-Cookie', setCookie(names, names.session, session.token, SESSION_ABSOLUTE_MS / 1000)],
+      // Whatever was bound to the old pre-session id (a planted cookie, a pending link) is void.
+      ['Set-Cookie', setCookie(names, names.pre, newToken(), PRE_MAX_AGE_S)],
+    ];
   };
 
   /** The form of a POST whose origin and CSRF token check out against `binding`, else null. */
@@ -137,9 +205,11 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return form;
   };
 
+  const providerName = deps.provider?.name ?? null;
+
   const signInForm = (req: Request): Reply => {
     const { pre, headers } = preOf(req);
-    return page(200, signInPage(site, { csrf: csrf.token(preBinding(pre)) }), 'web:/account/sign-in', headers);
+    return page(200, signInPage(site, { csrf: csrf.token(preBinding(pre)), provider: providerName }), 'web:/account/sign-in', headers);
   };
 
   const sendLink = async (req: Request): Promise<Reply> => {
@@ -151,7 +221,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const parsed = v.safeParse(emailSchema, form.get('email') ?? '');
     if (!parsed.success) {
       const error = parsed.issues[0].message;
-      return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error }), route);
+      return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }), route);
     }
     const email = parsed.output;
     // Over the limit, nothing is sent, and the answer is the one every other request gets.
@@ -184,44 +254,53 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const pre = readCookies(req)[names.pre];
     const form = checkedForm(req, pre ? preBinding(pre) : null);
     if (form === null || pre === undefined) return forbidden(route);
-    const spent = await must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), Date.now()));
+    const spent = await must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
     if (!spent.ok || spent.purpose !== 'sign_in') return page(400, confirmFailedPage(site), route);
     const signedIn = await must(accounts.signInByEmail(spent.email));
-    const session = await must(accounts.createSession(signedIn.user.id, SESSION_ABSOLUTE_MS));
-    if (!session.ok) return page(400, confirmFailedPage(site), route);
+    const cookies = await startSession(signedIn.user.id);
+    if (cookies === null) return page(400, confirmFailedPage(site), route);
     log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in by e-mail');
-    return redirect('/account', route, [
-      ['Set-Cookie', setCookie(names, names.session, session.token, SESSION_ABSOLUTE_MS / 1000)],
-      // A new pre-session id: whatever was bound to the old one (a planted cookie, a pending link) is void.
-      ['Set-Cookie', setCookie(names, names.pre, newToken(), PRE_MAX_AGE_S)],
-    ]);
+    return redirect('/account', route, cookies);
   };
 
-  const firstOrg = async (userId: string): Promise<OrgOfUser | null> => (await must(accounts.organizationsOf(userId)))[0] ?? null;
+  /** The organization a request names (`org`) among the user's, else their first; null when they have none. */
+  const orgOf = async (userId: string, wanted: string | null): Promise<{ org: OrgOfUser; orgs: readonly OrgOfUser[] } | null> => {
+    const orgs = await must(accounts.organizationsOf(userId));
+    const org = orgs.find((o) => o.id === wanted) ?? orgs[0];
+    return org === undefined ? null : { org, orgs };
+  };
 
-  const usageOf = async (org: OrgOfUser, keys: DashboardInput['keys']): Promise<DashboardInput['usage']> => {
-    const key = keys.find((k) => k.revoked_at === null) ?? keys[0];
-    if (key === undefined) {
-      const limit = deps.meter.plan(org.plan)?.monthlyRecordLimit ?? null;
-      return { used: 0, limit, remaining: limit, resetsAt: null };
-    }
-    const r = await deps.meter.usage(key.id, config.now().getTime());
-    if (!r.ok) return null;
-    const rec = r.usage.records;
-    return { used: rec.used, limit: rec.limit, remaining: rec.remaining, resetsAt: r.usage.period.resets_at };
+  const dashboardReply = async (s: Live, wanted: string | null, notice: DashboardNotice | null, invite?: DashboardInput['invite']): Promise<Reply> => {
+    const route = 'web:/account';
+    const found = await orgOf(s.userId, wanted);
+    if (found === null) return page(503, unavailablePage(site), route);
+    const { org, orgs } = found;
+    const [keys, members, usage] = await Promise.all([must(accounts.keysOf(org.id)), must(accounts.members(org.id)), must(accounts.orgUsage(org.id, config.now().getTime()))]);
+    const input: DashboardInput = {
+      csrf: csrf.token(sessionBinding(s)),
+      email: members.find((m) => m.user_id === s.userId)?.email ?? null,
+      org,
+      orgs,
+      usage: 'ok' in usage ? null : usage,
+      keys,
+      members,
+      notice,
+      ...(invite === undefined ? {} : { invite }),
+      nowMs: wallNow(),
+    };
+    return page(invite === undefined ? 200 : 400, dashboardPage(site, input), route);
   };
 
   const dashboard = async (req: Request): Promise<Reply> => {
-    const route = 'web:/account';
     const s = await liveSession(req);
-    if (s === null) return redirect('/account/sign-in', route);
-    const org = await firstOrg(s.userId);
-    if (org === null) return page(503, unavailablePage(site), route);
-    const keys = await must(accounts.keysOf(org.id));
-    const email = (await must(accounts.members(org.id))).find((m) => m.user_id === s.userId)?.email ?? null;
-    const input: DashboardInput = { csrf: csrf.token(sessionBinding(s)), email, org, usage: await usageOf(org, keys), keys };
-    return page(200, dashboardPage(site, input), route);
+    if (s === null) return redirect('/account/sign-in', 'web:/account');
+    const q = new URLSearchParams(req.rawQuery);
+    const notice = q.get('notice');
+    return dashboardReply(s, q.get('org'), notice !== null && NOTICES.has(notice) ? (notice as DashboardNotice) : null);
   };
+
+  /** Where a form of the dashboard returns to: the organization it was about. */
+  const backTo = (org: OrgOfUser, notice?: DashboardNotice): string => `/account?${new URLSearchParams({ org: org.id, ...(notice ? { notice } : {}) }).toString()}`;
 
   /** A POST of the signed-in: its session, organization and checked form, or the answer refusing it. */
   const signedInPost = async (req: Request, route: string): Promise<{ s: Live; org: OrgOfUser; form: URLSearchParams } | Reply> => {
@@ -230,9 +309,11 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     if (s === null) return redirect('/account/sign-in', route);
     const form = checkedForm(req, sessionBinding(s));
     if (form === null) return forbidden(route);
-    const org = await firstOrg(s.userId);
-    if (org === null) return page(503, unavailablePage(site), route);
-    return { s, org, form };
+    const found = await orgOf(s.userId, form.get('org'));
+    if (found === null) return page(503, unavailablePage(site), route);
+    // A form naming an organization the user is not in is not theirs to send.
+    if (form.has('org') && found.org.id !== form.get('org')) return forbidden(route);
+    return { s, org: found.org, form };
   };
 
   const createKey = async (req: Request): Promise<Reply> => {
@@ -242,7 +323,22 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const made = await must(accounts.createKeyFor(ok.org.id, ok.s.userId));
     if (!made.ok) return forbidden(route);
     log.info({ org: ok.org.id, key_id: made.keyId }, 'key created on the website');
-    return page(200, newKeyPage(site, { key: made.key }), route);
+    return page(200, newKeyPage(site, { key: made.key, nowMs: wallNow() }), route);
+  };
+
+  const rollKey = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/keys/roll';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    const keyId = ok.form.get('key_id') ?? '';
+    const grace = v.safeParse(graceSchema, ok.form.get('grace'));
+    if (!grace.success) return page(400, formErrorPage(site), route);
+    const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
+    const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
+    // Unknown, another organization's, or no longer active: the list shows how things stand.
+    if (!made.ok || old === undefined) return redirect(backTo(ok.org), route);
+    log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
+    return page(200, newKeyPage(site, { key: made.key, replaces: { hint: old.hint, revokeAt: made.revokeAt }, nowMs: wallNow() }), route);
   };
 
   const revokeKey = async (req: Request): Promise<Reply> => {
@@ -252,7 +348,106 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const keyId = ok.form.get('key_id') ?? '';
     const r = await must(accounts.revokeKey(ok.org.id, keyId));
     if (r.ok) log.info({ org: ok.org.id, key_id: keyId.slice(0, 64) }, 'key revoked on the website');
-    return redirect('/account', route);
+    return redirect(backTo(ok.org, r.ok ? 'revoked' : undefined), route);
+  };
+
+  const invite = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/members/invite';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    if (ok.org.role !== 'owner') return forbidden(route);
+    const raw = ok.form.get('email') ?? '';
+    const parsed = v.safeParse(inviteSchema, raw);
+    const again = (error: string): Promise<Reply> => dashboardReply(ok.s, ok.org.id, null, { email: raw.slice(0, 254), error });
+    if (!parsed.success) return again(parsed.issues[0].message);
+    const email = parsed.output;
+    const members = await must(accounts.members(ok.org.id));
+    if (members.some((m) => m.email !== null && m.email.toLowerCase() === email.toLowerCase())) return again(`${email} is already a member of ${ok.org.name}.`);
+    if (!mailLimiter.take(email.toLowerCase())) return again('This address was sent several mails in the last minutes; try again later.');
+    // Bound to no browser: the invitee opens it in theirs (the store does not check an invitation's binding).
+    const issued = await must(accounts.issueLoginToken(email, 'invite', ok.org.id, '', INVITE_TTL_MS));
+    if (!issued.ok) return forbidden(route);
+    const inviter = members.find((m) => m.user_id === ok.s.userId)?.email ?? 'A member';
+    const link = `${config.webBaseUrl}/account/invite?token=${encodeURIComponent(issued.token)}`;
+    await deps.mailer.send({
+      to: email,
+      subject: `${inviter} invited you to ${ok.org.name} on ${site.name}`,
+      text: `${inviter} invited you to join the organization ${ok.org.name} on ${site.name}, to share its API keys and usage.\n\nOpen this link to accept:\n\n${link}\n\nIt works once, for 7 days. If you did not expect it, ignore this mail.\n`,
+      kind: 'invite',
+    });
+    log.info({ org: ok.org.id }, 'invitation sent');
+    return redirect(backTo(ok.org, 'invited'), route);
+  };
+
+  const inviteForm = (req: Request): Reply => {
+    const token = new URLSearchParams(req.rawQuery).get('token') ?? '';
+    const { pre, headers } = preOf(req);
+    return page(200, invitePage(site, { token: token.slice(0, 200), csrf: csrf.token(preBinding(pre)) }), 'web:/account/invite', headers);
+  };
+
+  const acceptInvite = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/invite';
+    const pre = readCookies(req)[names.pre];
+    const form = checkedForm(req, pre ? preBinding(pre) : null);
+    if (form === null || pre === undefined) return forbidden(route);
+    const spent = await must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
+    if (!spent.ok || spent.purpose !== 'invite' || spent.orgId === null) return page(400, inviteFailedPage(site), route);
+    // Spending it proves the mailbox, as a sign-in link does: the browser is signed in as its addressee.
+    const joined = await must(accounts.joinByInvite(spent.email, spent.orgId));
+    if (!('user' in joined)) return page(400, inviteFailedPage(site), route);
+    const cookies = await startSession(joined.user.id);
+    if (cookies === null) return page(400, inviteFailedPage(site), route);
+    log.info({ user: joined.user.id, org: spent.orgId, created: joined.created }, 'invitation accepted');
+    return redirect(`/account?${new URLSearchParams({ org: spent.orgId, notice: 'joined' }).toString()}`, route, cookies);
+  };
+
+  // --- OpenID Connect ------------------------------------------------------------------------
+
+  const providerFailed = (why: ProviderFailure, status: number, headers: Headers = []): Reply => page(status, providerFailedPage(site, why), 'web:/account/oidc', headers);
+
+  const oidcStart = (provider: Provider) => async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/oidc/start';
+    const pre = readCookies(req)[names.pre];
+    const form = checkedForm(req, pre ? preBinding(pre) : null);
+    if (form === null || pre === undefined) return forbidden(route);
+    let client: OidcClient;
+    try {
+      client = await provider.client();
+    } catch (err) {
+      log.warn({ oidc: 'discovery', err: (err as Error).message }, 'identity provider unreachable');
+      return providerFailed('unreachable', 503, [['Retry-After', '30']]);
+    }
+    const { url, transaction } = await client.start();
+    const value = csrf.sign(Buffer.from(JSON.stringify({ ...transaction, pre: tokenHash(pre) })).toString('base64url'));
+    return redirect(url, route, [['Set-Cookie', setCookie(names, names.oidc, value, OIDC_TTL_S)]]);
+  };
+
+  const oidcCallback = (provider: Provider) => async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/oidc/callback';
+    const cookies = readCookies(req);
+    const clear: Headers = [['Set-Cookie', clearCookie(names, names.oidc)]];
+    const txn = readTransaction(csrf.unsign(cookies[names.oidc]));
+    const pre = cookies[names.pre];
+    // No transaction, or one this browser's pre-session did not start: a stale tab, another browser, or a forged callback.
+    if (txn === null || pre === undefined || txn.pre !== tokenHash(pre)) return providerFailed('expired', 400, clear);
+    let identity;
+    try {
+      const client = await provider.client();
+      identity = await client.finish(new URL(`${config.webBaseUrl}${req.path}?${req.rawQuery}`), txn);
+    } catch (err) {
+      const reason = err instanceof OidcError ? err.reason : 'discovery';
+      // The reason, never the code or tokens of the callback.
+      log.warn({ oidc: reason, provider_error: err instanceof OidcError ? err.providerError : undefined }, 'sign-in with the identity provider failed');
+      if (reason === 'state_mismatch') return providerFailed('expired', 400, clear);
+      if (reason === 'provider_error') return providerFailed(err instanceof OidcError && err.providerError === 'access_denied' ? 'cancelled' : 'failed', 400, clear);
+      if (reason === 'discovery') return providerFailed('unreachable', 503, [...clear, ['Retry-After', '30']]);
+      return providerFailed('failed', 400, clear);
+    }
+    const signedIn = await must(accounts.signInByIdentity(identity.issuer, identity.subject, identity.email, identity.emailVerified));
+    const session = await startSession(signedIn.user.id);
+    if (session === null) return providerFailed('failed', 400, clear);
+    log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in with the identity provider');
+    return redirect('/account', route, [...clear, ...session]);
   };
 
   const signOut = async (req: Request, everywhere: boolean): Promise<Reply> => {
@@ -261,8 +456,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const clear: Headers = [['Set-Cookie', clearCookie(names, names.session)]];
     // No live session: there is nothing to end; forget the cookie.
     if ('status' in ok) return ok.status === 303 ? redirect('/', route, clear) : ok;
-    if (everywhere) await must(accounts.endAllSessions(ok.s.userId));
-    else await must(accounts.endSession(ok.s.token));
+    if (everywhere) await must(accounts.endAllSessions(ok.s.userId, wallNow()));
+    else await must(accounts.endSession(ok.s.token, wallNow()));
     return redirect('/', route, clear);
   };
 
@@ -271,12 +466,18 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     '/account/sign-in': signInForm,
     '/account/sign-in/sent': () => page(200, sentPage(site), 'web:/account/sign-in/sent'),
     '/account/confirm': confirmForm,
+    '/account/invite': inviteForm,
+    ...(deps.provider === null ? {} : { [OIDC_CALLBACK_PATH]: oidcCallback(deps.provider) }),
   };
   const POSTS: Readonly<Record<string, (req: Request) => Promise<Reply>>> = {
     '/account/sign-in': sendLink,
     '/account/confirm': confirm,
+    '/account/invite': acceptInvite,
     '/account/keys': createKey,
+    '/account/keys/roll': rollKey,
     '/account/keys/revoke': revokeKey,
+    '/account/members/invite': invite,
+    ...(deps.provider === null ? {} : { '/account/oidc/start': oidcStart(deps.provider) }),
     '/account/sign-out': (req) => signOut(req, false),
     '/account/sign-out-everywhere': (req) => signOut(req, true),
   };
@@ -308,4 +509,15 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       return busy(err);
     }
   };
+}
+
+/** The OIDC cookie's transaction, or null when it is missing, altered or not one. */
+function readTransaction(unsigned: string | null): (OidcTransaction & { readonly pre: string }) | null {
+  if (unsigned === null) return null;
+  try {
+    const parsed = v.safeParse(oidcCookieSchema, JSON.parse(Buffer.from(unsigned, 'base64url').toString('utf8')));
+    return parsed.success ? parsed.output : null;
+  } catch {
+    return null;
+  }
 }

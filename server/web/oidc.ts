@@ -171,3 +171,23 @@ function sameSecret(got: string | null, expected: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(got), digest(expected));
 }
+
+/**
+ * The provider as the website uses it: a name for its button, and a client discovered on first
+ * use rather than at start-up, so a provider that is down when the server starts costs its users
+ * a retry, not the server its start. A failed discovery is forgotten, so the next sign-in retries.
+ */
+export function lazyClient(cfg: OidcConfig): { readonly name: string; client(): Promise<OidcClient> } {
+  let pending: Promise<OidcClient> | null = null;
+  return {
+    name: new URL(cfg.issuer).host,
+    client() {
+      pending ??= OidcClient.discover(cfg).catch((err: unknown) => {
+        pending = null;
+        throw err;
+      });
+      return pending;
+    },
+  };
+}
+

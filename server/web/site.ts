@@ -29,9 +29,10 @@ import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../workers/snapshot/taxonomy.ts';
-import { createAccount } from './account.ts';
+import { createAccount, OIDC_CALLBACK_PATH } from './account.ts';
 import { SECURITY_HEADERS, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
+import { lazyClient } from './oidc.ts';
 import { browsePage, type BrowseInput } from './pages/browse.ts';
 import { docsPage, errorsPage } from './pages/docs.ts';
 import { eventPage } from './pages/event.ts';
@@ -412,7 +413,12 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   };
 
   // The account pages take POSTs of their own forms; every other page is GET/HEAD only.
-  const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, secret: svc.webSecret, log });
+  const oidc = config.oidc;
+  const provider =
+    oidc === null
+      ? null
+      : lazyClient({ ...oidc, redirectUri: `${config.webBaseUrl}${OIDC_CALLBACK_PATH}`, allowHttp: oidc.issuer.startsWith('http:') }); // config.ts allows http for a loopback issuer only
+  const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, provider, secret: svc.webSecret, log });
   const pages = (req: Request): Reply | Promise<Reply> =>
     req.method !== 'GET' && req.method !== 'HEAD' ? htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]) : dispatch(req);
 

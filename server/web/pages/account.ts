@@ -1,11 +1,12 @@
 // The account pages (issue 16): sign-in by e-mail, its confirmation, the dashboard and the page
 // that shows a new key once. Every form carries its CSRF token as a hidden field; none of these
 // pages is indexed, and the routes answer them with Cache-Control: no-store.
-import type { KeySummary } from '../../../workers/protocol.ts';
-import { fullDate } from '../format.ts';
+import type { KeySummary, Member, OrgOfUser, UsageBody } from '../../../workers/protocol.ts';
+import { fullDate, whenText } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attributionSnippet, codeBlock } from './home.ts';
+import { usageChart } from './usage-chart.ts';
 
 function accountPage(site: Site, title: string, main: Html, script = false): string {
   return renderPage(site, { title: `${title} – ${site.name}`, description: title, canonicalPath: null, noindex: true, script }, main);
@@ -14,21 +15,38 @@ function accountPage(site: Site, title: string, main: Html, script = false): str
 const csrfField = (csrf: string): Html => html`<input type="hidden" name="csrf" value="${csrf}">`;
 
 /** A form of one button: sign out, revoke. */
-function buttonForm(action: string, csrf: string, label: string, fields: Html | string = '', secondary = false): Html {
+function buttonForm(action: string, csrf: string, label: Html | string, fields: Html | string = '', secondary = false): Html {
   return html`<form method="post" action="${action}">
 ${csrfField(csrf)}${fields}
 <button type="submit"${secondary ? html` class="secondary"` : ''}>${label}</button>
 </form>`;
 }
 
-export function signInPage(site: Site, input: { readonly csrf: string; readonly email?: string; readonly error?: string }): string {
+export interface SignInInput {
+  readonly csrf: string;
+  readonly email?: string;
+  readonly error?: string;
+  /** The identity provider's name for its button; null: none is configured. */
+  readonly provider: string | null;
+}
+
+export function signInPage(site: Site, input: SignInInput): string {
   const invalid = input.error !== undefined;
+  const provider =
+    input.provider === null
+      ? ''
+      : html`<form method="post" action="/account/oidc/start" class="provider">
+${csrfField(input.csrf)}
+<button type="submit">Sign in with ${input.provider}</button>
+</form>
+<p class="or">or get a link by e-mail:</p>
+`;
   return accountPage(
     site,
     'Sign in',
     html`<h1>Sign in or create an account</h1>
-<p>We’ll e-mail you a link that signs you in. The first sign-in creates your account and an organization on the Community plan.</p>
-<form method="post" action="/account/sign-in" novalidate>
+<p>The first sign-in creates your account and an organization on the Community plan${input.provider === null ? html`; we’ll e-mail you a link that signs you in` : ''}.</p>
+${provider}<form method="post" action="/account/sign-in" novalidate>
 ${csrfField(input.csrf)}
 <div class="field${invalid ? ' field-invalid' : ''}">
 <label for="email">E-mail address</label>
@@ -60,6 +78,48 @@ ${csrfField(input.csrf)}
 <input type="hidden" name="token" value="${input.token}">
 <button type="submit">Continue signing in</button>
 </form>`,
+  );
+}
+
+export function invitePage(site: Site, input: { readonly token: string; readonly csrf: string }): string {
+  return accountPage(
+    site,
+    'Accept your invitation',
+    html`<h1>Accept your invitation</h1>
+<p>You were invited to join an organization on ${site.name}. Accepting signs you in with the address the invitation was sent to, and shows you the organization’s keys and usage.</p>
+<form method="post" action="/account/invite">
+${csrfField(input.csrf)}
+<input type="hidden" name="token" value="${input.token}">
+<button type="submit">Accept the invitation</button>
+</form>`,
+  );
+}
+
+export function inviteFailedPage(site: Site): string {
+  return accountPage(
+    site,
+    'This invitation does not work',
+    html`<h1>This invitation does not work</h1>
+<p>It may have expired (invitations last 7 days) or been accepted already. Ask whoever invited you to send a new one, or <a href="/account/sign-in">sign in</a>.</p>`,
+  );
+}
+
+/** Why a sign-in with the identity provider did not finish, in the words its user needs. */
+export type ProviderFailure = 'cancelled' | 'expired' | 'failed' | 'unreachable';
+
+export function providerFailedPage(site: Site, why: ProviderFailure): string {
+  const says: Record<ProviderFailure, string> = {
+    cancelled: 'The sign-in was cancelled at the identity provider, so you are not signed in.',
+    expired: 'This sign-in took too long or was started in another browser or tab. Please start again.',
+    failed: 'The identity provider’s answer could not be verified, so you are not signed in. Please try again.',
+    unreachable: 'The identity provider cannot be reached right now. Please try again in a moment, or get a sign-in link by e-mail.',
+  };
+  return accountPage(
+    site,
+    'Sign-in did not finish',
+    html`<h1>Sign-in did not finish</h1>
+<p>${says[why]}</p>
+<p><a class="button" href="/account/sign-in">Back to sign-in</a></p>`,
   );
 }
 
@@ -97,27 +157,68 @@ export function formErrorPage(site: Site): string {
 <p>Go back, reload the page and try again.</p>`);
 }
 
+/** How long a rolled key keeps working, as the roll form offers it: seconds → words. */
+export const ROLL_GRACES: readonly (readonly [string, string])[] = [
+  ['0', 'Stop the old key now'],
+  ['3600', 'Old key works 1 more hour'],
+  ['86400', 'Old key works 1 more day'],
+  ['604800', 'Old key works 7 more days'],
+];
+
+/** A notice the dashboard shows after a redirect (the `notice` query parameter). */
+export type DashboardNotice = 'invited' | 'revoked' | 'joined';
+
 export interface DashboardInput {
   readonly csrf: string;
   readonly email: string | null;
-  readonly org: { readonly name: string; readonly plan: string };
+  readonly org: OrgOfUser;
+  /** Every organization the user belongs to; a switcher appears when there are several. */
+  readonly orgs: readonly OrgOfUser[];
   /** Null: the ledger could not say right now. */
-  readonly usage: { readonly used: number; readonly limit: number | null; readonly remaining: number | null; readonly resetsAt: string | null } | null;
+  readonly usage: UsageBody | null;
   readonly keys: readonly KeySummary[];
+  readonly members: readonly Member[];
+  readonly notice: DashboardNotice | null;
+  /** The invitation form as sent back with an error at its field. */
+  readonly invite?: { readonly email: string; readonly error: string };
+  /** The wall clock: a scheduled revocation that has come reads "Revoked". */
+  readonly nowMs: number;
 }
 
-const keyState = (k: KeySummary): string => (k.revoked_at !== null ? 'Revoked' : k.revoke_at !== null ? `Revoked from ${fullDate(k.revoke_at)}` : 'Active');
+const orgField = (org: OrgOfUser): Html => html`<input type="hidden" name="org" value="${org.id}">`;
+
+function keyState(k: KeySummary, nowMs: number): Html | string {
+  if (k.revoked_at !== null) return 'Revoked';
+  if (k.revoke_at === null) return 'Active';
+  if (Date.parse(k.revoke_at) <= nowMs) return 'Revoked (rolled)';
+  return html`Rolled: works until <time datetime="${k.revoke_at}">${whenText(k.revoke_at, null, nowMs)}</time>`;
+}
+
+function rollForm(input: DashboardInput, k: KeySummary): Html {
+  const id = `grace-${k.id}`;
+  const options = ROLL_GRACES.map(([value, label]) => html`<option value="${value}"${value === '86400' ? ' selected' : ''}>${label}</option>`);
+  return html`<form method="post" action="/account/keys/roll" class="roll">
+${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">
+<label for="${id}" class="visually-hidden">When the old key ${k.hint} stops</label>
+<select id="${id}" name="grace">${options}</select>
+<button type="submit" class="secondary">Roll<span class="visually-hidden"> key ${k.hint}</span></button>
+</form>`;
+}
 
 function keysSection(input: DashboardInput): Html {
-  const rows = input.keys.map(
-    (k) => html`<tr>
+  const rows = input.keys.map((k) => {
+    const live = k.revoked_at === null && (k.revoke_at === null || Date.parse(k.revoke_at) > input.nowMs);
+    const actions = live
+      ? html`${k.revoke_at === null ? rollForm(input, k) : ''}${buttonForm('/account/keys/revoke', input.csrf, html`Revoke<span class="visually-hidden"> key ${k.hint}</span>`, html`${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">`, true)}`
+      : '';
+    return html`<tr>
 <td><code>${k.hint}</code></td>
 <td>${fullDate(k.created_at)}</td>
 <td>${k.last_used ?? 'Never'}</td>
-<td>${keyState(k)}</td>
-<td>${k.revoked_at === null ? buttonForm('/account/keys/revoke', input.csrf, 'Revoke', html`<input type="hidden" name="key_id" value="${k.id}">`, true) : ''}</td>
-</tr>`,
-  );
+<td>${keyState(k, input.nowMs)}</td>
+<td class="key-actions">${actions}</td>
+</tr>`;
+  });
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${rows.length === 0
@@ -126,7 +227,8 @@ ${rows.length === 0
 <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`}
-${buttonForm('/account/keys', input.csrf, 'Create a key')}
+${buttonForm('/account/keys', input.csrf, 'Create a key', orgField(input.org))}
+<p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>
 </section>`;
 }
 
@@ -138,14 +240,59 @@ function usageSection(input: DashboardInput): Html {
     u === null
       ? html`<p>Usage is not available right now; reload in a moment.</p>`
       : html`<dl class="usage">
-<dt>Records used</dt><dd data-usage="used">${count(u.used)}</dd>
-<dt>Monthly limit</dt><dd>${count(u.limit)}</dd>
-<dt>Remaining</dt><dd>${count(u.remaining)}</dd>
-${u.resetsAt === null ? '' : html`<dt>Resets</dt><dd><time datetime="${u.resetsAt}">${fullDate(u.resetsAt)}</time> (Pacific time)</dd>\n`}</dl>`;
+<dt>Records used</dt><dd data-usage="used">${count(u.records.used)}</dd>
+<dt>Monthly limit</dt><dd data-usage="limit">${count(u.records.limit)}</dd>
+<dt>Remaining</dt><dd data-usage="remaining">${count(u.records.remaining)}</dd>
+<dt>Requests</dt><dd data-usage="requests">${count(u.requests.count)}</dd>
+<dt>Resets</dt><dd><time datetime="${u.period.resets_at}">${whenText(u.period.resets_at, null)}</time> (Pacific time)</dd>
+</dl>
+${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10) })}`;
   return html`<section aria-labelledby="usage-h">
 <h2 id="usage-h">This month</h2>
 ${body}
 </section>`;
+}
+
+function membersSection(input: DashboardInput): Html {
+  const rows = input.members.map(
+    (m) => html`<tr><td>${m.email ?? html`<em>no e-mail (identity provider)</em>`}</td><td>${m.role === 'owner' ? 'Owner' : 'Member'}</td><td>${fullDate(m.created_at)}</td></tr>`,
+  );
+  const invalid = input.invite !== undefined;
+  const inviteForm =
+    input.org.role !== 'owner'
+      ? html`<p>The organization’s owner can invite more people.</p>`
+      : html`<form method="post" action="/account/members/invite" novalidate>
+${csrfField(input.csrf)}${orgField(input.org)}
+<div class="field${invalid ? ' field-invalid' : ''}">
+<label for="invite-email">Invite someone by e-mail</label>
+${invalid ? html`<p class="field-error" id="invite-email-error"><span class="visually-hidden">Error: </span>${input.invite?.error}</p>\n` : ''}<input id="invite-email" name="email" type="email" autocomplete="off" required maxlength="254" value="${input.invite?.email ?? ''}"${invalid ? html` aria-invalid="true" aria-describedby="invite-email-error"` : ''}>
+</div>
+<button type="submit">Send the invitation</button>
+</form>`;
+  return html`<section aria-labelledby="members-h">
+<h2 id="members-h">Members</h2>
+<table class="members">
+<thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>
+${inviteForm}
+</section>`;
+}
+
+const NOTICES: Record<DashboardNotice, string> = {
+  invited: 'Invitation sent. It works once, for 7 days.',
+  revoked: 'The key is revoked: the API refuses it from now on.',
+  joined: 'You joined the organization.',
+};
+
+function orgSwitcher(input: DashboardInput): Html | string {
+  if (input.orgs.length < 2) return '';
+  const options = input.orgs.map((o) => html`<option value="${o.id}"${o.id === input.org.id ? ' selected' : ''}>${o.name}</option>`);
+  return html`<form method="get" action="/account" class="org-switcher">
+<label for="org">Organization</label>
+<select id="org" name="org">${options}</select>
+<button type="submit" class="secondary">Show</button>
+</form>`;
 }
 
 export function dashboardPage(site: Site, input: DashboardInput): string {
@@ -153,9 +300,11 @@ export function dashboardPage(site: Site, input: DashboardInput): string {
     site,
     'Your account',
     html`<h1>Your account</h1>
-<p>Signed in${input.email === null ? '' : html` as <strong>${input.email}</strong>`}. Organization <strong>${input.org.name}</strong>, on the <strong>${input.org.plan}</strong> plan.</p>
+${input.notice === null ? '' : html`<p class="notice" role="status">${NOTICES[input.notice]}</p>\n`}<p>Signed in${input.email === null ? '' : html` as <strong>${input.email}</strong>`}. Organization <strong>${input.org.name}</strong>, on the <strong>${input.org.plan}</strong> plan.</p>
+${orgSwitcher(input)}
 ${usageSection(input)}
 ${keysSection(input)}
+${membersSection(input)}
 <section aria-labelledby="attr-h">
 <h2 id="attr-h">Attribution</h2>
 <p>Show this link wherever you display our events:</p>
@@ -172,13 +321,28 @@ ${buttonForm('/account/sign-out-everywhere', input.csrf, 'Sign out everywhere', 
   );
 }
 
-export function newKeyPage(site: Site, input: { readonly key: string }): string {
+export interface NewKeyInput {
+  readonly key: string;
+  /** A roll: the key this one replaces, and when that one stops working. */
+  readonly replaces?: { readonly hint: string; readonly revokeAt: string };
+  readonly nowMs: number;
+}
+
+export function newKeyPage(site: Site, input: NewKeyInput): string {
+  const r = input.replaces;
+  const replaced =
+    r === undefined
+      ? ''
+      : Date.parse(r.revokeAt) <= input.nowMs
+        ? html`<p>It replaces <code>${r.hint}</code>, which the API refuses from now on.</p>\n`
+        : html`<p>It replaces <code>${r.hint}</code>, which keeps working until <time datetime="${r.revokeAt}">${whenText(r.revokeAt, null, input.nowMs)}</time> (Pacific time): switch your deployments before then.</p>\n`;
   return accountPage(
     site,
     'Your new API key',
     html`<h1>Your new API key</h1>
 <p class="notice" role="alert"><strong>Copy it now.</strong> This is the only time we show the whole key; afterwards you’ll see only its last characters. Keep it secret, like a password.</p>
 ${codeBlock(input.key, 'API key')}
+${replaced}
 <p><a class="button" href="/account">Back to your account</a></p>`,
     true,
   );

@@ -584,7 +584,7 @@ function quickStart(ctx: Ctx): Html {
 ${demo && demoUrl
   ? html`<li><p><strong>Try it without a key.</strong> ${pathLink(ctx, demo.main.path)} answers the same search as the keyed API, a few events a call:</p>
 ${codeBlock(curlExample(demoUrl, false), 'curl')}</li>\n`
-  : ''}<li><p><strong>Get a key.</strong> <a href="/account/sign-in">Sign in with your e-mail</a>: your organization starts on the Community plan, and your account page creates keys. Keys look like <code>bsc_live_…</code> and are shown once, when they are created. On a server of your own, an operator can also create one with <code>npx family-events keys create --email you@example.com --org "Your newsletter"</code>. Keep it on your server: never put a key in code that runs in a browser.</p></li>
+  : ''}<li><p><strong>Get a key.</strong> <a href="/account/sign-in">Sign in</a> with your e-mail (or your identity provider, where the site offers one): your organization starts on the Community plan, and your account page creates, rolls and revokes keys and shows this month’s usage. Keys look like <code>bsc_live_…</code> and are shown once, when they are created. On a server of your own, an operator can also create one with <code>npx family-events keys create --email you@example.com --org "Your newsletter"</code>. Keep it on your server: never put a key in code that runs in a browser.</p></li>
 ${searchUrl && search
   ? html`<li><p><strong>Make your first request</strong> to ${pathLink(ctx, search.main.path)}, with the key in the <code>Authorization</code> header:</p>
 ${codeBlock(`export ${KEY_VAR}=bsc_live_…   # your key\n${curlExample(searchUrl, true)}`, 'curl')}

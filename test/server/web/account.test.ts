@@ -10,7 +10,9 @@ import { parse as parseCookie } from 'cookie';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { cookieNames } from '../../../server/web/session.ts';
 import { keyHint } from '../../../workers/meter/keys.ts';
+import { freePort } from '../../ports.ts';
 import { sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from '../helpers.ts';
+import { startIdp, type Idp } from './idp.ts';
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
 
@@ -44,12 +46,17 @@ interface Answer {
 }
 
 /** A browser: cookies kept by name (the server's are host-only, Path=/), Origin sent on POSTs. */
+let browsers = 0;
+
 class Browser {
   readonly jar = new Map<string, string>();
   constructor(
     private readonly base: string,
-    /** The client address a trusted proxy reports (servers started with TRUST_PROXY). */
-    private readonly forwardedFor?: string,
+    /**
+     * The client address a trusted proxy reports (every server here runs with TRUST_PROXY): by
+     * default one of its own per browser, so the per-address sign-in limit is met only where a test means to.
+     */
+    private readonly forwardedFor = `198.18.${Math.floor(++browsers / 250)}.${browsers % 250}`,
   ) {}
 
   async request(p: string, init: { method?: string; form?: Record<string, string>; origin?: string | null } = {}): Promise<Answer> {
@@ -130,11 +137,51 @@ async function signIn(b: Browser, email: string): Promise<Answer> {
   return dash;
 }
 
-const apiEvents = (key: string): Promise<Response> => fetch(`${srv.base}/v1/events?limit=3`, { headers: { authorization: `Bearer ${key}` } });
+const apiEvents = (key: string, base = srv.base): Promise<Response> => fetch(`${base}/v1/events?limit=3`, { headers: { authorization: `Bearer ${key}` } });
+
+/** The key a new-key page shows once. */
+function shownKey(page: string): string {
+  const el = elements(page).find((e) => e.name === 'pre' && attr(e, 'data-copy') === 'API key');
+  assert.ok(el, 'the key in a copyable block');
+  return textOf(el).trim();
+}
+
+/** Polls the API until the key is refused; fails unless that happens within the second the product promises. */
+async function refusedWithinASecond(key: string, base = srv.base): Promise<void> {
+  const t0 = performance.now();
+  let status = 200;
+  while (performance.now() - t0 < 1000) {
+    status = (await apiEvents(key, base)).status;
+    if (status === 401) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(status, 401, 'the key is refused within a second');
+}
+
+/** The key hints a dashboard lists, in order. */
+const listedHints = (page: string): string[] =>
+  elements(page)
+    .filter((e) => e.name === 'td' && e.children.some((c) => 'name' in c && c.name === 'code'))
+    .map((e) => textOf(e));
+
+const usedOn = (page: string): number => {
+  const used = elements(page).find((e) => attr(e, 'data-usage') === 'used');
+  assert.ok(used, 'the dashboard shows the records used');
+  return Number(textOf(used).replace(/,/g, ''));
+};
+
+/** A new account's browser with one key: the dashboard after, and the key. */
+async function ownerWithKey(email: string): Promise<{ b: Browser; key: string; dash: string }> {
+  const b = new Browser(srv.base);
+  const dash = await signIn(b, email);
+  const made = await b.post('/account/keys', form(dash.text, '/account/keys'));
+  assert.equal(made.status, 200);
+  return { b, key: shownKey(made.text), dash: (await b.get('/account')).text };
+}
 
 before(async () => {
   fx = await sampleFixture();
-  srv = await startTestServer(fx.dataDir);
+  srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
 });
 after(async () => {
   await srv.stop();
@@ -198,7 +245,7 @@ describe('sign-in by e-mail and the dashboard', () => {
 
     const revoked = await b.post('/account/keys/revoke', revokeFields);
     assert.equal(revoked.status, 303);
-    assert.equal(revoked.headers.get('location'), '/account');
+    assert.match(revoked.headers.get('location') ?? '', /^\/account\?org=org_[0-9A-Za-z]+&notice=revoked$/);
     const t0 = performance.now();
     let status = 200;
     while (performance.now() - t0 < 1000) {
@@ -293,6 +340,270 @@ describe('sign-in by e-mail and the dashboard', () => {
     assert.equal((await thief.get('/account')).status, 303);
   });
 
+});
+
+describe('keys on the dashboard: roll and revoke', () => {
+  test('a roll shows the new key once; the old one works through its grace (or stops within a second with none)', async () => {
+    const { b, key: k1, dash } = await ownerWithKey('roller@example.org');
+    const roll = forms(dash).find((f) => f.action === '/account/keys/roll');
+    assert.ok(roll, 'an active key has a roll form');
+    const rolled = await b.post('/account/keys/roll', { ...roll.fields, grace: '3600' });
+    assert.equal(rolled.status, 200, rolled.text);
+    assert.equal(rolled.headers.get('cache-control'), 'no-store');
+    const k2 = shownKey(rolled.text);
+    assert.notEqual(k2, k1);
+    assert.match(rolled.text, new RegExp(`replaces <code>${keyHint(k1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</code>, which keeps working until`));
+    assert.equal((await apiEvents(k1)).status, 200, 'the old key works during its grace');
+    assert.equal((await apiEvents(k2)).status, 200);
+    const listed = await b.get('/account');
+    assert.deepEqual(listedHints(listed.text), [keyHint(k2), keyHint(k1)]);
+    assert.match(listed.text, /Rolled: works until <time datetime="[^"]+">/);
+    assert.ok(!listed.text.includes(k2) && !listed.text.includes(k1), 'no whole key on the dashboard');
+    // A key already rolling is not offered another roll; only the new one is.
+    const rollable = forms(listed.text).filter((f) => f.action === '/account/keys/roll').map((f) => f.fields.key_id);
+    assert.equal(rollable.length, 1);
+    assert.notEqual(rollable[0], roll.fields.key_id);
+
+    // No grace: the old key is refused within a second.
+    const roll2 = forms(listed.text).find((f) => f.action === '/account/keys/roll');
+    assert.ok(roll2);
+    const now = await b.post('/account/keys/roll', { ...roll2.fields, grace: '0' });
+    assert.equal(now.status, 200);
+    const k3 = shownKey(now.text);
+    assert.match(now.text, /which the API refuses from now on/);
+    await refusedWithinASecond(k2);
+    assert.equal((await apiEvents(k3)).status, 200);
+    assert.equal((await apiEvents(k1)).status, 200, 'the first roll’s grace is untouched');
+  });
+
+  test('a roll with a grace the form does not offer is a 400; another organization’s key cannot be rolled, revoked or named', async () => {
+    const owner = await ownerWithKey('keeper@example.org');
+    const other = await ownerWithKey('intruder@example.org');
+    const roll = forms(owner.dash).find((f) => f.action === '/account/keys/roll');
+    assert.ok(roll);
+    const bad = await owner.b.post('/account/keys/roll', { ...roll.fields, grace: '99999999' });
+    assert.equal(bad.status, 400);
+    assert.ok(!bad.text.includes('bsc_live_'), 'no key made');
+
+    const theirs = forms(other.dash).find((f) => f.action === '/account/keys/roll');
+    assert.ok(theirs);
+    const ownCsrf = roll.fields.csrf ?? '';
+    // Their key id under my organization: unknown there, so nothing happens.
+    const r1 = await owner.b.post('/account/keys/roll', { ...roll.fields, key_id: theirs.fields.key_id ?? '', grace: '0' });
+    assert.equal(r1.status, 303);
+    const r2 = await owner.b.post('/account/keys/revoke', { csrf: ownCsrf, org: roll.fields.org ?? '', key_id: theirs.fields.key_id ?? '' });
+    assert.equal(r2.status, 303);
+    assert.doesNotMatch(r2.headers.get('location') ?? '', /notice=revoked/);
+    // Naming their organization: not mine to act for.
+    const r3 = await owner.b.post('/account/keys/revoke', { csrf: ownCsrf, org: theirs.fields.org ?? '', key_id: theirs.fields.key_id ?? '' });
+    assert.equal(r3.status, 403);
+    assert.equal((await owner.b.get(`/account?org=${encodeURIComponent(theirs.fields.org ?? '')}`)).text.includes(keyHint(other.key)), false, 'their dashboard is not mine to see');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await apiEvents(other.key)).status, 200, 'their key still works');
+  });
+});
+
+describe('members and invitations', () => {
+  test('the owner invites by e-mail; the invitee accepts in their own browser and sees the same keys and usage', async () => {
+    const owner = await ownerWithKey('founder@example.org');
+    const served = ((await (await apiEvents(owner.key)).json()) as { events: unknown[] }).events.length;
+    const inviteFields = form(owner.dash, '/account/members/invite');
+
+    const bad = await owner.b.post('/account/members/invite', { ...inviteFields, email: 'nobody' });
+    assert.equal(bad.status, 400);
+    const err = elements(bad.text).find((e) => attr(e, 'id') === 'invite-email-error');
+    assert.ok(err && /e-mail address/i.test(textOf(err)));
+    const self = await owner.b.post('/account/members/invite', { ...inviteFields, email: 'FOUNDER@example.org' });
+    assert.equal(self.status, 400);
+    assert.match(self.text, /already a member/);
+
+    const seen = (await mailFiles()).length;
+    const sent = await owner.b.post('/account/members/invite', { ...inviteFields, email: 'colleague@example.org' });
+    assert.equal(sent.status, 303);
+    assert.match(sent.headers.get('location') ?? '', /notice=invited/);
+    const link = new URL(await nextLink(seen, 'colleague@example.org'));
+    assert.equal(link.pathname, '/account/invite');
+    const mail = await readFile(path.join(outbox(), (await mailFiles())[seen] ?? ''), 'utf8');
+    assert.match(mail, /founder@example\.org invited you/);
+    assert.ok(!mail.includes(owner.key), 'no key in the mail');
+
+    // Opened in another browser than the owner's, twice (a mail scanner first): GET spends nothing.
+    const invitee = new Browser(srv.base);
+    assert.equal((await invitee.get(link.pathname + link.search)).status, 200);
+    const page = await invitee.get(link.pathname + link.search);
+    const accept = await invitee.post('/account/invite', form(page.text, '/account/invite'));
+    assert.equal(accept.status, 303, accept.text);
+    assert.match(accept.headers.get('location') ?? '', /^\/account\?org=org_[0-9A-Za-z]+&notice=joined$/);
+    const theirs = await invitee.get(accept.headers.get('location') ?? '');
+    assert.equal(theirs.status, 200);
+    assert.match(theirs.text, /You joined the organization/);
+    assert.match(theirs.text, /colleague@example\.org/);
+    assert.deepEqual(listedHints(theirs.text), [keyHint(owner.key)]);
+    assert.equal(usedOn(theirs.text), served);
+    assert.equal(usedOn((await owner.b.get('/account')).text), served);
+    // A member, not the owner: no invitation form, and a forged one is refused.
+    assert.equal(forms(theirs.text).some((f) => f.action === '/account/members/invite'), false);
+    assert.equal((await invitee.post('/account/members/invite', { ...form(theirs.text, '/account/keys'), email: 'x@example.org' })).status, 403);
+
+    // The invitee's key is the organization's: the owner sees it, and its use counts for both.
+    const made = await invitee.post('/account/keys', form(theirs.text, '/account/keys'));
+    const k2 = shownKey(made.text);
+    assert.deepEqual(listedHints((await owner.b.get('/account')).text), [keyHint(k2), keyHint(owner.key)]);
+    const more = ((await (await apiEvents(k2)).json()) as { events: unknown[] }).events.length;
+    assert.equal(usedOn((await owner.b.get('/account')).text), served + more);
+
+    // Spent: a second acceptance does nothing.
+    const again = await invitee.get(link.pathname + link.search);
+    const replay = await invitee.post('/account/invite', form(again.text, '/account/invite'));
+    assert.equal(replay.status, 400);
+    assert.match(replay.text, /does not work/);
+    const token = link.searchParams.get('token') ?? '';
+    assert.ok(token.length >= 43 && !JSON.stringify(srv.logs).includes(token), 'the invitation token is not logged');
+  });
+
+  test('an existing account that accepts keeps its own organization and switches between the two', async () => {
+    const owner = await ownerWithKey('team-lead@example.org');
+    const existing = new Browser(srv.base);
+    const ownDash = await signIn(existing, 'has-own-org@example.org');
+    const seen = (await mailFiles()).length;
+    assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email: 'has-own-org@example.org' })).status, 303);
+    const link = new URL(await nextLink(seen, 'has-own-org@example.org'));
+    const page = await existing.get(link.pathname + link.search);
+    const accept = await existing.post('/account/invite', form(page.text, '/account/invite'));
+    assert.equal(accept.status, 303);
+    const joinedOrg = new URLSearchParams((accept.headers.get('location') ?? '').split('?')[1]).get('org') ?? '';
+    const dash = await existing.get('/account');
+    const options = elements(dash.text).filter((e) => e.name === 'option' && e.parent && 'attribs' in e.parent && (e.parent as Element).attribs.name === 'org');
+    assert.equal(options.length, 2, 'an organization switcher with both');
+    assert.deepEqual(listedHints((await existing.get(`/account?org=${joinedOrg}`)).text), [keyHint(owner.key)]);
+    assert.deepEqual(listedHints(ownDash.text), []);
+    // A form of the joined organization acts there: a key made in it is the team's.
+    const inTeam = await existing.get(`/account?org=${joinedOrg}`);
+    assert.equal(form(inTeam.text, '/account/keys').org, joinedOrg);
+  });
+});
+
+describe('sign-in with an identity provider (OpenID Connect, a real provider on loopback)', () => {
+  let idp: Idp;
+  let oidcSrv: TestServer;
+  const CLIENT = { OIDC_CLIENT_ID: 'family-events-web', OIDC_CLIENT_SECRET: 'a-test-secret-that-is-long-enough-for-hs256' };
+
+  before(async () => {
+    idp = await startIdp({
+      clientId: CLIENT.OIDC_CLIENT_ID,
+      clientSecret: CLIENT.OIDC_CLIENT_SECRET,
+      redirectUri: `${WEB}/account/oidc/callback`,
+      accounts: {
+        verified: { email: 'verified@idp.example', email_verified: true },
+        unverified: { email: 'owner-of-mailbox@example.org', email_verified: false },
+      },
+    });
+    oidcSrv = await startTestServer(fx.dataDir, { OIDC_ISSUER: idp.issuer, TRUST_PROXY: 'true', ...CLIENT });
+  });
+  after(async () => {
+    await oidcSrv?.stop();
+    await idp?.close();
+  });
+
+  /** Through the button to the provider and back: the callback's answer. */
+  async function viaProvider(b: Browser, as: { login: string } | { abort: true }): Promise<{ answer: Answer; callback: string }> {
+    const page = await b.get('/account/sign-in');
+    const start = await b.post('/account/oidc/start', form(page.text, '/account/oidc/start'));
+    assert.equal(start.status, 303, start.text);
+    const to = new URL(start.headers.get('location') ?? '');
+    assert.equal(to.origin, idp.issuer);
+    assert.equal(to.searchParams.get('code_challenge_method'), 'S256');
+    const back = await idp.authorize(to.href, as);
+    assert.equal(back.origin + back.pathname, `${WEB}/account/oidc/callback`);
+    const callback = back.pathname + back.search;
+    return { answer: await b.get(callback), callback };
+  }
+
+  test('the button appears only when a provider is configured', async () => {
+    const withIdp = await new Browser(oidcSrv.base).get('/account/sign-in');
+    assert.equal(forms(withIdp.text).some((f) => f.action === '/account/oidc/start'), true);
+    assert.match(withIdp.text, new RegExp(`Sign in with ${new URL(idp.issuer).host}`));
+    const without = await new Browser(srv.base).get('/account/sign-in');
+    assert.equal(forms(without.text).some((f) => f.action === '/account/oidc/start'), false);
+    assert.equal((await new Browser(srv.base).post('/account/oidc/start', form(without.text, '/account/sign-in'))).status, 405, 'no such form here');
+  });
+
+  test('first sign-in makes the account and its organization; the key it makes works; the callback cannot be replayed', async () => {
+    const b = new Browser(oidcSrv.base);
+    const { answer, callback } = await viaProvider(b, { login: 'verified' });
+    assert.equal(answer.status, 303, answer.text);
+    assert.equal(answer.headers.get('location'), '/account');
+    assert.ok(b.jar.get(NAMES.session), 'a session');
+    assert.equal(b.jar.get(NAMES.oidc), undefined, 'the transaction cookie is cleared');
+    const dash = await b.get('/account');
+    assert.equal(dash.status, 200);
+    assert.match(dash.text, /verified@idp\.example/);
+    assert.match(dash.text, /on the <strong>community<\/strong> plan/);
+    const made = await b.post('/account/keys', form(dash.text, '/account/keys'));
+    assert.equal((await apiEvents(shownKey(made.text), oidcSrv.base)).status, 200);
+
+    // The same callback again, in the same browser (its transaction is gone) or another: refused.
+    const replay = await b.get(callback);
+    assert.equal(replay.status, 400);
+    assert.match(replay.text, /started in another browser or tab/);
+    const thief = new Browser(oidcSrv.base);
+    await thief.get('/account/sign-in');
+    const stolen = await thief.get(callback);
+    assert.equal(stolen.status, 400);
+    assert.equal(thief.jar.get(NAMES.session), undefined);
+
+    // The next sign-in finds the same account.
+    const again = new Browser(oidcSrv.base);
+    assert.equal((await viaProvider(again, { login: 'verified' })).answer.status, 303);
+    assert.deepEqual(listedHints((await again.get('/account')).text), listedHints((await b.get('/account')).text));
+    for (const secret of [CLIENT.OIDC_CLIENT_SECRET, new URLSearchParams(callback.split('?')[1]).get('code') ?? 'no code']) {
+      assert.ok(!JSON.stringify(oidcSrv.logs).includes(secret), 'neither the client secret nor the code is logged');
+    }
+  });
+
+  test('cancelling at the provider signs nobody in; a forged transaction cookie is refused', async () => {
+    const b = new Browser(oidcSrv.base);
+    const { answer } = await viaProvider(b, { abort: true });
+    assert.equal(answer.status, 400);
+    assert.match(answer.text, /cancelled/);
+    assert.equal(b.jar.get(NAMES.session), undefined);
+
+    const c = new Browser(oidcSrv.base);
+    const page = await c.get('/account/sign-in');
+    const start = await c.post('/account/oidc/start', form(page.text, '/account/oidc/start'));
+    const back = await idp.authorize(start.headers.get('location') ?? '', { login: 'verified' });
+    const signed = c.jar.get(NAMES.oidc) ?? '';
+    c.jar.set(NAMES.oidc, signed.replace(/^./, (ch) => (ch === 'e' ? 'f' : 'e')));
+    const forged = await c.get(back.pathname + back.search);
+    assert.equal(forged.status, 400);
+    assert.equal(c.jar.get(NAMES.session), undefined);
+  });
+
+  test('an unverified e-mail from the provider never opens the account of that address', async () => {
+    const mailbox = new Browser(srv.base);
+    await signIn(mailbox, 'owner-of-mailbox@example.org');
+    const b = new Browser(oidcSrv.base);
+    const { answer } = await viaProvider(b, { login: 'unverified' });
+    assert.equal(answer.status, 303);
+    const dash = await b.get('/account');
+    assert.doesNotMatch(dash.text, /owner-of-mailbox@example\.org/, 'a new account, without that e-mail');
+  });
+
+  test('a provider that cannot be reached: 503 with Retry-After, and e-mail sign-in still works', async () => {
+    const down = await startTestServer(fx.dataDir, { OIDC_ISSUER: `http://127.0.0.1:${await freePort()}`, TRUST_PROXY: 'true', ...CLIENT });
+    try {
+      const b = new Browser(down.base);
+      const page = await b.get('/account/sign-in');
+      const start = await b.post('/account/oidc/start', form(page.text, '/account/oidc/start'));
+      assert.equal(start.status, 503);
+      assert.ok(Number(start.headers.get('retry-after')) > 0);
+      assert.match(start.text, /cannot be reached/);
+      const sent = await b.post('/account/sign-in', { ...form(page.text, '/account/sign-in'), email: 'fallback@example.org' });
+      assert.equal(sent.status, 303);
+    } finally {
+      await down.stop();
+    }
+  });
 });
 
 describe('sign-in limits (a server behind a trusted proxy, one client address per test)', () => {
