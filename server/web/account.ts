@@ -14,7 +14,7 @@ import type { Logger } from '../log.ts';
 import type { Meter, MeterFailure } from '../meter.ts';
 import { RateLimiter } from '../ratelimit.ts';
 import type { OrgOfUser } from '../../workers/protocol.ts';
-import { SECURITY_HEADERS, type Site } from './layout.ts';
+import { SECURITY_HEADERS, securityHeaders, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
 import { OidcError, type OidcClient, type OidcTransaction } from './oidc.ts';
 import {
@@ -45,6 +45,8 @@ export const OIDC_CALLBACK_PATH = '/account/oidc/callback';
 export interface Provider {
   readonly name: string;
   client(): Promise<OidcClient>;
+  /** The origins its button's redirect leads to (the sign-in page's form-action). */
+  formTargets(): readonly string[];
 }
 
 export interface AccountDeps {
@@ -157,9 +159,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const preBinding = (pre: string): string => `pre\0${pre}`;
   const sessionBinding = (s: Live): string => `session\0${s.sessionId}`;
 
-  const page = (status: number, body: string, route: string, headers: Headers = []): Reply => ({
+  const page = (status: number, body: string, route: string, headers: Headers = [], security = SECURITY_HEADERS): Reply => ({
     status,
-    headers: [['Content-Type', 'text/html; charset=utf-8'], ['Cache-Control', 'no-store'], ...SECURITY_HEADERS, ...headers],
+    headers: [['Content-Type', 'text/html; charset=utf-8'], ['Cache-Control', 'no-store'], ...security, ...headers],
     body,
     route,
   });
@@ -206,10 +208,12 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   };
 
   const providerName = deps.provider?.name ?? null;
+  /** The sign-in page's headers: its provider button leads off our origin. */
+  const signInSecurity = (): ReturnType<typeof securityHeaders> => (deps.provider === null ? SECURITY_HEADERS : securityHeaders(deps.provider.formTargets()));
 
   const signInForm = (req: Request): Reply => {
     const { pre, headers } = preOf(req);
-    return page(200, signInPage(site, { csrf: csrf.token(preBinding(pre)), provider: providerName }), 'web:/account/sign-in', headers);
+    return page(200, signInPage(site, { csrf: csrf.token(preBinding(pre)), provider: providerName }), 'web:/account/sign-in', headers, signInSecurity());
   };
 
   const sendLink = async (req: Request): Promise<Reply> => {
@@ -221,7 +225,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const parsed = v.safeParse(emailSchema, form.get('email') ?? '');
     if (!parsed.success) {
       const error = parsed.issues[0].message;
-      return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }), route);
+      return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }), route, [], signInSecurity());
     }
     const email = parsed.output;
     // Over the limit, nothing is sent, and the answer is the one every other request gets.

@@ -34,27 +34,38 @@ export interface PageMeta {
  * script, so script-src does not apply to it. Images may come from organizers' sites (og:image is
  * read by other sites, but a page may show one later).
  */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' https: data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "object-src 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const csp = (formTargets: readonly string[]): string =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' https: data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    ["form-action 'self'", ...formTargets].join(' '),
+    "base-uri 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
-export const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
-  ['Content-Security-Policy', CSP],
-  ['X-Content-Type-Options', 'nosniff'],
-  ['Referrer-Policy', 'strict-origin-when-cross-origin'],
-  ['X-Frame-Options', 'DENY'],
-  ['Permissions-Policy', 'camera=(), microphone=(), payment=(), usb=(), geolocation=(self)'],
-  ['Cross-Origin-Opener-Policy', 'same-origin'],
-];
+/**
+ * The headers of every HTML answer. `formTargets`: origins a form of the page may lead to besides
+ * our own. Browsers apply form-action to the redirects after a submission too, so the sign-in page,
+ * whose provider button is answered with a redirect to the identity provider, names its origins.
+ * One policy, replaced rather than added to: two CSP headers are both enforced.
+ */
+export function securityHeaders(formTargets: readonly string[] = []): readonly (readonly [string, string])[] {
+  return [
+    ['Content-Security-Policy', csp(formTargets)],
+    ['X-Content-Type-Options', 'nosniff'],
+    ['Referrer-Policy', 'strict-origin-when-cross-origin'],
+    ['X-Frame-Options', 'DENY'],
+    ['Permissions-Policy', 'camera=(), microphone=(), payment=(), usb=(), geolocation=(self)'],
+    ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ];
+}
+
+export const SECURITY_HEADERS = securityHeaders();
 
 const NAV = [
   { href: '/events', label: 'Browse events', owns: ['/events', '/cities/', '/categories/'] },

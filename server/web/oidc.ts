@@ -73,6 +73,12 @@ export class OidcClient {
     return this.config.serverMetadata().issuer;
   }
 
+  /** Where start()'s URL leads: the origin of the provider's authorization endpoint. */
+  get authorizationOrigin(): string | null {
+    const endpoint = this.config.serverMetadata().authorization_endpoint;
+    return endpoint === undefined ? null : new URL(endpoint).origin;
+  }
+
   async start(): Promise<{ url: string; transaction: OidcTransaction }> {
     const transaction: OidcTransaction = {
       state: oidc.randomState(),
@@ -177,16 +183,32 @@ function sameSecret(got: string | null, expected: string): boolean {
  * use rather than at start-up, so a provider that is down when the server starts costs its users
  * a retry, not the server its start. A failed discovery is forgotten, so the next sign-in retries.
  */
-export function lazyClient(cfg: OidcConfig): { readonly name: string; client(): Promise<OidcClient> } {
+export function lazyClient(cfg: OidcConfig): { readonly name: string; client(): Promise<OidcClient>; formTargets(): readonly string[] } {
   let pending: Promise<OidcClient> | null = null;
-  return {
-    name: new URL(cfg.issuer).host,
-    client() {
-      pending ??= OidcClient.discover(cfg).catch((err: unknown) => {
+  let discovered: OidcClient | null = null;
+  const issuerOrigin = new URL(cfg.issuer).origin;
+  const client = (): Promise<OidcClient> => {
+    pending ??= OidcClient.discover(cfg).then(
+      (c) => (discovered = c),
+      (err: unknown) => {
         pending = null;
         throw err;
-      });
-      return pending;
+      },
+    );
+    return pending;
+  };
+  return {
+    name: new URL(cfg.issuer).host,
+    client,
+    /**
+     * The origins the sign-in button's redirect leads to: the issuer's, and once discovered the
+     * authorization endpoint's (almost always the same). Asking starts discovery, so the next page
+     * knows the endpoint too.
+     */
+    formTargets() {
+      if (discovered === null) client().catch(() => undefined);
+      const auth = discovered?.authorizationOrigin ?? null;
+      return auth === null || auth === issuerOrigin ? [issuerOrigin] : [issuerOrigin, auth];
     },
   };
 }

@@ -185,6 +185,9 @@ export interface DashboardInput {
   readonly nowMs: number;
 }
 
+/** A Pacific day (YYYY-MM-DD) as an instant inside it: its noon is within the day under either offset. */
+const middayOf = (day: string): string => `${day}T12:00:00-08:00`;
+
 const orgField = (org: OrgOfUser): Html => html`<input type="hidden" name="org" value="${org.id}">`;
 
 function keyState(k: KeySummary, nowMs: number): Html | string {
@@ -214,7 +217,7 @@ function keysSection(input: DashboardInput): Html {
     return html`<tr>
 <td><code>${k.hint}</code></td>
 <td>${fullDate(k.created_at)}</td>
-<td>${k.last_used ?? 'Never'}</td>
+<td>${k.last_used === null ? 'Never' : fullDate(middayOf(k.last_used))}</td>
 <td>${keyState(k, input.nowMs)}</td>
 <td class="key-actions">${actions}</td>
 </tr>`;

@@ -523,7 +523,13 @@ describe('sign-in with an identity provider (OpenID Connect, a real provider on 
     const withIdp = await new Browser(oidcSrv.base).get('/account/sign-in');
     assert.equal(forms(withIdp.text).some((f) => f.action === '/account/oidc/start'), true);
     assert.match(withIdp.text, new RegExp(`Sign in with ${new URL(idp.issuer).host}`));
+    // The button's redirect leads to the provider, and browsers hold redirects after a form to form-action.
+    const formAction = (a: Answer): string | undefined => a.headers.get('content-security-policy')?.split('; ').find((d) => d.startsWith('form-action '));
+    assert.equal(formAction(withIdp), `form-action 'self' ${new URL(idp.issuer).origin}`);
+    assert.equal(withIdp.headers.get('content-security-policy')?.match(/form-action/g)?.length, 1, 'one policy');
     const without = await new Browser(srv.base).get('/account/sign-in');
+    assert.equal(formAction(without), "form-action 'self'", 'nowhere else without a provider');
+    assert.equal(formAction(await new Browser(oidcSrv.base).get('/events')), "form-action 'self'", 'other pages keep the site policy');
     assert.equal(forms(without.text).some((f) => f.action === '/account/oidc/start'), false);
     assert.equal((await new Browser(srv.base).post('/account/oidc/start', form(without.text, '/account/sign-in'))).status, 405, 'no such form here');
   });
