@@ -5,20 +5,15 @@
 // a newer snapshot dropped (410). Full-page screenshots go to the system's temp directory.
 // One browser for the file; without chromium (outside CI) the whole file is one skipped line.
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import ICAL from 'ical.js';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { get, NOW, provisionKey, startTestServer, WEB, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
-import { browserSkip, launchBrowser, type TestBrowser } from './browser.ts';
+import { assertAccessible, browserSkip, launchBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { HOSTILE_ORGANIZER, webFixture, type WebFixture } from './fixture.ts';
 
-const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-const SCREENSHOTS = path.join(os.tmpdir(), 'family-events-screenshots');
 const ZONE = 'America/Los_Angeles';
 const EVENT_HREF = /^\/events\/(bsc_evt_[0-9a-f]{20})$/;
 const EVENT_PAGE_URL = /\/events\/bsc_evt_[0-9a-f]{20}$/;
@@ -32,50 +27,6 @@ interface ApiRecord {
   readonly event_url: string;
   readonly is_canceled: boolean;
   readonly organizer: string | null;
-}
-
-type Violation = Awaited<ReturnType<AxeBuilder['analyze']>>['violations'][number];
-
-/** Each violation as the page's author needs it: rule, impact, what to fix, and where. */
-function describeViolations(vs: readonly Violation[]): string {
-  return vs
-    .map((v) => {
-      const nodes = v.nodes.map((n) => `    ${n.target.join(' ')}\n      ${n.failureSummary?.replaceAll('\n', '\n      ') ?? ''}`).join('\n');
-      return `  ${v.id} (${v.impact ?? 'no impact'}): ${v.help}\n  ${v.helpUrl}\n${nodes}`;
-    })
-    .join('\n');
-}
-
-async function assertAccessible(page: Page, what: string): Promise<void> {
-  // Details of violations only: on the long docs page, collecting every passing node doubles axe's time.
-  const r = await new AxeBuilder({ page }).withTags(WCAG).options({ resultTypes: ['violations'] }).analyze();
-  assert.equal(r.violations.length, 0, `axe: ${r.violations.length} WCAG 2.2 A/AA violation(s) on ${what} (${page.url()}):\n${describeViolations(r.violations)}`);
-  // A page axe could not read at all would pass with no violations: it must have checked something.
-  assert.ok(r.passes.length > 10, `axe checked ${r.passes.length} rules on ${what}`);
-}
-
-let announced = false;
-async function screenshot(page: Page, name: string): Promise<void> {
-  await mkdir(SCREENSHOTS, { recursive: true });
-  if (!announced) {
-    console.log(`screenshots: ${SCREENSHOTS}`);
-    announced = true;
-  }
-  // Straight through CDP for optimizeForSpeed (fast PNG compression): the docs page is tens of
-  // thousands of pixels tall, and page.screenshot() spends most of its time compressing.
-  const size = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.scrollHeight]')) as [number, number];
-  const cdp = await page.context().newCDPSession(page);
-  try {
-    const shot = await cdp.send('Page.captureScreenshot', {
-      format: 'png',
-      captureBeyondViewport: true,
-      optimizeForSpeed: true,
-      clip: { x: 0, y: 0, width: size[0], height: size[1], scale: 1 },
-    });
-    await writeFile(path.join(SCREENSHOTS, `${name}.png`), Buffer.from(shot.data, 'base64'));
-  } finally {
-    await cdp.detach();
-  }
 }
 
 /** Pacific-time words by Intl (not the site's own formatter): "Sat, Dec 6", "Saturday, December 6", "10:30". */

@@ -3,8 +3,15 @@
 // (the test machines have no internet, and a background fetch would only add noise and time).
 // Where chromium is missing, a developer's `npm test` skips the browser tests with one line; CI
 // installs it (.ci/run), so there a missing chromium fails the tests instead of hiding them.
+// Also here: the page checks every browser suite shares (axe-core against WCAG 2.2 A/AA, full-page
+// screenshots to the system's temp directory).
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -64,5 +71,54 @@ export async function launchBrowser(): Promise<TestBrowser> {
   } catch (err) {
     await browser.close();
     throw err;
+  }
+}
+
+/** The axe-core tags the website is held to: WCAG 2.0, 2.1 and 2.2, levels A and AA. */
+export const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+export const SCREENSHOTS = path.join(os.tmpdir(), 'family-events-screenshots');
+
+type Violation = Awaited<ReturnType<AxeBuilder['analyze']>>['violations'][number];
+
+/** Each violation as the page's author needs it: rule, impact, what to fix, and where. */
+export function describeViolations(vs: readonly Violation[]): string {
+  return vs
+    .map((v) => {
+      const nodes = v.nodes.map((n) => `    ${n.target.join(' ')}\n      ${n.failureSummary?.replaceAll('\n', '\n      ') ?? ''}`).join('\n');
+      return `  ${v.id} (${v.impact ?? 'no impact'}): ${v.help}\n  ${v.helpUrl}\n${nodes}`;
+    })
+    .join('\n');
+}
+
+export async function assertAccessible(page: Page, what: string): Promise<void> {
+  // Details of violations only: on the long docs page, collecting every passing node doubles axe's time.
+  const r = await new AxeBuilder({ page }).withTags(WCAG).options({ resultTypes: ['violations'] }).analyze();
+  assert.equal(r.violations.length, 0, `axe: ${r.violations.length} WCAG 2.2 A/AA violation(s) on ${what} (${page.url()}):\n${describeViolations(r.violations)}`);
+  // A page axe could not read at all would pass with no violations: it must have checked something.
+  assert.ok(r.passes.length > 10, `axe checked ${r.passes.length} rules on ${what}`);
+}
+
+let announced = false;
+/** A full-page PNG of `page` as SCREENSHOTS/<name>.png; the directory is printed once per file. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  if (!announced) {
+    console.log(`screenshots: ${SCREENSHOTS}`);
+    announced = true;
+  }
+  // Straight through CDP for optimizeForSpeed (fast PNG compression): the docs page is tens of
+  // thousands of pixels tall, and page.screenshot() spends most of its time compressing.
+  const size = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.scrollHeight]')) as [number, number];
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const shot = await cdp.send('Page.captureScreenshot', {
+      format: 'png',
+      captureBeyondViewport: true,
+      optimizeForSpeed: true,
+      clip: { x: 0, y: 0, width: size[0], height: size[1], scale: 1 },
+    });
+    await writeFile(path.join(SCREENSHOTS, `${name}.png`), Buffer.from(shot.data, 'base64'));
+  } finally {
+    await cdp.detach();
   }
 }
