@@ -243,13 +243,13 @@ function usageSection(input: DashboardInput): Html {
     u === null
       ? html`<p>Usage is not available right now; reload in a moment.</p>`
       : html`<dl class="usage">
-<dt>Records used</dt><dd data-usage="used">${count(u.records.used)}</dd>
-<dt>Monthly limit</dt><dd data-usage="limit">${count(u.records.limit)}</dd>
-<dt>Remaining</dt><dd data-usage="remaining">${count(u.records.remaining)}</dd>
-<dt>Requests</dt><dd data-usage="requests">${count(u.requests.count)}</dd>
-<dt>Resets</dt><dd><time datetime="${u.period.resets_at}">${whenText(u.period.resets_at, null)}</time> (Pacific time)</dd>
+<div><dt>Records used</dt><dd data-usage="used">${count(u.records.used)}</dd></div>
+<div><dt>Monthly limit</dt><dd data-usage="limit">${count(u.records.limit)}</dd></div>
+<div><dt>Remaining</dt><dd data-usage="remaining">${count(u.records.remaining)}</dd></div>
+<div><dt>Requests</dt><dd data-usage="requests">${count(u.requests.count)}</dd></div>
+<div><dt>Resets (Pacific time)</dt><dd><time datetime="${u.period.resets_at}">${whenText(u.period.resets_at, null)}</time></dd></div>
 </dl>
-${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10) })}`;
+${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10), ...(u.by_day.length ? { through: u.by_day[u.by_day.length - 1]!.date } : {}) })}`;
   return html`<section aria-labelledby="usage-h">
 <h2 id="usage-h">This month</h2>
 ${body}

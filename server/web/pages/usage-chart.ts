@@ -20,6 +20,11 @@ export interface UsageChartInput {
   readonly periodStart: string;
   /** YYYY-MM-DD, the last day of the same month. */
   readonly periodEnd: string;
+  /**
+   * YYYY-MM-DD, today: the table stops here, since later days have not happened (their zeros would
+   * be claims, and a month of them buries today's row). The chart keeps the whole month's axis.
+   */
+  readonly through?: string;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] as const;
@@ -204,7 +209,8 @@ export function usageChart(input: UsageChartInput): Html {
   const { max, step } = yScale(largest);
   const total = rows.reduce((t, r) => ({ records: t.records + r.records, requests: t.requests + r.requests }), { records: 0, requests: 0 });
 
-  const tableRows = rows.map(
+  const listed = input.through === undefined ? rows : rows.filter((r) => r.date <= (input.through ?? ''));
+  const tableRows = listed.map(
     (r) => html`<tr><th scope="row"><time datetime="${r.date}">${r.label}</time></th><td>${count(r.records)}</td><td>${count(r.requests)}</td></tr>\n`,
   );
 

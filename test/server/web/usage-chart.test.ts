@@ -349,6 +349,19 @@ describe('usageChart', () => {
     assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['11', '3']);
   });
 
+  test('through today: the table lists the days so far and totals them; the chart keeps the whole month', () => {
+    const days = [
+      { date: '2025-12-01', records: 2, requests: 1 },
+      { date: '2025-12-09', records: 7, requests: 3 },
+    ];
+    const doc = parse(usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31', through: '2025-12-09' }).text);
+    const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
+    assert.deepEqual(rows.map((r) => byTag(r, 'time')[0]?.attribs.datetime), Array.from({ length: 9 }, (_, i) => `2025-12-0${i + 1}`));
+    assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['9', '4']);
+    const full = parse(usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' }).text);
+    assert.equal(byTag(doc, 'rect').length, byTag(full, 'rect').length, 'the same bars drawn either way');
+  });
+
   test('counts that are not counts (NaN, Infinity, negative) draw and read as zero rather than breaking the SVG', () => {
     const out = usageChart({
       days: [
