@@ -13,7 +13,7 @@ import type { Reply, Request } from '../http.ts';
 import type { Logger } from '../log.ts';
 import type { Meter, MeterFailure } from '../meter.ts';
 import { RateLimiter } from '../ratelimit.ts';
-import type { OrgOfUser } from '../../workers/protocol.ts';
+import type { OrgOfUser, SpentLoginToken } from '../../workers/protocol.ts';
 import { SECURITY_HEADERS, securityHeaders, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
 import { OidcError, type OidcClient, type OidcTransaction } from './oidc.ts';
@@ -216,6 +216,19 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return page(200, signInPage(site, { csrf: csrf.token(preBinding(pre)), provider: providerName }), 'web:/account/sign-in', headers, signInSecurity());
   };
 
+  /** Issues a sign-in link bound to the asking browser and mails it. */
+  const mailLink = async (email: string, bindingHash: string): Promise<void> => {
+    const issued = await must(accounts.issueLoginToken(email, 'sign_in', null, bindingHash, LOGIN_TTL_MS));
+    if (!issued.ok) return;
+    const link = `${config.webBaseUrl}/account/confirm?token=${encodeURIComponent(issued.token)}`;
+    await deps.mailer.send({
+      to: email,
+      subject: `Your sign-in link – ${site.name}`,
+      text: `Open this link to sign in to ${site.name}:\n\n${link}\n\nIt works once, for 15 minutes, in the browser that asked for it. If you did not ask for it, ignore this mail.\n`,
+      kind: 'sign_in',
+    });
+  };
+
   const sendLink = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/sign-in';
     const pre = readCookies(req)[names.pre];
@@ -228,37 +241,39 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }), route, [], signInSecurity());
     }
     const email = parsed.output;
-    // Over the limit, nothing is sent, and the answer is the one every other request gets.
+    // The answer leaves before anything that depends on the address happens: whether a link is
+    // issued (the address's mail limit), the token's committed write and the mail all come after
+    // it, so neither its bytes nor its timing tell one address from another.
     if (mailLimiter.take(email.toLowerCase())) {
-      const issued = await must(accounts.issueLoginToken(email, 'sign_in', null, tokenHash(pre), LOGIN_TTL_MS));
-      if (issued.ok) {
-        const link = `${config.webBaseUrl}/account/confirm?token=${encodeURIComponent(issued.token)}`;
-        // Not awaited: the answer must not wait on a mail server, or its timing would tell addresses apart.
-        deps.mailer
-          .send({
-            to: email,
-            subject: `Your sign-in link – ${site.name}`,
-            text: `Open this link to sign in to ${site.name}:\n\n${link}\n\nIt works once, for 15 minutes, in the browser that asked for it. If you did not ask for it, ignore this mail.\n`,
-            kind: 'sign_in',
-          })
-          .catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed'));
-      }
+      void mailLink(email, tokenHash(pre)).catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed'));
     }
     return redirect('/account/sign-in/sent', route);
   };
 
-  const confirmForm = (req: Request): Reply => {
-    const token = new URLSearchParams(req.rawQuery).get('token') ?? '';
-    const { pre, headers } = preOf(req);
-    return page(200, confirmPage(site, { token: token.slice(0, 200), csrf: csrf.token(preBinding(pre)) }), 'web:/account/confirm', headers);
+  /**
+   * The page a mailed link opens (a sign-in or an invitation): only a form, whose POST spends the
+   * token, so a mail scanner's GET spends nothing. Its CSRF token is bound to the pre-session.
+   */
+  const linkForm =
+    (render: (site: Site, input: { readonly token: string; readonly csrf: string }) => string, route: string) =>
+    (req: Request): Reply => {
+      const token = new URLSearchParams(req.rawQuery).get('token') ?? '';
+      const { pre, headers } = preOf(req);
+      return page(200, render(site, { token: token.slice(0, 200), csrf: csrf.token(preBinding(pre)) }), route, headers);
+    };
+
+  /** That form's POST: the token spent from this browser's pre-session, or the answer refusing the form. */
+  const spendPosted = async (req: Request, route: string): Promise<SpentLoginToken | Reply> => {
+    const pre = readCookies(req)[names.pre];
+    const form = checkedForm(req, pre ? preBinding(pre) : null);
+    if (form === null || pre === undefined) return forbidden(route);
+    return must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
   };
 
   const confirm = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/confirm';
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
-    if (form === null || pre === undefined) return forbidden(route);
-    const spent = await must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
+    const spent = await spendPosted(req, route);
+    if ('status' in spent) return spent;
     if (!spent.ok || spent.purpose !== 'sign_in') return page(400, confirmFailedPage(site), route);
     const signedIn = await must(accounts.signInByEmail(spent.email));
     const cookies = await startSession(signedIn.user.id);
@@ -383,18 +398,10 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return redirect(backTo(ok.org, 'invited'), route);
   };
 
-  const inviteForm = (req: Request): Reply => {
-    const token = new URLSearchParams(req.rawQuery).get('token') ?? '';
-    const { pre, headers } = preOf(req);
-    return page(200, invitePage(site, { token: token.slice(0, 200), csrf: csrf.token(preBinding(pre)) }), 'web:/account/invite', headers);
-  };
-
   const acceptInvite = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/invite';
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
-    if (form === null || pre === undefined) return forbidden(route);
-    const spent = await must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
+    const spent = await spendPosted(req, route);
+    if ('status' in spent) return spent;
     if (!spent.ok || spent.purpose !== 'invite' || spent.orgId === null) return page(400, inviteFailedPage(site), route);
     // Spending it proves the mailbox, as a sign-in link does: the browser is signed in as its addressee.
     const joined = await must(accounts.joinByInvite(spent.email, spent.orgId));
@@ -469,8 +476,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     '/account': dashboard,
     '/account/sign-in': signInForm,
     '/account/sign-in/sent': () => page(200, sentPage(site), 'web:/account/sign-in/sent'),
-    '/account/confirm': confirmForm,
-    '/account/invite': inviteForm,
+    '/account/confirm': linkForm(confirmPage, 'web:/account/confirm'),
+    '/account/invite': linkForm(invitePage, 'web:/account/invite'),
     ...(deps.provider === null ? {} : { [OIDC_CALLBACK_PATH]: oidcCallback(deps.provider) }),
   };
   const POSTS: Readonly<Record<string, (req: Request) => Promise<Reply>>> = {

@@ -19,7 +19,7 @@ import { keyHint } from '../../../workers/meter/keys.ts';
 import type { UsageBody } from '../../../workers/protocol.ts';
 import { freePort } from '../../ports.ts';
 import { NOW, sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, launchBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { startIdp, type Idp } from './idp.ts';
 
 /** The server's pinned clock as the Pacific calendar day its usage is counted on (YYYY-MM-DD). */
@@ -119,12 +119,10 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
   const outbox = (): string => path.join(fx.dataDir, 'outbox');
 
   before(async () => {
-    // Side by side; whichever fails, the other is still cleaned up by after().
-    const [built, launched] = await Promise.allSettled([sampleFixture(), launchBrowser()]);
-    if (built.status === 'fulfilled') fx = built.value;
-    if (launched.status === 'fulfilled') chrome = launched.value;
-    if (launched.status === 'rejected') throw launched.reason;
-    if (built.status === 'rejected') throw built.reason;
+    await fixtureBesideBrowser(sampleFixture, (made) => {
+      if (made.fx) fx = made.fx;
+      if (made.chrome) chrome = made.chrome;
+    });
     srv = await startOnOwnOrigin(fx.dataDir);
     web = srv.base;
     assert.equal(srv.config.webBaseUrl, web);

@@ -11,7 +11,7 @@ import ICAL from 'ical.js';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { get, NOW, provisionKey, startTestServer, WEB, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
-import { assertAccessible, browserSkip, launchBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { HOSTILE_ORGANIZER, webFixture, type WebFixture } from './fixture.ts';
 
 const ZONE = 'America/Los_Angeles';
@@ -103,12 +103,10 @@ describe('the website in a real browser', { skip: browserSkip() }, () => {
   const canceled = (): WebFixture['rows'][number] => row((r) => r.organizer === HOSTILE_ORGANIZER && r.title === 'Puppet Show for Families', 'the canceled puppet show');
 
   before(async () => {
-    // Side by side; whichever fails, the other is still cleaned up by after().
-    const [built, launched] = await Promise.allSettled([webFixture(), launchBrowser()]);
-    if (built.status === 'fulfilled') fx = built.value;
-    if (launched.status === 'fulfilled') chrome = launched.value;
-    if (launched.status === 'rejected') throw launched.reason;
-    if (built.status === 'rejected') throw built.reason;
+    await fixtureBesideBrowser(webFixture, (made) => {
+      if (made.fx) fx = made.fx;
+      if (made.chrome) chrome = made.chrome;
+    });
     srv = await startTestServer(fx.dataDir);
     partnerKey = provisionKey(srv.config.ledgerDir, { plan: 'partner', org: 'Browser oracle' }).key;
     const r = await get(srv.base, '/v1/events?city=Berkeley&limit=50');

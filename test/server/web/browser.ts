@@ -122,3 +122,14 @@ export async function screenshot(page: Page, name: string): Promise<void> {
     await cdp.detach();
   }
 }
+
+/**
+ * A test file's fixture and browser, made side by side. `keep` hears of each as soon as both have
+ * settled, before a failure of either is thrown, so the file's after() cleans up whatever was made.
+ */
+export async function fixtureBesideBrowser<F>(make: () => Promise<F>, keep: (made: { readonly fx?: F; readonly chrome?: TestBrowser }) => void): Promise<void> {
+  const [built, launched] = await Promise.allSettled([make(), launchBrowser()]);
+  keep({ ...(built.status === 'fulfilled' ? { fx: built.value } : {}), ...(launched.status === 'fulfilled' ? { chrome: launched.value } : {}) });
+  if (launched.status === 'rejected') throw launched.reason;
+  if (built.status === 'rejected') throw built.reason;
+}
