@@ -75,20 +75,17 @@ const SIGN_INS_PER_ADDRESS_PER_MINUTE = 10;
 const MAILS_PER_EMAIL = 3;
 const MAIL_WINDOW_MS = 10 * 60_000;
 
-const emailSchema = v.pipe(
-  v.string(),
-  v.trim(),
-  v.nonEmpty('Enter your e-mail address.'),
-  v.maxLength(254, 'An e-mail address is at most 254 characters.'),
-  v.email('Enter an e-mail address like name@example.com.'),
-);
-const inviteSchema = v.pipe(
-  v.string(),
-  v.trim(),
-  v.nonEmpty('Enter the e-mail address to invite.'),
-  v.maxLength(254, 'An e-mail address is at most 254 characters.'),
-  v.email('Enter an e-mail address like name@example.com.'),
-);
+/** An e-mail address as a form gives it; `empty` is what to say when the field is left blank. */
+const emailField = (empty: string) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.nonEmpty(empty),
+    v.maxLength(254, 'An e-mail address is at most 254 characters.'),
+    v.email('Enter an e-mail address like name@example.com.'),
+  );
+const emailSchema = emailField('Enter your e-mail address.');
+const inviteSchema = emailField('Enter the e-mail address to invite.');
 const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
 const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
 

@@ -6,12 +6,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { simpleParser } from 'mailparser';
-import { parse as parseCookie } from 'cookie';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { cookieNames } from '../../../server/web/session.ts';
 import { keyHint } from '../../../workers/meter/keys.ts';
 import { freePort } from '../../ports.ts';
 import { sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from '../helpers.ts';
+import { FormBrowser, hiddenFields, postForms, type Answer } from './form-browser.ts';
 import { startIdp, type Idp } from './idp.ts';
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
@@ -23,66 +23,14 @@ const elements = (page: string | Element): Element[] => DomUtils.findAll(() => t
 const attr = (el: Element, name: string): string | undefined => el.attribs[name];
 const textOf = (el: Element): string => DomUtils.textContent(el);
 
-/** Every form of a page: its action and its hidden fields. */
-function forms(page: string): { action: string; fields: Record<string, string> }[] {
-  return elements(page)
-    .filter((e) => e.name === 'form' && attr(e, 'method') === 'post')
-    .map((f) => {
-      const fields: Record<string, string> = {};
-      for (const i of elements(f)) if (i.name === 'input' && attr(i, 'type') === 'hidden') fields[attr(i, 'name') ?? ''] = attr(i, 'value') ?? '';
-      return { action: attr(f, 'action') ?? '', fields };
-    });
-}
-const form = (page: string, action: string, nth = 0): Record<string, string> => {
-  const f = forms(page).filter((x) => x.action === action)[nth];
-  assert.ok(f, `no form posting to ${action}`);
-  return f.fields;
-};
+const forms = postForms;
+const form = hiddenFields;
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
-/** A browser: cookies kept by name (the server's are host-only, Path=/), Origin sent on POSTs. */
-let browsers = 0;
-
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(
-    private readonly base: string,
-    /**
-     * The client address a trusted proxy reports (every server here runs with TRUST_PROXY): by
-     * default one of its own per browser, so the per-address sign-in limit is met only where a test means to.
-     */
-    private readonly forwardedFor = `198.18.${Math.floor(++browsers / 250)}.${browsers % 250}`,
-  ) {}
-
-  async request(p: string, init: { method?: string; form?: Record<string, string>; origin?: string | null } = {}): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    if (this.forwardedFor) headers['x-forwarded-for'] = this.forwardedFor;
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (init.form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(init.form).toString();
-      if (init.origin !== null) headers.origin = init.origin ?? WEB;
-    }
-    const res = await fetch(this.base + p, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, redirect: 'manual', ...(body === undefined ? {} : { body }) });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const parsed = parseCookie(pair ?? '');
-      const [name, value] = Object.entries(parsed)[0] ?? [];
-      if (name === undefined) continue;
-      if (value === '' || /max-age=0/i.test(line)) this.jar.delete(name);
-      else this.jar.set(name, value ?? '');
-    }
-    return { status: res.status, headers: res.headers, text: await res.text() };
+/** This file's browsers: on the website's origin (WEB), each with a client address of its own. */
+class Browser extends FormBrowser {
+  constructor(base: string, forwardedFor?: string) {
+    super(base, WEB, forwardedFor);
   }
-
-  get = (p: string): Promise<Answer> => this.request(p);
-  post = (p: string, fields: Record<string, string>, origin?: string | null): Promise<Answer> => this.request(p, { form: fields, ...(origin === undefined ? {} : { origin }) });
 }
 
 let fx: Fixture;

@@ -1,0 +1,479 @@
+// Account enumeration through the "send me a sign-in link" form (POST /account/sign-in): whoever
+// types an address must not learn whether it has an account, nor whether its mail limit (3 links
+// in 10 minutes) has been reached. Not from the answer — status, Location, every header but Date,
+// the body's bytes — and not from how long the answer takes.
+//
+// The answers are compared byte for byte. The timings are compared statistically, over real HTTP
+// against the real server (startTestServer, in a process of its own, on loopback): two groups of
+// requests, interleaved pair by pair in random order (a slow spell of the machine falls on both
+// groups alike), each request from a fresh browser — GET the form, then the POST, whose round trip
+// alone is timed — with a client address of its own behind a trusted proxy (TRUST_PROXY=true,
+// X-Forwarded-For), so that the per-client limit of 10 a minute never answers.
+//
+// The oracle (`compareTimings`) tells the groups apart, and the test fails, when either
+//   1. a Mann–Whitney U test finds one group's times ranking above the other's (two-sided p below
+//      0.001); or
+//   2. the difference of the medians, or of the 10th percentiles, exceeds max(0.5 ms, noise).
+//      `noise` comes from the samples themselves: how far that statistic moves between two random
+//      halves of one group, scaled to the full groups, 3.29 standard deviations (the two-sided
+//      0.1 % point). The 10th percentile is the fast end, a path's own cost with the least
+//      interference: on loopback it is steady to a few tenths of a millisecond even when the
+//      median wanders by a millisecond.
+// An extra 2 ms on one path (a database write awaited, a mail sent before answering) fails it: the
+// oracle's own tests below show it on synthetic samples, and that samples of one distribution pass,
+// outliers and slow spells included; a 2 ms delay put into the server's known-address path failed
+// every run on a 2-core machine, with a load average up to 9 (the 10th percentile caught it when
+// the load hid it from the other two). When the noise grows to several milliseconds, the tolerance
+// grows with it and the test passes rather than flakes; a 2 ms difference can then go unseen in
+// that run. Nothing asserts a speed.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { simpleParser } from 'mailparser';
+import { FormBrowser, hiddenFields, type Answer } from './form-browser.ts';
+
+// ---------------------------------------------------------------- the timing oracle
+
+/** Below this, a difference on loopback is not one this test claims to resolve. */
+const FLOOR_MS = 0.5;
+/** Every check runs at this level: a false alarm once in a thousand runs of identical paths, or less. */
+const ALPHA = 0.001;
+/** The two-sided ALPHA point of a standard normal. */
+const Z_TWO_SIDED = 3.29;
+/** The statistics compared besides the ranks: the fast end and the middle. */
+const QUANTILES = [
+  { q: 0.1, name: '10th percentile' },
+  { q: 0.5, name: 'median' },
+] as const;
+/** Random splits of a group in halves, per statistic: enough for its standard deviation to settle. */
+const SPLITS = 1000;
+
+/** A small seeded generator (mulberry32): the oracle's random splits and the synthetic samples are reproducible. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** erfc(x) for x ≥ 0 (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7). */
+function erfc(x: number): number {
+  const t = 1 / (1 + 0.3275911 * x);
+  return t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
+}
+
+/** Mann–Whitney U, two-sided, normal approximation with the tie and continuity corrections (fine for n ≥ 20 a group). */
+function mannWhitney(a: readonly number[], b: readonly number[]): { u: number; z: number; p: number } {
+  const all = [...a.map((v) => ({ v, inA: true })), ...b.map((v) => ({ v, inA: false }))].sort((x, y) => x.v - y.v);
+  const n = all.length;
+  let rankSumA = 0;
+  let ties = 0;
+  for (let i = 0; i < n; ) {
+    let j = i;
+    while (j + 1 < n && all[j + 1]?.v === all[i]?.v) j++;
+    const rank = (i + j) / 2 + 1;
+    for (let k = i; k <= j; k++) if (all[k]?.inA) rankSumA += rank;
+    const t = j - i + 1;
+    ties += t ** 3 - t;
+    i = j + 1;
+  }
+  const n1 = a.length;
+  const n2 = b.length;
+  const u = rankSumA - (n1 * (n1 + 1)) / 2;
+  const sd = Math.sqrt(((n1 * n2) / 12) * (n + 1 - ties / (n * (n - 1))));
+  const z = sd === 0 ? 0 : Math.max(0, Math.abs(u - (n1 * n2) / 2) - 0.5) / sd;
+  return { u, z, p: Math.min(1, erfc(z / Math.SQRT2)) };
+}
+
+/** The q-quantile of numbers sorted in place (linear interpolation). */
+function sortedQuantile(s: Float64Array, q: number): number {
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return (s[lo] ?? NaN) + ((s[Math.ceil(at)] ?? NaN) - (s[lo] ?? NaN)) * (at - lo);
+}
+
+/**
+ * The variance of "q-quantile of one half − q-quantile of the other" over random splits of `xs` in
+ * halves. A quantile's variance goes as 1/n, so a half's is twice the whole group's, and the
+ * variance of that difference is four times the variance of the group's own q-quantile.
+ */
+function splitHalfVariance(xs: readonly number[], q: number, random: () => number): number {
+  const order = xs.map((_, i) => i);
+  const h = xs.length >> 1;
+  const x = new Float64Array(h);
+  const y = new Float64Array(xs.length - h);
+  let squares = 0;
+  for (let r = 0; r < SPLITS; r++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j] ?? 0, order[i] ?? 0];
+    }
+    for (let i = 0; i < xs.length; i++) (i < h ? x : y)[i < h ? i : i - h] = xs[order[i] ?? 0] ?? NaN;
+    squares += (sortedQuantile(x.sort(), q) - sortedQuantile(y.sort(), q)) ** 2;
+  }
+  return squares / SPLITS;
+}
+
+interface Statistic {
+  readonly name: string;
+  readonly a: number;
+  readonly b: number;
+  /** a − b, ms. */
+  readonly diff: number;
+  /** Z_TWO_SIDED standard deviations of that difference when nothing tells the groups apart, ms. */
+  readonly noise: number;
+  /** max(FLOOR_MS, noise). */
+  readonly tolerance: number;
+}
+
+interface Comparison {
+  readonly statistics: readonly Statistic[];
+  /** Mann–Whitney's two-sided p. */
+  readonly p: number;
+  /** Why the groups are told apart; empty when they are not. */
+  readonly reasons: readonly string[];
+}
+
+/** Compares two groups of round trips (ms). Distinguishable when `reasons` is not empty. */
+function compareTimings(a: readonly number[], b: readonly number[], seed = 1): Comparison {
+  const random = rng(seed);
+  const sa = Float64Array.from(a).sort();
+  const sb = Float64Array.from(b).sort();
+  const statistics = QUANTILES.map(({ q, name }): Statistic => {
+    const va = sortedQuantile(sa, q);
+    const vb = sortedQuantile(sb, q);
+    // Var(q_a − q_b) = Var(q_a) + Var(q_b) = (split-half variance of a + that of b) / 4.
+    const noise = Z_TWO_SIDED * Math.sqrt((splitHalfVariance(a, q, random) + splitHalfVariance(b, q, random)) / 4);
+    return { name, a: va, b: vb, diff: va - vb, noise, tolerance: Math.max(FLOOR_MS, noise) };
+  });
+  const { p } = mannWhitney(a, b);
+  const reasons: string[] = [];
+  if (p < ALPHA) reasons.push(`Mann–Whitney p = ${p.toExponential(2)} < ${ALPHA}`);
+  for (const st of statistics) {
+    if (Math.abs(st.diff) > st.tolerance) reasons.push(`|${st.name} difference| ${Math.abs(st.diff).toFixed(3)} ms > max(${FLOOR_MS} ms, noise ${st.noise.toFixed(3)} ms)`);
+  }
+  return { statistics, p, reasons };
+}
+
+const describeComparison = (c: Comparison, a: string, b: string): string =>
+  [
+    ...c.statistics.map((st) => `${st.name}: ${a} ${st.a.toFixed(3)} ms, ${b} ${st.b.toFixed(3)} ms (difference ${st.diff.toFixed(3)}, tolerance ${st.tolerance.toFixed(3)})`),
+    `Mann–Whitney p = ${c.p.toPrecision(3)}`,
+  ].join('; ');
+
+// ---------------------------------------------------------------- synthetic samples for the oracle's own test
+
+/** Standard normal by Box–Muller. */
+const normal = (random: () => number): number => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+
+const exponential = (random: () => number, mean: number): number => -mean * Math.log(1 - random());
+
+/**
+ * n pairs of POST round trips (ms), shaped like this file's measurements but noisier. Quiet: a bulk
+ * at 3 ms, 40 % of requests slowed by other work (exponential, mean 5 ms), 3 % outliers of 10–40 ms
+ * (a GC, the scheduler); median 3.3 ms, interquartile range 3 ms, where this file alone on 2 cores
+ * measures about 2–3 ms and 1 ms. Busy: 85 % slowed (mean 9 ms), 5 % outliers of 20–100 ms and slow
+ * spells of up to 6 ms lasting a few pairs; median 12 ms, interquartile range 12 ms, more than the
+ * server in this test's own process measured with another server test file on the same 2 cores.
+ * `shiftB` is added to every b.
+ */
+function syntheticPairs(seed: number, n: number, shiftB: number, busy: boolean): { a: number[]; b: number[] } {
+  const random = rng(seed);
+  const one = (): number =>
+    3 * Math.exp(0.1 * normal(random)) +
+    (random() < (busy ? 0.85 : 0.4) ? exponential(random, busy ? 9 : 5) : 0) +
+    (random() < (busy ? 0.05 : 0.03) ? (busy ? 20 + 80 * random() : 10 + 30 * random()) : 0);
+  const a: number[] = [];
+  const b: number[] = [];
+  let spell = 0;
+  for (let i = 0; i < n; i++) {
+    if (busy) spell = Math.min(6, Math.max(0, spell + normal(random)));
+    a.push(one() + spell);
+    b.push(one() + spell + shiftB);
+  }
+  return { a, b };
+}
+
+// ---------------------------------------------------------------- a browser (a local copy of account.test.ts's, reduced)
+
+/**
+ * What an observer can compare of two answers: status, every header but Date (a Set-Cookie by its
+ * name, value length and attributes), and the body's bytes.
+ */
+function observable(a: Answer): unknown {
+  const headers = [...a.headers].filter(([k]) => k !== 'date' && k !== 'set-cookie');
+  const cookies = a.headers.getSetCookie().map((line) => line.replace(/^([^=]*)=([^;]*)/, (_, name: string, value: string) => `${name}=<${value.length} chars>`));
+  return { status: a.status, headers, cookies, body: a.body.toString('base64') };
+}
+
+// ---------------------------------------------------------------- the server, its outbox, and the requests
+
+let tmp: string;
+let dataDir: string;
+let srv: {
+  readonly base: string;
+  /** The website's origin (WEB_BASE_URL): what its forms' POSTs send as Origin, and what its links point to. */
+  readonly web: string;
+  stop(): Promise<void>;
+};
+
+/**
+ * startTestServer (../helpers.ts) in a process of its own, behind a trusted proxy. Not in this one:
+ * a server in the test's process shares its event loop with the client, and whatever the server does
+ * right after answering (writing a mail to the outbox) would be counted in the time of the answer
+ * that caused it. An observer across a network never sees that work in the answer's time; it sees
+ * the answer's own. (This process does not even load the helpers: the child says where it listens.)
+ */
+async function startServerProcess(dir: string): Promise<typeof srv> {
+  // A script file, not --eval: the server's worker threads inherit the process's execArgv.
+  const script = path.join(dir, 'server.mjs');
+  const helpers = pathToFileURL(path.join(import.meta.dirname, '..', 'helpers.ts')).href;
+  await writeFile(
+    script,
+    `const { startTestServer } = await import(${JSON.stringify(helpers)});
+// No search runs here: one pool thread is enough.
+const srv = await startTestServer(process.argv[2], { TRUST_PROXY: 'true', POOL_THREADS: '1' });
+process.stdin.on('end', () => srv.stop().then(() => process.exit(0)));
+process.stdin.resume();
+process.stdout.write(JSON.stringify({ base: srv.base, web: srv.config.webBaseUrl }) + '\\n');
+`,
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', script, path.join(dir, 'data')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  let out = '';
+  const where = await new Promise<{ base: string; web: string }>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      if (out.includes('\n')) resolve(JSON.parse(out) as { base: string; web: string });
+    });
+    void exited.then(([code]) => reject(new Error(`the server process exited (${String(code)}) before listening`)));
+  });
+  return {
+    ...where,
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+async function outboxFiles(): Promise<string[]> {
+  try {
+    return (await readdir(path.join(dataDir, 'outbox'))).filter((f) => f.endsWith('.eml')).sort();
+  } catch {
+    return [];
+  }
+}
+
+interface Mail {
+  readonly to: string;
+  readonly link: string;
+}
+const mails = new Map<string, Mail>();
+/**
+ * A mail of the outbox read by mailparser: its recipient and its link, or null while the server is
+ * still writing the file. Each file is parsed until it is whole, then remembered.
+ */
+async function readMail(file: string): Promise<Mail | null> {
+  const known = mails.get(file);
+  if (known) return known;
+  const mail = await simpleParser(await readFile(path.join(dataDir, 'outbox', file)));
+  const to = mail.to && !Array.isArray(mail.to) ? mail.to.value[0]?.address : undefined;
+  const link = /https:\/\/\S+/.exec(mail.text ?? '')?.[0];
+  if (!to || !link) return null;
+  mails.set(file, { to, link });
+  return { to, link };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the outbox holds `count` whole mails (5 s at most), then counts them by recipient. */
+async function mailsByRecipient(count: number): Promise<Map<string, number>> {
+  let read: (Mail | null)[] = [];
+  for (let i = 0; i < 200; i++) {
+    read = await Promise.all((await outboxFiles()).map(readMail));
+    if (read.length >= count && read.every((m) => m !== null)) break;
+    await pause(25);
+  }
+  assert.equal(read.length, count, 'mails in the outbox');
+  const by = new Map<string, number>();
+  for (const m of read) by.set(m?.to ?? '', (by.get(m?.to ?? '') ?? 0) + 1);
+  return by;
+}
+
+/** One visitor asking for a link: a fresh browser GETs the form, then POSTs it (the answer of the POST). */
+async function askForLink(email: string): Promise<Answer> {
+  const b = new FormBrowser(srv.base, srv.web);
+  const page = await b.get('/account/sign-in');
+  assert.equal(page.status, 200);
+  return b.post('/account/sign-in', { ...hiddenFields(page.text, '/account/sign-in'), email });
+}
+
+/** Signs up `email` the whole way (link by mail, confirm page, confirm POST): afterwards the address has an account. */
+async function signUp(email: string): Promise<void> {
+  const b = new FormBrowser(srv.base, srv.web);
+  const before = new Set(await outboxFiles());
+  const page = await b.get('/account/sign-in');
+  const sent = await b.post('/account/sign-in', { ...hiddenFields(page.text, '/account/sign-in'), email });
+  assert.equal(sent.status, 303);
+  let link: URL | undefined;
+  for (let i = 0; i < 200; i++) {
+    for (const f of (await outboxFiles()).filter((x) => !before.has(x))) {
+      const mail = await readMail(f);
+      if (mail?.to === email) link = new URL(mail.link);
+    }
+    if (link) break;
+    await pause(10);
+  }
+  assert.ok(link, `the sign-in mail to ${email}`);
+  assert.equal(link.origin + link.pathname, `${srv.web}/account/confirm`);
+  const confirmPage = await b.get(link.pathname + link.search);
+  assert.equal(confirmPage.status, 200);
+  const done = await b.post('/account/confirm', hiddenFields(confirmPage.text, '/account/confirm'));
+  assert.equal(done.status, 303);
+  assert.equal(done.headers.get('location'), '/account');
+  const dash = await b.get('/account');
+  assert.equal(dash.status, 200);
+  assert.ok(dash.text.includes(email), 'the dashboard of the new account names the address');
+}
+
+let fresh = 0;
+const freshAddress = (): string => `nobody-${++fresh}-${process.pid}@example.org`;
+
+/**
+ * Asks for a link for every pair's `a` and `b` address, the two in random order, one request at a
+ * time (after a few discarded requests that warm the code paths up). Every answer must be the one
+ * any other gets; returns the POST round trips of both groups, pair by pair.
+ */
+async function interleaved(pairs: readonly (readonly [string, string])[]): Promise<{ a: number[]; b: number[] }> {
+  for (let i = 0; i < 20; i++) await askForLink(freshAddress());
+  const a: number[] = [];
+  const b: number[] = [];
+  let reference: unknown;
+  const check = (answer: Answer, email: string): void => {
+    assert.equal(answer.status, 303, `the answer for ${email}`);
+    assert.equal(answer.headers.get('location'), '/account/sign-in/sent');
+    reference ??= observable(answer);
+    assert.deepEqual(observable(answer), reference, `the answer for ${email} is the one every other request gets`);
+  };
+  for (const [ea, eb] of pairs) {
+    // Which of the pair goes first is a coin toss, so neither group always follows the other.
+    const order = Math.random() < 0.5 ? [ea, eb] : [eb, ea];
+    const answers = new Map<string, Answer>();
+    for (const email of order) answers.set(email, await askForLink(email));
+    for (const email of order) check(answers.get(email)!, email);
+    a.push(answers.get(ea)!.ms);
+    b.push(answers.get(eb)!.ms);
+  }
+  return { a, b };
+}
+
+function assertIndistinguishable(t: TestContext, times: { a: number[]; b: number[] }, a: string, b: string): void {
+  const c = compareTimings(times.a, times.b);
+  t.diagnostic(describeComparison(c, a, b));
+  const iqr = (xs: readonly number[]): string => {
+    const s = Float64Array.from(xs).sort();
+    return (sortedQuantile(s, 0.75) - sortedQuantile(s, 0.25)).toFixed(3);
+  };
+  t.diagnostic(`interquartile ranges: ${a} ${iqr(times.a)} ms, ${b} ${iqr(times.b)} ms`);
+  assert.deepEqual(c.reasons, [], `the time of the answer tells ${a} from ${b}: ${describeComparison(c, a, b)}`);
+}
+
+// ---------------------------------------------------------------- the tests
+
+describe('the timing oracle (compareTimings) on synthetic samples', () => {
+  const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
+  const toldApart = (a: number[], b: number[]): boolean => compareTimings(a, b).reasons.length > 0;
+  test('80 pairs on a quiet machine: one path 2 ms slower is told apart, either way round', () => {
+    for (const seed of SEEDS) {
+      const { a, b } = syntheticPairs(seed, 80, 2, false);
+      assert.ok(toldApart(a, b) && toldApart(b, a), `seed ${seed}: 2 ms passed as noise`);
+    }
+  });
+  test('80 pairs on a quiet or a busy machine: samples of one distribution are not told apart', () => {
+    for (const busy of [false, true]) {
+      for (const seed of SEEDS) {
+        const { a, b } = syntheticPairs(seed + 100, 80, 0, busy);
+        assert.deepEqual(compareTimings(a, b).reasons, [], `seed ${seed}${busy ? ', busy' : ''}: identical paths were told apart`);
+      }
+    }
+  });
+  test('80 pairs on a busy machine: the tolerance widens with the noise (2 ms can hide in it), but a difference the size of the noise is told apart', () => {
+    // What the oracle trades for not flaking: with a spread of 12 ms, 2 ms is found in about one
+    // run in three (93 of 300 seeds); 10 ms in every one. (Identical paths: 0 of 300 quiet, 2 of 300 busy.)
+    for (const seed of SEEDS) {
+      const { a, b } = syntheticPairs(seed + 200, 80, 10, true);
+      assert.ok(toldApart(a, b) && toldApart(b, a), `seed ${seed}: 10 ms passed as noise`);
+    }
+  });
+  test('the Mann–Whitney statistic against hand-computed values', () => {
+    // No overlap: U = 0, the smallest there is; z by the continuity-corrected normal approximation.
+    const apart = mannWhitney([1, 2, 3], [4, 5, 6]);
+    assert.equal(apart.u, 0);
+    assert.ok(Math.abs(apart.z - 4 / Math.sqrt(5.25)) < 1e-9);
+    // Identical samples: U is exactly half of n1·n2, p = 1.
+    const same = mannWhitney([1, 2, 2, 3], [1, 2, 2, 3]);
+    assert.equal(same.u, 8);
+    assert.equal(same.z, 0);
+    assert.ok(same.p > 0.999_999);
+  });
+});
+
+describe('POST /account/sign-in answers alike whether the address has an account or not', () => {
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'fe-enum-'));
+    dataDir = path.join(tmp, 'data');
+    await mkdir(dataDir);
+    // No snapshot: the account pages do not need one.
+    srv = await startServerProcess(tmp);
+  });
+  after(async () => {
+    try {
+      await srv.stop();
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+
+  const PAIRS = 80;
+
+  test('addresses with an account (each within its 3 mails a window) against addresses without one', async (t) => {
+    // 40 accounts, each signed up through the real sign-in (1 mail), then asked for twice more: all
+    // 80 requests of the group are under the mail limit, like every request for a fresh address, so
+    // the two groups differ in one thing only — whether the address has an account.
+    const known = Array.from({ length: PAIRS / 2 }, (_, i) => `known-${i}@example.org`);
+    for (let i = 0; i < known.length; i += 8) await Promise.all(known.slice(i, i + 8).map(signUp));
+    const before = (await outboxFiles()).length;
+    const unknown = Array.from({ length: PAIRS }, () => freshAddress());
+    const pairs = unknown.map((u, i) => [known[i % known.length] ?? '', u] as const);
+    const times = await interleaved(pairs);
+    // Both groups took the mailing path: a link to every request (and to the 20 warming up), none lost, none extra.
+    const by = await mailsByRecipient(before + 20 + 2 * PAIRS);
+    for (const email of known) assert.equal(by.get(email), 3, `the mails to ${email}: its sign-up and 2 more`);
+    for (const email of unknown) assert.equal(by.get(email), 1, `the mail to ${email}`);
+    assertIndistinguishable(t, times, 'with an account', 'without');
+  });
+
+  test('an address with an account past its 3 mails a window against fresh addresses', async (t) => {
+    // One account, asked for 80 times: its first 2 requests still mail a link (the sign-up spent the
+    // first of 3), the other 78 are over the per-address limit and send nothing. The answer must not
+    // tell, neither in its bytes nor in its time, or the limit tells who signed in lately.
+    const email = 'known-limited@example.org';
+    await signUp(email);
+    const before = (await outboxFiles()).length;
+    const unknown = Array.from({ length: PAIRS }, () => freshAddress());
+    const times = await interleaved(unknown.map((u) => [email, u] as const));
+    const by = await mailsByRecipient(before + 20 + 2 + PAIRS);
+    assert.equal(by.get(email), 3, 'the limit: 3 mails to the address in the window, whatever was asked');
+    assertIndistinguishable(t, times, 'limited address', 'fresh addresses');
+  });
+});
