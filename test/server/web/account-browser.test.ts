@@ -283,6 +283,38 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
     return n;
   }
 
+  /** The dashboard's figures, today's row and bar, and /v1/usage all say `served` records. */
+  async function usageShows(page: Page, base: string, key: string, served: number): Promise<void> {
+    const shown = await usage(page);
+    assert.equal(shown.used, served, 'Records used counts the events served');
+    const fromApi = (await (await api(base, key, '/v1/usage')).json()) as UsageBody;
+    assert.equal(fromApi.records.used, served, '/v1/usage agrees');
+    assert.equal(shown.used, fromApi.records.used);
+    assert.equal(shown.limit, fromApi.records.limit);
+    const day = await today(page);
+    assert.equal(day.records, served, `today (${TODAY}, the server's clock) has the records served`);
+    assert.equal(day.bars.records, served, "today's bar has the same number");
+    assert.ok(day.requests >= 1, "today's requests");
+  }
+
+  /** Revoke by clicking; from the moment the server answers, the API refuses the key within a second. */
+  async function revokeByClick(page: Page, base: string, key: string): Promise<void> {
+    const site = siteOf(page);
+    const revoked = page.waitForResponse((r) => r.url() === `${site}/account/keys/revoke` && r.request().method() === 'POST');
+    await clickTo(page, (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'revoked', async () => {
+      await button(page, `Revoke key ${keyHint(key)}`).click();
+      assert.equal((await revoked).status(), 303);
+      const t0 = performance.now();
+      let status = 200;
+      while (performance.now() - t0 < 1000) {
+        status = (await api(base, key)).status;
+        if (status === 401) break;
+        await sleep(25);
+      }
+      assert.equal(status, 401, `the revoked key is refused within a second (still ${status} after ${Math.round(performance.now() - t0)} ms)`);
+    });
+  }
+
   test('sign-up by e-mail from the home page: a key shown once, used, counted, revoked (401 within a second)', async () => {
     const { context, page, watched } = await person();
     try {
@@ -305,33 +337,11 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
 
       const served = await eventsServed(srv.base, key);
       await page.reload({ waitUntil: 'load' });
-      const shown = await usage(page);
-      assert.equal(shown.used, served, 'Records used counts the events served');
-      const fromApi = (await (await api(srv.base, key, '/v1/usage')).json()) as UsageBody;
-      assert.equal(fromApi.records.used, served, '/v1/usage agrees');
-      assert.equal(shown.used, fromApi.records.used);
-      assert.equal(shown.limit, fromApi.records.limit);
-      const day = await today(page);
-      assert.equal(day.records, served, `today (${TODAY}, the server's clock) has the records served`);
-      assert.equal(day.bars.records, served, "today's bar has the same number");
-      assert.ok(day.requests >= 1, "today's requests");
+      await usageShows(page, srv.base, key, served);
       await assertAccessible(page, 'the dashboard with a key and usage');
       await screenshot(page, 'account-dashboard');
 
-      // Revoke by clicking; from the moment the server answers, the API refuses the key within a second.
-      const revoked = page.waitForResponse((r) => r.url() === `${web}/account/keys/revoke` && r.request().method() === 'POST');
-      await clickTo(page, (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'revoked', async () => {
-        await button(page, `Revoke key ${keyHint(key)}`).click();
-        assert.equal((await revoked).status(), 303);
-        const t0 = performance.now();
-        let status = 200;
-        while (performance.now() - t0 < 1000) {
-          status = (await api(srv.base, key)).status;
-          if (status === 401) break;
-          await sleep(25);
-        }
-        assert.equal(status, 401, `the revoked key is refused within a second (still ${status} after ${Math.round(performance.now() - t0)} ms)`);
-      });
+      await revokeByClick(page, srv.base, key);
       assert.match(await text(page, '[role="status"]'), /revoked/);
       assert.deepEqual(await keyRows(page), [{ hint: keyHint(key), state: 'Revoked' }]);
       assert.equal(await button(page, /^Revoke/).count(), 0, 'a revoked key has no actions');
@@ -441,7 +451,7 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
     }
   });
 
-  test('sign-in with the identity provider (OpenID Connect on loopback), then a key that works', async () => {
+  test('sign-in with the identity provider (OpenID Connect on loopback): a key that works, counted, revoked (401 within a second)', async () => {
     const client = { clientId: 'family-events-web', clientSecret: 'a-browser-test-secret-that-is-long-enough-0123' };
     const accounts = { ada: { email: 'ada.oidc@example.org', email_verified: true } };
     let idp: Idp | undefined;
@@ -480,7 +490,10 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       assert.equal(await text(page, 'h1'), 'Your account');
       assert.match(await text(page, 'main'), /Signed in as ada\.oidc@example\.org\./);
       const key = await createKey(page);
-      await eventsServed(site, key);
+      const served = await eventsServed(site, key);
+      await backToAccount(page);
+      await usageShows(page, site, key, served);
+      await revokeByClick(page, site, key);
       assert.deepEqual(await watched.problems(), [], 'no console errors or CSP violations on our pages');
     } finally {
       await context?.close();
