@@ -286,7 +286,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return org === undefined ? null : { org, orgs };
   };
 
-  const dashboardReply = async (s: Live, wanted: string | null, notice: DashboardNotice | null, invite?: DashboardInput['invite']): Promise<Reply> => {
+  const dashboardReply = async (s: Live, wanted: string | null, notice: DashboardNotice | null, invite?: DashboardInput['invite'], status = invite === undefined ? 200 : 400): Promise<Reply> => {
     const route = 'web:/account';
     const found = await orgOf(s.userId, wanted);
     if (found === null) return page(503, unavailablePage(site), route);
@@ -304,7 +304,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       ...(invite === undefined ? {} : { invite }),
       nowMs: wallNow(),
     };
-    return page(invite === undefined ? 200 : 400, dashboardPage(site, input), route);
+    return page(status, dashboardPage(site, input), route, status === 503 ? [['Retry-After', '60']] : []);
   };
 
   const dashboard = async (req: Request): Promise<Reply> => {
@@ -385,12 +385,18 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     if (!issued.ok) return forbidden(route);
     const inviter = members.find((m) => m.user_id === ok.s.userId)?.email ?? 'A member';
     const link = `${config.webBaseUrl}/account/invite?token=${encodeURIComponent(issued.token)}`;
-    await deps.mailer.send({
-      to: email,
-      subject: `${inviter} invited you to ${ok.org.name} on ${site.name}`,
-      text: `${inviter} invited you to join the organization ${ok.org.name} on ${site.name}, to share its API keys and usage.\n\nOpen this link to accept:\n\n${link}\n\nIt works once, for 7 days. If you did not expect it, ignore this mail.\n`,
-      kind: 'invite',
-    });
+    try {
+      // Awaited, unlike a sign-in link's: the inviter is told whether the invitation went out.
+      await deps.mailer.send({
+        to: email,
+        subject: `${inviter} invited you to ${ok.org.name} on ${site.name}`,
+        text: `${inviter} invited you to join the organization ${ok.org.name} on ${site.name}, to share its API keys and usage.\n\nOpen this link to accept:\n\n${link}\n\nIt works once, for 7 days. If you did not expect it, ignore this mail.\n`,
+        kind: 'invite',
+      });
+    } catch (err) {
+      log.warn({ mail: 'invite', err: (err as Error).message }, 'invitation mail failed');
+      return dashboardReply(ok.s, ok.org.id, null, { email, error: 'The invitation could not be sent just now. Please try again in a minute.' }, 503);
+    }
     log.info({ org: ok.org.id }, 'invitation sent');
     return redirect(backTo(ok.org, 'invited'), route);
   };

@@ -9,6 +9,7 @@ import { simpleParser } from 'mailparser';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { cookieNames } from '../../../server/web/session.ts';
 import { keyHint } from '../../../workers/meter/keys.ts';
+import { AccountsDb } from '../../../workers/meter/store.ts';
 import { freePort } from '../../ports.ts';
 import { sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from '../helpers.ts';
 import { FormBrowser, hiddenFields, postForms, type Answer } from './form-browser.ts';
@@ -428,6 +429,42 @@ describe('members and invitations', () => {
     // A form of the joined organization acts there: a key made in it is the team's.
     const inTeam = await existing.get(`/account?org=${joinedOrg}`);
     assert.equal(form(inTeam.text, '/account/keys').org, joinedOrg);
+  });
+});
+
+describe('when the mail server is down', () => {
+  test('an invitation says it could not be sent (503, at its field); a sign-in link request still answers as always, and the failure is logged without the link', async () => {
+    const down = await startTestServer(fx.dataDir, { SMTP_URL: `smtp://127.0.0.1:${await freePort()}`, TRUST_PROXY: 'true' });
+    try {
+      const b = new Browser(down.base);
+      const page = await b.get('/account/sign-in');
+      const sent = await b.post('/account/sign-in', { ...form(page.text, '/account/sign-in'), email: 'nomail@example.org' });
+      assert.equal(sent.status, 303, 'the answer does not wait for the mail');
+      assert.equal(sent.headers.get('location'), '/account/sign-in/sent');
+      for (let i = 0; i < 100 && !down.logs.some((l) => l.msg === 'sign-in mail failed'); i++) await new Promise((r) => setTimeout(r, 50));
+      const failed = down.logs.find((l) => l.msg === 'sign-in mail failed');
+      assert.ok(failed, 'the failure is logged');
+      assert.doesNotMatch(JSON.stringify(down.logs), /token=|account\/confirm/, 'never the link');
+
+      // Beside the server, as the command line would: an account and a session of its own.
+      const store = AccountsDb.open(down.config.ledgerDir);
+      try {
+        const session = store.createSession(store.signInByEmail('owner-nomail@example.org').user.id, 60_000);
+        assert.ok(session.ok);
+        b.jar.set(NAMES.session, session.token);
+      } finally {
+        store.close();
+      }
+      const dash = await b.get('/account');
+      assert.equal(dash.status, 200);
+      const invite = await b.post('/account/members/invite', { ...form(dash.text, '/account/members/invite'), email: 'colleague@example.org' });
+      assert.equal(invite.status, 503);
+      assert.ok(Number(invite.headers.get('retry-after')) > 0);
+      const err = elements(invite.text).find((e) => attr(e, 'id') === 'invite-email-error');
+      assert.ok(err && /could not be sent/.test(textOf(err)));
+    } finally {
+      await down.stop();
+    }
   });
 });
 
