@@ -75,6 +75,7 @@ const EnvSchema = v.object({
   OIDC_ISSUER: v.optional(baseUrl()),
   OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  OIDC_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(40, 'must be at most 40 characters, like Google or Okta'))),
 });
 
 /** The identity provider the website offers sign-in with, when all three OIDC_* variables are set. */
@@ -82,6 +83,8 @@ export interface OidcSettings {
   readonly issuer: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /** What the button says: "Sign in with <name>" (OIDC_NAME, by default the issuer's host). */
+  readonly name: string;
 }
 
 export interface Config {
@@ -180,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? `Family Events <no-reply@${new URL(webBaseUrl).hostname}>`,
-    oidc: e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET } : null,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET
+        ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET, name: e.OIDC_NAME ?? new URL(e.OIDC_ISSUER).host }
+        : null,
   });
 }

@@ -183,7 +183,7 @@ function sameSecret(got: string | null, expected: string): boolean {
  * use rather than at start-up, so a provider that is down when the server starts costs its users
  * a retry, not the server its start. A failed discovery is forgotten, so the next sign-in retries.
  */
-export function lazyClient(cfg: OidcConfig): { readonly name: string; client(): Promise<OidcClient>; formTargets(): readonly string[] } {
+export function lazyClient(cfg: OidcConfig & { readonly name: string }): { readonly name: string; client(): Promise<OidcClient>; formTargets(): readonly string[] } {
   let pending: Promise<OidcClient> | null = null;
   let discovered: OidcClient | null = null;
   const issuerOrigin = new URL(cfg.issuer).origin;
@@ -198,7 +198,7 @@ export function lazyClient(cfg: OidcConfig): { readonly name: string; client(): 
     return pending;
   };
   return {
-    name: new URL(cfg.issuer).host,
+    name: cfg.name,
     client,
     /**
      * The origins the sign-in button's redirect leads to: the issuer's, and once discovered the

@@ -582,12 +582,14 @@ describe('configuration', () => {
     assert.equal(plain.mailFrom, 'Family Events <no-reply@www.example.org>');
     assert.equal(plain.oidc, null);
     const full = loadConfig({ OIDC_ISSUER: 'https://idp.example.org/', OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's3cret', SMTP_URL: 'smtps://u:p@smtp.example.org' }, '/tmp');
-    assert.deepEqual(full.oidc, { issuer: 'https://idp.example.org', clientId: 'fe', clientSecret: 's3cret' });
+    assert.deepEqual(full.oidc, { issuer: 'https://idp.example.org', clientId: 'fe', clientSecret: 's3cret', name: 'idp.example.org' });
     assert.equal(full.smtpUrl, 'smtps://u:p@smtp.example.org');
     assert.throws(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.org' }, '/tmp'), (e: Error) => /^OIDC_CLIENT_ID: /.test(e.message));
     const oidc = { OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's' };
     assert.throws(() => loadConfig({ ...oidc, OIDC_ISSUER: 'http://idp.example.org' }, '/tmp'), (e: Error) => /^OIDC_ISSUER: must be an https:\/\/ URL/.test(e.message));
     assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'http://127.0.0.1:4000' }, '/tmp').oidc?.issuer, 'http://127.0.0.1:4000', 'a provider on this machine may be plain http');
+    assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'https://accounts.example.com/realm' }, '/tmp').oidc?.name, 'accounts.example.com', 'the button names the issuer by default');
+    assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'https://accounts.example.com', OIDC_NAME: ' Example SSO ' }, '/tmp').oidc?.name, 'Example SSO');
     assert.throws(() => loadConfig({ SMTP_URL: 'http://smtp.example.org' }, '/tmp'), (e: Error) => /^SMTP_URL: /.test(e.message));
   });
 
