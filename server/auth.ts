@@ -48,7 +48,7 @@ export function presentedKey(req: Request, apiKeyParam: string | undefined): str
   }
   const key = fromHeader ?? apiKeyParam;
   if (key === undefined || key === '') {
-    throw new ApiError('missing_api_key', 'This route needs an API key: send "Authorization: Bearer <key>" or the api_key parameter. Keys are created with `family-events keys create`.');
+    throw new ApiError('missing_api_key', 'This route needs an API key: send "Authorization: Bearer <key>" or the api_key parameter. Get a key on the website\'s account page (/account), or on your own server with `family-events keys create`.');
   }
   return key;
 }
@@ -59,7 +59,7 @@ export function authenticate(meter: Meter, req: Request, apiKeyParam: string | u
   const hash = keyHash(key);
   const known = meter.key(hash);
   const verdict = (k: KeyInfo | null | undefined): Account => {
-    if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one with `family-events keys create`.');
+    if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one on the website\'s account page (/account).');
     if (k.revoked) throw invalid('This API key has been revoked; use another key of your organization, or create a new one.');
     return toAccount(k);
   };

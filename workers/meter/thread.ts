@@ -125,7 +125,7 @@ const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, co
 /** A key that may still be used: known and not revoked, as of the accounts file right now. */
 function activeKey(id: number, keyId: string): KeyInfo | MeterReply {
   const key = keysById.get(keyId);
-  if (key === undefined) return refused(id, 'This API key does not exist (any more). Create one with `family-events keys create`.');
+  if (key === undefined) return refused(id, 'This API key does not exist (any more). Create one on the website\'s account page (/account).');
   if (key.revoked) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
   return key;
 }
