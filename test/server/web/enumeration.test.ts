@@ -35,6 +35,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { simpleParser } from 'mailparser';
+import { errorFunction, wilcoxonRankSum } from 'simple-statistics';
+import { rng } from '../../../workers/snapshot/sample/synthetic.ts';
 import { FormBrowser, hiddenFields, type Answer } from './form-browser.ts';
 
 // ---------------------------------------------------------------- the timing oracle
@@ -53,45 +55,28 @@ const QUANTILES = [
 /** Random splits of a group in halves, per statistic: enough for its standard deviation to settle. */
 const SPLITS = 1000;
 
-/** A small seeded generator (mulberry32): the oracle's random splits and the synthetic samples are reproducible. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-/** erfc(x) for x ≥ 0 (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7). */
-function erfc(x: number): number {
-  const t = 1 / (1 + 0.3275911 * x);
-  return t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
-}
-
-/** Mann–Whitney U, two-sided, normal approximation with the tie and continuity corrections (fine for n ≥ 20 a group). */
+/**
+ * Mann–Whitney U, two-sided, normal approximation with the tie and continuity corrections (fine for
+ * n ≥ 20 a group). The rank sum (average ranks for ties) and the error function are
+ * simple-statistics'; the approximation around them is the textbook one.
+ */
 function mannWhitney(a: readonly number[], b: readonly number[]): { u: number; z: number; p: number } {
-  const all = [...a.map((v) => ({ v, inA: true })), ...b.map((v) => ({ v, inA: false }))].sort((x, y) => x.v - y.v);
-  const n = all.length;
-  let rankSumA = 0;
+  const n1 = a.length;
+  const n2 = b.length;
+  const n = n1 + n2;
+  const u = wilcoxonRankSum([...a], [...b]) - (n1 * (n1 + 1)) / 2;
+  // Σ(t³ − t) over each run of t equal values: ties shrink the rank sum's variance.
+  const pooled = [...a, ...b].sort((x, y) => x - y);
   let ties = 0;
   for (let i = 0; i < n; ) {
     let j = i;
-    while (j + 1 < n && all[j + 1]?.v === all[i]?.v) j++;
-    const rank = (i + j) / 2 + 1;
-    for (let k = i; k <= j; k++) if (all[k]?.inA) rankSumA += rank;
-    const t = j - i + 1;
-    ties += t ** 3 - t;
+    while (j + 1 < n && pooled[j + 1] === pooled[i]) j++;
+    ties += (j - i + 1) ** 3 - (j - i + 1);
     i = j + 1;
   }
-  const n1 = a.length;
-  const n2 = b.length;
-  const u = rankSumA - (n1 * (n1 + 1)) / 2;
   const sd = Math.sqrt(((n1 * n2) / 12) * (n + 1 - ties / (n * (n - 1))));
   const z = sd === 0 ? 0 : Math.max(0, Math.abs(u - (n1 * n2) / 2) - 0.5) / sd;
-  return { u, z, p: Math.min(1, erfc(z / Math.SQRT2)) };
+  return { u, z, p: Math.min(1, 1 - errorFunction(z / Math.SQRT2)) };
 }
 
 /** The q-quantile of numbers sorted in place (linear interpolation). */
