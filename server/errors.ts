@@ -66,7 +66,12 @@ export class ApiError extends Error {
     /** Extra response headers, e.g. Retry-After or Allow. */
     readonly headers: readonly (readonly [string, string])[] = [],
   ) {
+    // An ApiError is an answer (a 4xx, or a 503 to retry), never logged with a stack: capturing one
+    // cost a fifth of the main thread's time while a flood of over-rate requests was refused.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = limit;
   }
 
   toProblem(webBaseUrl: string): Problem {
