@@ -204,6 +204,16 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return form;
   };
 
+  /**
+   * A POST of a browser not (necessarily) signed in: its pre-session id and its form, whose origin
+   * and CSRF token check out against that pre-session; else the answer refusing it.
+   */
+  const prePost = (req: Request, route: string): { pre: string; form: URLSearchParams } | Reply => {
+    const pre = readCookies(req)[names.pre];
+    const form = checkedForm(req, pre ? preBinding(pre) : null);
+    return form === null || pre === undefined ? forbidden(route) : { pre, form };
+  };
+
   const providerName = deps.provider?.name ?? null;
   /** The sign-in page's headers: its provider button leads off our origin. */
   const signInSecurity = (): ReturnType<typeof securityHeaders> => (deps.provider === null ? SECURITY_HEADERS : securityHeaders(deps.provider.formTargets()));
@@ -228,9 +238,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
 
   const sendLink = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/sign-in';
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
-    if (form === null || pre === undefined) return forbidden(route);
+    const posted = prePost(req, route);
+    if ('status' in posted) return posted;
+    const { pre, form } = posted;
     if (!addressLimiter.take(req.remoteAddress).allowed) return page(429, tooManyPage(site), route, [['Retry-After', '60']]);
     const parsed = v.safeParse(emailSchema, form.get('email') ?? '');
     if (!parsed.success) {
@@ -261,10 +271,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
 
   /** That form's POST: the token spent from this browser's pre-session, or the answer refusing the form. */
   const spendPosted = async (req: Request, route: string): Promise<SpentLoginToken | Reply> => {
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
-    if (form === null || pre === undefined) return forbidden(route);
-    return must(accounts.spendLoginToken(form.get('token') ?? '', tokenHash(pre), wallNow()));
+    const posted = prePost(req, route);
+    if ('status' in posted) return posted;
+    return must(accounts.spendLoginToken(posted.form.get('token') ?? '', tokenHash(posted.pre), wallNow()));
   };
 
   const confirm = async (req: Request): Promise<Reply> => {
@@ -316,7 +325,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   };
 
   /** Where a form of the dashboard returns to: the organization it was about. */
-  const backTo = (org: OrgOfUser, notice?: DashboardNotice): string => `/account?${new URLSearchParams({ org: org.id, ...(notice ? { notice } : {}) }).toString()}`;
+  const backTo = (orgId: string, notice?: DashboardNotice): string => `/account?${new URLSearchParams({ org: orgId, ...(notice ? { notice } : {}) }).toString()}`;
 
   /** A POST of the signed-in: its session, organization and checked form, or the answer refusing it. */
   const signedInPost = async (req: Request, route: string): Promise<{ s: Live; org: OrgOfUser; form: URLSearchParams } | Reply> => {
@@ -352,7 +361,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
     const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
     // Unknown, another organization's, or no longer active: the list shows how things stand.
-    if (!made.ok || old === undefined) return redirect(backTo(ok.org), route);
+    if (!made.ok || old === undefined) return redirect(backTo(ok.org.id), route);
     log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
     return page(200, newKeyPage(site, { key: made.key, replaces: { hint: old.hint, revokeAt: made.revokeAt }, nowMs: wallNow() }), route);
   };
@@ -364,7 +373,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const keyId = ok.form.get('key_id') ?? '';
     const r = await must(accounts.revokeKey(ok.org.id, keyId));
     if (r.ok) log.info({ org: ok.org.id, key_id: keyId.slice(0, 64) }, 'key revoked on the website');
-    return redirect(backTo(ok.org, r.ok ? 'revoked' : undefined), route);
+    return redirect(backTo(ok.org.id, r.ok ? 'revoked' : undefined), route);
   };
 
   const invite = async (req: Request): Promise<Reply> => {
@@ -398,7 +407,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       return dashboardReply(ok.s, ok.org.id, null, { email, error: 'The invitation could not be sent just now. Please try again in a minute.' }, 503);
     }
     log.info({ org: ok.org.id }, 'invitation sent');
-    return redirect(backTo(ok.org, 'invited'), route);
+    return redirect(backTo(ok.org.id, 'invited'), route);
   };
 
   const acceptInvite = async (req: Request): Promise<Reply> => {
@@ -412,7 +421,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const cookies = await startSession(joined.user.id);
     if (cookies === null) return page(400, inviteFailedPage(site), route);
     log.info({ user: joined.user.id, org: spent.orgId, created: joined.created }, 'invitation accepted');
-    return redirect(`/account?${new URLSearchParams({ org: spent.orgId, notice: 'joined' }).toString()}`, route, cookies);
+    return redirect(backTo(spent.orgId, 'joined'), route, cookies);
   };
 
   // --- OpenID Connect ------------------------------------------------------------------------
@@ -421,9 +430,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
 
   const oidcStart = (provider: Provider) => async (req: Request): Promise<Reply> => {
     const route = 'web:/account/oidc/start';
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
-    if (form === null || pre === undefined) return forbidden(route);
+    const posted = prePost(req, route);
+    if ('status' in posted) return posted;
     let client: OidcClient;
     try {
       client = await provider.client();
@@ -432,7 +440,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       return providerFailed('unreachable', 503, [['Retry-After', '30']]);
     }
     const { url, transaction } = await client.start();
-    const value = csrf.sign(Buffer.from(JSON.stringify({ ...transaction, pre: tokenHash(pre) })).toString('base64url'));
+    const value = csrf.sign(Buffer.from(JSON.stringify({ ...transaction, pre: tokenHash(posted.pre) })).toString('base64url'));
     return redirect(url, route, [['Set-Cookie', setCookie(names, names.oidc, value, OIDC_TTL_S)]]);
   };
 

@@ -190,11 +190,24 @@ const middayOf = (day: string): string => `${day}T12:00:00-08:00`;
 
 const orgField = (org: OrgOfUser): Html => html`<input type="hidden" name="org" value="${org.id}">`;
 
+/** Where a key stands at `nowMs`: revoked, past a roll's grace, rolling (still working), or active. */
+function keyPhase(k: KeySummary, nowMs: number): 'revoked' | 'rolled' | 'rolling' | 'active' {
+  if (k.revoked_at !== null) return 'revoked';
+  if (k.revoke_at === null) return 'active';
+  return Date.parse(k.revoke_at) <= nowMs ? 'rolled' : 'rolling';
+}
+
 function keyState(k: KeySummary, nowMs: number): Html | string {
-  if (k.revoked_at !== null) return 'Revoked';
-  if (k.revoke_at === null) return 'Active';
-  if (Date.parse(k.revoke_at) <= nowMs) return 'Revoked (rolled)';
-  return html`Rolled: works until <time datetime="${k.revoke_at}">${whenText(k.revoke_at, null, nowMs)}</time>`;
+  switch (keyPhase(k, nowMs)) {
+    case 'revoked':
+      return 'Revoked';
+    case 'rolled':
+      return 'Revoked (rolled)';
+    case 'active':
+      return 'Active';
+    case 'rolling':
+      return html`Rolled: works until <time datetime="${k.revoke_at}">${whenText(k.revoke_at ?? '', null, nowMs)}</time>`;
+  }
 }
 
 function rollForm(input: DashboardInput, k: KeySummary): Html {
@@ -210,9 +223,11 @@ ${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="key_id"
 
 function keysSection(input: DashboardInput): Html {
   const rows = input.keys.map((k) => {
-    const live = k.revoked_at === null && (k.revoke_at === null || Date.parse(k.revoke_at) > input.nowMs);
-    const actions = live
-      ? html`${k.revoke_at === null ? rollForm(input, k) : ''}${buttonForm('/account/keys/revoke', input.csrf, html`Revoke<span class="visually-hidden"> key ${k.hint}</span>`, html`${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">`, true)}`
+    const phase = keyPhase(k, input.nowMs);
+    // A working key can be revoked; only one not already rolling can be rolled.
+    const actions =
+      phase === 'active' || phase === 'rolling'
+        ? html`${phase === 'active' ? rollForm(input, k) : ''}${buttonForm('/account/keys/revoke', input.csrf, html`Revoke<span class="visually-hidden"> key ${k.hint}</span>`, html`${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">`, true)}`
       : '';
     return html`<tr>
 <td><code>${k.hint}</code></td>
