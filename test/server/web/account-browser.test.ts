@@ -10,15 +10,13 @@
 // http://127.0.0.1:PORT origin: the origin chromium really sends, with plain fe_* cookies.
 // One browser for the file; without chromium (outside CI) the whole file is one skipped line.
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { simpleParser } from 'mailparser';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { keyHint } from '../../../workers/meter/keys.ts';
 import type { UsageBody } from '../../../workers/protocol.ts';
 import { freePort } from '../../ports.ts';
 import { NOW, sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
+import { Outbox } from './outbox.ts';
 import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { startIdp, type Idp } from './idp.ts';
 
@@ -116,13 +114,14 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
   let chrome: TestBrowser;
   /** The website of `srv`: its own origin. */
   let web: string;
-  const outbox = (): string => path.join(fx.dataDir, 'outbox');
+  let outbox: Outbox;
 
   before(async () => {
     await fixtureBesideBrowser(sampleFixture, (made) => {
       if (made.fx) fx = made.fx;
       if (made.chrome) chrome = made.chrome;
     });
+    outbox = new Outbox(fx.dataDir);
     srv = await startOnOwnOrigin(fx.dataDir);
     web = srv.base;
     assert.equal(srv.config.webBaseUrl, web);
@@ -162,32 +161,10 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
 
   const button = (page: Page, name: string | RegExp) => page.getByRole('button', { name });
 
-  async function mailNames(): Promise<Set<string>> {
-    try {
-      return new Set((await readdir(outbox())).filter((f) => f.endsWith('.eml')));
-    } catch {
-      return new Set();
-    }
-  }
+  const mailNames = (): Promise<string[]> => outbox.names();
 
   /** The link of the first mail to `to` among those that arrived after `seen`, read by mailparser. */
-  async function linkMailedTo(to: string, seen: ReadonlySet<string>): Promise<URL> {
-    const deadline = Date.now() + MAIL_WAIT_MS;
-    const read = new Set(seen);
-    for (;;) {
-      for (const f of [...(await mailNames())].filter((n) => !read.has(n)).sort()) {
-        read.add(f);
-        const mail = await simpleParser(await readFile(path.join(outbox(), f)));
-        const addressed = mail.to && !Array.isArray(mail.to) ? mail.to.value[0]?.address : null;
-        if (addressed !== to) continue;
-        const link = /https?:\/\/\S+/.exec(mail.text ?? '')?.[0];
-        assert.ok(link, `the mail to ${to} holds a link`);
-        return new URL(link);
-      }
-      assert.ok(Date.now() < deadline, `no mail to ${to} reached the outbox within ${MAIL_WAIT_MS / 1000} s`);
-      await sleep(50);
-    }
-  }
+  const linkMailedTo = async (to: string, seen: readonly string[]): Promise<URL> => new URL((await outbox.next(seen, MAIL_WAIT_MS, (m) => m.to === to)).link);
 
   /**
    * Sign-up (or sign-in) by e-mail link, in the browser, from the sign-in page to the dashboard.

@@ -2,10 +2,9 @@
 // tiny cookie jar around fetch, the mail is read back from DATA_DIR/outbox by mailparser, and the
 // pages are read by parse5 (not by regular expressions over our own markup).
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { simpleParser } from 'mailparser';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { cookieNames } from '../../../server/web/session.ts';
 import { keyHint } from '../../../workers/meter/keys.ts';
@@ -14,6 +13,7 @@ import { freePort } from '../../ports.ts';
 import { sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from '../helpers.ts';
 import { FormBrowser, hiddenFields, postForms, type Answer } from './form-browser.ts';
 import { startIdp, type Idp } from './idp.ts';
+import { Outbox, type Mail } from './outbox.ts';
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
 
@@ -36,35 +36,22 @@ class Browser extends FormBrowser {
 
 let fx: Fixture;
 let srv: TestServer;
-const outbox = (): string => path.join(fx.dataDir, 'outbox');
+let outbox: Outbox;
+/** The mails so far, oldest first. */
+const mailFiles = (): Promise<string[]> => outbox.names();
 
-async function mailFiles(): Promise<string[]> {
-  try {
-    return (await readdir(outbox())).filter((f) => f.endsWith('.eml')).sort();
-  } catch {
-    return [];
-  }
+/** The first mail after the files `seen` (2 s at most), which must be to `to`. */
+async function nextMail(seen: readonly string[], to: string): Promise<Mail> {
+  const mail = await outbox.next(seen, 2000);
+  assert.equal(mail.to, to);
+  return mail;
 }
-
-/** Waits for the mail after `seen` files, and returns its sign-in link (mailparser reads it). */
-async function nextLink(seen: number, to: string): Promise<string> {
-  for (let i = 0; i < 100; i++) {
-    const files = await mailFiles();
-    if (files.length > seen) {
-      const mail = await simpleParser(await readFile(path.join(outbox(), files[seen] ?? '')));
-      assert.equal(mail.to && !Array.isArray(mail.to) ? mail.to.value[0]?.address : null, to);
-      const link = /https:\/\/\S+/.exec(mail.text ?? '')?.[0];
-      assert.ok(link, 'the mail holds a link');
-      return link;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no mail arrived');
-}
+/** Its link, which the mail must hold. */
+const nextLink = async (seen: readonly string[], to: string): Promise<string> => (await nextMail(seen, to)).link;
 
 /** Asks for a link in `b` and returns the link's path and query, as the mail gives it. */
 async function requestLink(b: Browser, email: string): Promise<string> {
-  const seen = (await mailFiles()).length;
+  const seen = await mailFiles();
   const page = await b.get('/account/sign-in');
   assert.equal(page.status, 200);
   const sent = await b.post('/account/sign-in', { ...form(page.text, '/account/sign-in'), email });
@@ -130,6 +117,7 @@ async function ownerWithKey(email: string): Promise<{ b: Browser; key: string; d
 
 before(async () => {
   fx = await sampleFixture();
+  outbox = new Outbox(fx.dataDir);
   srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
 });
 after(async () => {
@@ -206,7 +194,7 @@ describe('sign-in by e-mail and the dashboard', () => {
     assert.match((await b.get('/account')).text, /Revoked/);
 
     // The key appears nowhere but on its creation page: not in the mail, not in the logs.
-    for (const f of await mailFiles()) assert.ok(!(await readFile(path.join(outbox(), f), 'utf8')).includes(key));
+    for (const f of await mailFiles()) assert.ok(!(await readFile(path.join(outbox.dir, f), 'utf8')).includes(key));
     assert.ok(!JSON.stringify(srv.logs).includes(key));
     // Nor the sign-in token.
     const token = new URLSearchParams(linkPath.split('?')[1]).get('token') ?? '';
@@ -366,13 +354,14 @@ describe('members and invitations', () => {
     assert.equal(self.status, 400);
     assert.match(self.text, /already a member/);
 
-    const seen = (await mailFiles()).length;
+    const seen = await mailFiles();
     const sent = await owner.b.post('/account/members/invite', { ...inviteFields, email: 'colleague@example.org' });
     assert.equal(sent.status, 303);
     assert.match(sent.headers.get('location') ?? '', /notice=invited/);
-    const link = new URL(await nextLink(seen, 'colleague@example.org'));
+    const invitation = await nextMail(seen, 'colleague@example.org');
+    const link = new URL(invitation.link);
     assert.equal(link.pathname, '/account/invite');
-    const mail = await readFile(path.join(outbox(), (await mailFiles())[seen] ?? ''), 'utf8');
+    const mail = invitation.raw;
     assert.match(mail, /founder@example\.org invited you/);
     assert.ok(!mail.includes(owner.key), 'no key in the mail');
 
@@ -414,7 +403,7 @@ describe('members and invitations', () => {
     const owner = await ownerWithKey('team-lead@example.org');
     const existing = new Browser(srv.base);
     const ownDash = await signIn(existing, 'has-own-org@example.org');
-    const seen = (await mailFiles()).length;
+    const seen = await mailFiles();
     assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email: 'has-own-org@example.org' })).status, 303);
     const link = new URL(await nextLink(seen, 'has-own-org@example.org'));
     const page = await existing.get(link.pathname + link.search);

@@ -29,15 +29,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { simpleParser } from 'mailparser';
 import { errorFunction, wilcoxonRankSum } from 'simple-statistics';
 import { rng } from '../../../workers/snapshot/sample/synthetic.ts';
 import { FormBrowser, hiddenFields, type Answer } from './form-browser.ts';
+import { Outbox, type Mail } from './outbox.ts';
 
 // ---------------------------------------------------------------- the timing oracle
 
@@ -204,6 +204,7 @@ function observable(a: Answer): unknown {
 
 let tmp: string;
 let dataDir: string;
+let outbox: Outbox;
 let srv: {
   readonly base: string;
   /** The website's origin (WEB_BASE_URL): what its forms' POSTs send as Origin, and what its links point to. */
@@ -251,41 +252,13 @@ process.stdout.write(JSON.stringify({ base: srv.base, web: srv.config.webBaseUrl
   };
 }
 
-async function outboxFiles(): Promise<string[]> {
-  try {
-    return (await readdir(path.join(dataDir, 'outbox'))).filter((f) => f.endsWith('.eml')).sort();
-  } catch {
-    return [];
-  }
-}
-
-interface Mail {
-  readonly to: string;
-  readonly link: string;
-}
-const mails = new Map<string, Mail>();
-/**
- * A mail of the outbox read by mailparser: its recipient and its link, or null while the server is
- * still writing the file. Each file is parsed until it is whole, then remembered.
- */
-async function readMail(file: string): Promise<Mail | null> {
-  const known = mails.get(file);
-  if (known) return known;
-  const mail = await simpleParser(await readFile(path.join(dataDir, 'outbox', file)));
-  const to = mail.to && !Array.isArray(mail.to) ? mail.to.value[0]?.address : undefined;
-  const link = /https:\/\/\S+/.exec(mail.text ?? '')?.[0];
-  if (!to || !link) return null;
-  mails.set(file, { to, link });
-  return { to, link };
-}
-
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the outbox holds `count` whole mails (5 s at most), then counts them by recipient. */
 async function mailsByRecipient(count: number): Promise<Map<string, number>> {
   let read: (Mail | null)[] = [];
   for (let i = 0; i < 200; i++) {
-    read = await Promise.all((await outboxFiles()).map(readMail));
+    read = await Promise.all((await outbox.names()).map((f) => outbox.read(f)));
     if (read.length >= count && read.every((m) => m !== null)) break;
     await pause(25);
   }
@@ -306,20 +279,11 @@ async function askForLink(email: string): Promise<Answer> {
 /** Signs up `email` the whole way (link by mail, confirm page, confirm POST): afterwards the address has an account. */
 async function signUp(email: string): Promise<void> {
   const b = new FormBrowser(srv.base, srv.web);
-  const before = new Set(await outboxFiles());
+  const before = await outbox.names();
   const page = await b.get('/account/sign-in');
   const sent = await b.post('/account/sign-in', { ...hiddenFields(page.text, '/account/sign-in'), email });
   assert.equal(sent.status, 303);
-  let link: URL | undefined;
-  for (let i = 0; i < 200; i++) {
-    for (const f of (await outboxFiles()).filter((x) => !before.has(x))) {
-      const mail = await readMail(f);
-      if (mail?.to === email) link = new URL(mail.link);
-    }
-    if (link) break;
-    await pause(10);
-  }
-  assert.ok(link, `the sign-in mail to ${email}`);
+  const link = new URL((await outbox.next(before, 2000, (m) => m.to === email)).link);
   assert.equal(link.origin + link.pathname, `${srv.web}/account/confirm`);
   const confirmPage = await b.get(link.pathname + link.search);
   assert.equal(confirmPage.status, 200);
@@ -418,6 +382,7 @@ describe('POST /account/sign-in answers alike whether the address has an account
     tmp = await mkdtemp(path.join(os.tmpdir(), 'fe-enum-'));
     dataDir = path.join(tmp, 'data');
     await mkdir(dataDir);
+    outbox = new Outbox(dataDir);
     // No snapshot: the account pages do not need one.
     srv = await startServerProcess(tmp);
   });
@@ -437,7 +402,7 @@ describe('POST /account/sign-in answers alike whether the address has an account
     // the two groups differ in one thing only — whether the address has an account.
     const known = Array.from({ length: PAIRS / 2 }, (_, i) => `known-${i}@example.org`);
     for (let i = 0; i < known.length; i += 8) await Promise.all(known.slice(i, i + 8).map(signUp));
-    const before = (await outboxFiles()).length;
+    const before = (await outbox.names()).length;
     const unknown = Array.from({ length: PAIRS }, () => freshAddress());
     const pairs = unknown.map((u, i) => [known[i % known.length] ?? '', u] as const);
     const times = await interleaved(pairs);
@@ -454,7 +419,7 @@ describe('POST /account/sign-in answers alike whether the address has an account
     // tell, neither in its bytes nor in its time, or the limit tells who signed in lately.
     const email = 'known-limited@example.org';
     await signUp(email);
-    const before = (await outboxFiles()).length;
+    const before = (await outbox.names()).length;
     const unknown = Array.from({ length: PAIRS }, () => freshAddress());
     const times = await interleaved(unknown.map((u) => [email, u] as const));
     const by = await mailsByRecipient(before + 20 + 2 + PAIRS);
