@@ -30,11 +30,21 @@ AND (category_bits & $excluded_bits) = 0
 AND is_free = $is_free
 
 -- fragment: word
--- $word_i is ' ' || the folded word: it must start a word of search_text (' w1 w2 …').
+-- $word_i is ' ' || the folded word: it must start a word of search_text (' w1 w2 …'). Used with
+-- a place filter (city, radius), whose pruned rows are few enough to test each one's text.
 AND contains(search_text, $word_{{i}})
 
+-- fragment: word_indexed
+-- Without a place filter: the folded word must start a word of the event (sql/search_db_words.sql);
+-- its rows are the range [$word_i, $word_i_next), pruned by the word table's order, within the
+-- search's dates. A contains() over every event's text cost 190 ns a row.
+AND rid IN (
+  SELECT rid FROM words
+  WHERE word >= $word_{{i}} AND word < $word_{{i}}_next AND end_ms >= $from_ms AND start_ms <= $to_ms
+)
+
 -- fragment: order_start
-start_ms, id
+ord
 
 -- fragment: order_distance
-great_circle_km($lat, $lng, venue_lat, venue_lng), start_ms, id
+great_circle_km($lat, $lng, venue_lat, venue_lng), ord

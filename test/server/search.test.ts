@@ -447,6 +447,20 @@ describe('q', () => {
     assert.ok(exp.ids.includes(pick.id));
   });
 
+  test('a word prefix within a city or a radius: each event text is tested, not the word table', async () => {
+    // With a place filter the worker tests each remaining event's text; without, it reads the word
+    // table: both must give the oracle's answer, the same events in the same order.
+    const [city] = nth(countBy(upcoming, (r) => [r.venue_city]), 0);
+    const inCity = upcoming.filter((r) => r.venue_city === city);
+    const word = nth(countBy(inCity, (r) => [...new Set(wordsOf(r.title))]).filter(([w]) => w.length >= 5), 0)[0];
+    const prefix = word.slice(0, 4);
+    const { exp } = await expectSearch({ city, q: prefix });
+    nonTrivial(exp, inCity.length, `city=${city}&q=${prefix}`);
+    const at = inCity[0] as OracleRow;
+    const near = await expectSearch({ lat: String(at.venue_lat), lng: String(at.venue_lng), radius_km: '5', q: prefix });
+    assert.ok(near.exp.ids.length > 0, 'the radius around an event of the city holds no match');
+  });
+
   test('a word that matches nothing gives total 0 and no events', async () => {
     const q = 'qzxjvwk';
     assert.equal(oracle(rows, { q }).ids.length, 0);

@@ -6,16 +6,16 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance, LIST, VARCHAR, listValue } from '@duckdb/node-api';
+import { DuckDBInstance } from '@duckdb/node-api';
 import Database from 'better-sqlite3';
 import { REPO_ROOT } from '../../server/config.ts';
 import { searchSql } from '../../workers/query/db.ts';
 import { ledgerQuery, ledgerQueryNames } from '../../workers/meter/store.ts';
 import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
-import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
+import { SEARCH_DB, writeSearchDb } from '../../workers/snapshot/search-db.ts';
 
-/** Files the query worker runs; search_load creates the table the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_load', 'search', 'search_count', 'search_filters', 'event_by_id'];
+/** Files the query worker runs; search_db_* create the tables the assembled search prepares against. */
+const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'event_by_id'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -47,24 +47,23 @@ test('every sql file prepares against the schema it runs on', async () => {
     }
     build.closeSync();
 
-    const query = await (await DuckDBInstance.create(':memory:')).connect();
+    // The search database as the builder writes it, opened read-only as a query worker opens it.
+    await writeSearchDb(parquet, dir);
+    const query = await (await DuckDBInstance.create(path.join(dir, SEARCH_DB), { access_mode: 'READ_ONLY' })).connect();
     await query.run(sqlFile('search_macros'));
-    const load = await query.prepare(fill(sqlFile('search_load')));
-    load.bind({ slugs: listValue([...CATEGORY_SLUGS]) }, { slugs: LIST(VARCHAR) });
-    await load.run();
     await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
     for (let mask = 0; mask < 1 << 6; mask++) {
-      for (const [cities, words] of [[0, 0], [1, 3], [2, 1]] as const) {
+      for (const [cities, words, wordTable] of [[0, 0, false], [1, 3, false], [2, 1, false], [0, 2, true]] as const) {
         const geo = (mask & 1) !== 0;
-        const shape = { geo, cities, ages: (mask & 2) !== 0, categories: (mask & 4) !== 0, excluded: (mask & 8) !== 0, isFree: (mask & 16) !== 0, words, byDistance: geo && (mask & 32) !== 0 };
+        const shape = { geo, cities, ages: (mask & 2) !== 0, categories: (mask & 4) !== 0, excluded: (mask & 8) !== 0, isFree: (mask & 16) !== 0, words, wordTable, byDistance: geo && (mask & 32) !== 0 };
         await assert.doesNotReject(query.prepare(searchSql(shape)), `search ${JSON.stringify(shape)}`);
         await assert.doesNotReject(query.prepare(searchSql(shape, true)), `search_count ${JSON.stringify(shape)}`);
         prepared++;
       }
     }
-    assert.equal(prepared, 192);
+    assert.equal(prepared, 256);
     query.closeSync();
   } finally {
     await rm(dir, { recursive: true, force: true });

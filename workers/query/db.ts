@@ -1,16 +1,17 @@
-// One snapshot as a query worker holds it: a single-threaded in-memory DuckDB with the snapshot's
-// filter columns (sql/search_load.sql), a prepared search per combination of filters, and the
-// record store.
+// One snapshot as a query worker holds it: the snapshot's search database (search.duckdb, built
+// with it: workers/snapshot/search-db.ts) opened read-only on one DuckDB thread, a prepared search
+// per combination of filters, and the record store.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  BIGINT, BOOLEAN, DOUBLE, DuckDBInstance, INTEGER, LIST, VARCHAR, listValue,
+  BIGINT, BOOLEAN, DOUBLE, DuckDBInstance, INTEGER, VARCHAR,
   type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
-import { pathLiteral, sqlFile } from '../snapshot/sql.ts';
+import { sqlFile } from '../snapshot/sql.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
 import { CATEGORY_SLUGS } from '../snapshot/taxonomy.ts';
 import { GoneIndex } from '../snapshot/gone.ts';
+import { SEARCH_DB } from '../snapshot/search-db.ts';
 import type { SearchQuery, SnapshotRef } from '../protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
@@ -44,6 +45,8 @@ interface Shape {
   readonly excluded: boolean;
   readonly isFree: boolean;
   readonly words: number;
+  /** Words matched through the word table (no place filter) rather than each event's text. */
+  readonly wordTable: boolean;
   readonly byDistance: boolean;
 }
 
@@ -59,7 +62,7 @@ export function searchSql(shape: Shape, count = false): string {
     shape.categories ? fragment('categories') : '',
     shape.excluded ? fragment('excluded') : '',
     shape.isFree ? fragment('is_free') : '',
-    repeat('word', shape.words, '\n'),
+    repeat(shape.wordTable ? 'word_indexed' : 'word', shape.words, '\n'),
   ].filter((f) => f !== '');
   return sqlFile(count ? 'search_count' : 'search')
     .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
@@ -67,7 +70,7 @@ export function searchSql(shape: Shape, count = false): string {
     .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
 }
 
-/** Bit i for CATEGORY_SLUGS[i], as sql/search_load.sql computes category_bits. */
+/** Bit i for CATEGORY_SLUGS[i], as sql/search_db_events.sql computes category_bits. */
 export function categoryBits(slugs: readonly string[]): bigint {
   let bits = 0n;
   for (const s of slugs) {
@@ -107,6 +110,35 @@ export function boundingBox(lat: number, lng: number, radiusKm: number): { latLo
   return { latLo, latHi, lngLo: lng - dLng, lngHi: lng + dLng };
 }
 
+/**
+ * The least string above every string that starts with `prefix`, in DuckDB's order (UTF-8 bytes,
+ * which is code point order): the prefix with its last code point incremented. A q word's events
+ * are the word table's rows in [word, successor(word)).
+ */
+export function successor(prefix: string): string {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = (points.pop() as string).codePointAt(0) as number;
+    let next = last + 1;
+    if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+    if (next <= 0x10ffff) return points.join('') + String.fromCodePoint(next);
+  }
+  // A prefix of nothing but U+10FFFF, which folding never yields: bounded by one more of it.
+  return `${prefix}\u{10FFFF}`;
+}
+
+/**
+ * A statement's rows: run() materializes the result in one trip to DuckDB's thread, and its chunks
+ * are then read synchronously (runAndReadAll fetches each chunk with another trip).
+ */
+async function rowsOf(st: DuckDBPreparedStatement): Promise<DuckDBValue[][]> {
+  const result = await st.run();
+  if (result.chunkCount === 1) return result.getChunk(0).getRows();
+  const rows: DuckDBValue[][] = [];
+  for (let i = 0; i < result.chunkCount; i++) for (const row of result.getChunk(i).getRows()) rows.push(row);
+  return rows;
+}
+
 /** Statements kept per connection: every combination a client actually uses, least recent dropped. */
 const MAX_STATEMENTS = 256;
 
@@ -125,15 +157,12 @@ export class SnapshotDb {
   ) {}
 
   static async open(ref: SnapshotRef): Promise<SnapshotDb> {
-    // One DuckDB thread: the pool's workers are the parallelism, one query each.
-    const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    // One DuckDB thread: the pool's workers are the parallelism, one query each. Read-only, so
+    // every worker of the process opens the same file (and a query can never write to it).
+    const instance = await DuckDBInstance.create(path.join(ref.dir, SEARCH_DB), { access_mode: 'READ_ONLY', threads: '1' });
     const conn = await instance.connect();
     try {
       await conn.run(sqlFile('search_macros'));
-      const load = await conn.prepare(sqlFile('search_load').replaceAll('{{parquet}}', pathLiteral(path.join(ref.dir, 'events.parquet'))));
-      load.bind({ slugs: listValue([...CATEGORY_SLUGS]) }, { slugs: LIST(VARCHAR) });
-      await load.run();
-      load.destroySync();
       const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
       const csvIndex = path.join(ref.dir, RECORDS_CSV_INDEX);
       const csvRecords = existsSync(csvIndex) ? new RecordStore(path.join(ref.dir, RECORDS_CSV), csvIndex) : null;
@@ -178,7 +207,7 @@ export class SnapshotDb {
     this.lookup ??= this.conn.prepare(sqlFile('event_by_id'));
     const st = await this.lookup;
     st.bind({ id, excluded_bits: categoryBits(excluded) }, { id: VARCHAR, excluded_bits: BIGINT });
-    const row = (await st.runAndReadAll()).getRows()[0];
+    const row = (await rowsOf(st))[0];
     return row === undefined ? null : { rid: Number(row[0]), excluded: row[1] === true };
   }
 
@@ -192,6 +221,7 @@ export class SnapshotDb {
       excluded: excludedBits !== 0n,
       isFree: q.isFree !== null,
       words: q.words?.length ?? 0,
+      wordTable: q.geo === null && q.cities === null,
       byDistance: q.sort === 'distance' && q.geo !== null,
     };
     const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
@@ -219,23 +249,31 @@ export class SnapshotDb {
     if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
     if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
     if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
-    q.words?.forEach((w, i) => set(`word_${i + 1}`, ` ${w}`, VARCHAR));
+    q.words?.forEach((w, i) => {
+      if (shape.wordTable) {
+        set(`word_${i + 1}`, w, VARCHAR);
+        set(`word_${i + 1}_next`, successor(w), VARCHAR);
+      } else set(`word_${i + 1}`, ` ${w}`, VARCHAR);
+    });
 
     const statement = await this.statement(shape, false);
     statement.bind({ ...values, limit: q.limit, offset: q.offset }, { ...types, limit: INTEGER, offset: INTEGER });
-    const rows = (await statement.runAndReadAll()).getRows();
+    const rows = await rowsOf(statement);
     let stats = rows[0];
     if (stats === undefined && q.offset > 0) {
       // Past the last match: no row carries the total, so count without the page parameters.
       const counting = await this.statement(shape, true);
       counting.bind(values, types);
-      stats = (await counting.runAndReadAll()).getRows()[0];
+      stats = (await rowsOf(counting))[0];
     }
     const firstEnd = stats?.[1];
     return {
       total: stats ? Number(stats[0]) : 0,
       firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
-      rows: rows.map((r) => ({ rid: Number(r[2]), id: String(r[3]), distanceKm: typeof r[4] === 'number' ? r[4] : null })),
+      rows: rows.map((r) => {
+        const rid = Number(r[2]);
+        return { rid, id: this.records.idOf(rid), distanceKm: typeof r[3] === 'number' ? r[3] : null };
+      }),
     };
   }
 

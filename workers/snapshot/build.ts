@@ -17,6 +17,7 @@ import { renderSampleFeeds, SAMPLE_SCHEME } from './sample/feeds.ts';
 import { currentSnapshotId, pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
+import { SEARCH_DB, writeSearchDb } from './search-db.ts';
 import { workerExecArgv } from '../threads.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX } from './records.ts';
 import { GONE_FILE, GONE_INDEX, writeGone } from './gone.ts';
@@ -158,6 +159,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     const assembled = await writeSnapshot(staged, tmp, parquet, (n, total) => opts.onProgress?.({ phase: 'write', done: n, total }));
     await rm(stage, { recursive: true, force: true });
     if (assembled.events === 0) failNothingToPublish();
+    await writeSearchDb(parquet, tmp);
     for (const rep of reports) {
       rep.merged_into_other_sources = assembled.mergedAway.get(rep.id) ?? 0;
       rep.kept = assembled.keptBySource.get(rep.id) ?? 0;
@@ -188,7 +190,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       categories: assembled.categories,
       cities: assembled.cities,
       destinations: assembled.destinations,
-      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX, ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}) },
+      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX, search: SEARCH_DB, ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}) },
       gone_from: { snapshot: previous, error: gone.error },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,

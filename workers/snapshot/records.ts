@@ -127,7 +127,26 @@ export class RecordStore {
     return buf;
   }
 
+  /**
+   * The record's id: toRecordBody writes it first, so the head of the line holds it; searches
+   * return row numbers only, and a page's ids come from here.
+   */
+  idOf(row: number): string {
+    const start = this.offsets[row];
+    const end = this.offsets[row + 1];
+    if (start === undefined || end === undefined) throw new RangeError(`row ${row} is not in this snapshot (${this.count} rows)`);
+    const head = Buffer.allocUnsafe(Math.min(ID_HEAD_BYTES, end - start - 1));
+    readSync(this.fd, head, 0, head.length, start);
+    const m = ID_AT_HEAD.exec(head.toString('latin1'));
+    if (m) return JSON.parse(Buffer.from(m[1] as string, 'latin1').toString('utf8')) as string;
+    return (JSON.parse(this.read(row).toString()) as { id: string }).id;
+  }
+
   close(): void {
     closeSync(this.fd);
   }
 }
+
+/** Enough of a line for any id we publish (ids are short); a longer one falls back to the whole record. */
+const ID_HEAD_BYTES = 128;
+const ID_AT_HEAD = /^\{"id":("(?:[^"\\]|\\.)*")/;

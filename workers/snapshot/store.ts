@@ -5,8 +5,11 @@ import { open, readdir, readFile, readlink, rename, rm, stat, symlink } from 'no
 import path from 'node:path';
 import type { SourceReport } from './types.ts';
 
-/** 2: records.jsonl + records.idx beside the Parquet (the server refuses other versions). */
-export const SNAPSHOT_SCHEMA_VERSION = 2;
+/**
+ * 2: records.jsonl + records.idx beside the Parquet; 3: and search.duckdb, the search database the
+ * query workers open read-only (the server refuses other versions; `npm start` rebuilds them).
+ */
+export const SNAPSHOT_SCHEMA_VERSION = 3;
 export const KEEP_SNAPSHOTS = 5;
 
 export interface Manifest {
@@ -36,6 +39,8 @@ export interface Manifest {
     /** Absent in snapshots built before CSV rows were stored: their exports format records instead. */
     readonly records_csv?: string;
     readonly records_csv_index?: string;
+    /** The search database (workers/snapshot/search-db.ts). */
+    readonly search: string;
     /** Present only when the snapshot has gone events (a missing file is an empty list). */
     readonly gone?: string;
     readonly gone_index?: string;

@@ -384,7 +384,7 @@ describe('buildSnapshot', () => {
     assert.deepEqual(rows.map((r) => r.title), ['Toddler Time']);
     assert.equal(report(b.manifest, 'dup-test').dropped.duplicate_uid, 1);
     assert.equal(report(b.manifest, 'dup-test').kept, 1);
-    assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json', 'records.csv', 'records.csv.idx', 'records.idx', 'records.jsonl']);
+    assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json', 'records.csv', 'records.csv.idx', 'records.idx', 'records.jsonl', 'search.duckdb']);
   });
 
   test('a place the gazetteer does not know gets one spelling: the one most of its events use', { timeout: 30_000 }, async () => {
