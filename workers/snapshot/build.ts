@@ -14,7 +14,7 @@ import { LA } from './normalize/times.ts';
 import type { ParseWindow } from './parse/types.ts';
 import type { Source } from './registry.ts';
 import { renderSampleFeeds, SAMPLE_SCHEME } from './sample/feeds.ts';
-import { currentSnapshotId, pruneSnapshots, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
+import { currentSnapshotId, pruneSnapshots, readManifest, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent, type Manifest } from './store.ts';
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
 import { SEARCH_DB, writeSearchDb } from './search-db.ts';
@@ -197,9 +197,14 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     };
     await writeFile(path.join(tmp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     const dir = path.join(root, id);
-    // Same id = same second and same bytes: the published copy already is this snapshot.
-    if (await stat(dir).then(() => true, () => false)) await rm(tmp, { recursive: true, force: true });
-    else await rename(tmp, dir);
+    // Same id = same second and same bytes: the published copy already is this snapshot, unless it
+    // was written in another layout (same Parquet, other files beside it), which no server serves.
+    const published = await readManifest(opts.dataDir, id).catch(() => null);
+    if (published?.schema_version === SNAPSHOT_SCHEMA_VERSION) await rm(tmp, { recursive: true, force: true });
+    else {
+      await rm(dir, { recursive: true, force: true });
+      await rename(tmp, dir);
+    }
     await switchCurrent(opts.dataDir, id);
     await pruneSnapshots(opts.dataDir);
     return { manifest, dir };

@@ -12,7 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { buildSnapshot, BuildError } from '../../../workers/snapshot/build.ts';
 import type { BuildResult } from '../../../workers/snapshot/build.ts';
 import { eventId } from '../../../workers/snapshot/normalize/event.ts';
-import { currentSnapshotId, snapshotsDir, switchCurrent } from '../../../workers/snapshot/store.ts';
+import { currentSnapshotId, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, switchCurrent } from '../../../workers/snapshot/store.ts';
 import type { Manifest } from '../../../workers/snapshot/store.ts';
 import type { SourceReport } from '../../../workers/snapshot/types.ts';
 
@@ -385,6 +385,21 @@ describe('buildSnapshot', () => {
     assert.equal(report(b.manifest, 'dup-test').dropped.duplicate_uid, 1);
     assert.equal(report(b.manifest, 'dup-test').kept, 1);
     assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json', 'records.csv', 'records.csv.idx', 'records.idx', 'records.jsonl', 'search.duckdb']);
+  });
+
+  test('rebuilding the same events over a snapshot of an older layout republishes it in this layout', { timeout: 30_000 }, async () => {
+    // Same build time and same Parquet give the same id: the published directory is only reused
+    // when it is of this layout, or an upgrade would keep the old files and no server could serve them.
+    const { feeds, dataDir } = await workDir('relayout');
+    const registry = await writeRegistry(feeds, 'registry.json', [source('sfpl-test', 'library.ics', 'ical', 'sfpl')]);
+    const first = await build(dataDir, registry);
+    const manifestFile = path.join(first.dir, 'manifest.json');
+    await fs.writeFile(manifestFile, JSON.stringify({ ...first.manifest, schema_version: 2 }));
+    await fs.rm(path.join(first.dir, 'search.duckdb'));
+    const again = await build(dataDir, registry);
+    assert.equal(again.manifest.id, first.manifest.id);
+    assert.equal((JSON.parse(await fs.readFile(manifestFile, 'utf8')) as { schema_version: number }).schema_version, SNAPSHOT_SCHEMA_VERSION);
+    assert.ok((await fs.readdir(again.dir)).includes('search.duckdb'));
   });
 
   test('a place the gazetteer does not know gets one spelling: the one most of its events use', { timeout: 30_000 }, async () => {
