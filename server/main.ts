@@ -43,7 +43,8 @@ export interface StartOptions {
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const { logger, flush, close: closeLog } = createLogger(config.logLevel, opts.logStream);
   const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  const pool = new QueryPool(config);
+  // Batch sizes go to the metrics made below: only reported once requests flow.
+  const pool = new QueryPool(config, { observe: (n) => metrics.searchBatch(n) });
   const cache = new ResponseCache(config.cacheMaxBytes);
   const snapshots = new Snapshots(config.dataDir, pool, logger, config.snapshotPollMs, (id) => cache.retainSnapshot(id));
   const demoLimiter = new RateLimiter(config.demoRatePerMinute);

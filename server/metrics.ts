@@ -16,6 +16,7 @@ export class Metrics {
   private readonly duration: Histogram<'route'>;
   private readonly cache: Counter<'route' | 'result'>;
   private readonly meterOps: Histogram;
+  private readonly searchBatches: Histogram;
   private readonly meterCommit: Histogram;
   private readonly meterCharges: Counter;
   private readonly meterFsyncs: Counter;
@@ -39,6 +40,12 @@ export class Metrics {
       name: 'meter_batch_requests',
       help: 'Requests the metering thread handled per batch (one transaction each).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+      registers,
+    });
+    this.searchBatches = new Histogram({
+      name: 'query_batch_searches',
+      help: 'Searches a query worker answered together in one statement (1: a search alone, when a worker was free).',
+      buckets: [1, 2, 4, 8, 16],
       registers,
     });
     this.meterCommit = new Histogram({
@@ -90,6 +97,10 @@ export class Metrics {
     let c = this.cacheChildren.get(key);
     if (!c) this.cacheChildren.set(key, (c = this.cache.labels({ route, result: hit ? 'hit' : 'miss' })));
     c.inc();
+  }
+
+  searchBatch(searches: number): void {
+    this.searchBatches.observe(searches);
   }
 
   meterBatch(ops: number, charges: number, commitSeconds: number): void {

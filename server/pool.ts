@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
-  type QueryWorkerData, type EventMissing, type EventTask,
+  type QueryWorkerData, type BatchResult, type BatchTask, type EventMissing, type EventTask,
   type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
 } from '../workers/protocol.ts';
@@ -17,6 +17,11 @@ const WORKER = new URL('../workers/query/worker.ts', import.meta.url);
 
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
+
+/** Where the pool reports how many searches each batch carried (server/metrics.ts). */
+export interface BatchSizes {
+  observe(searches: number): void;
+}
 export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
 
 /** A streamed search whose head has arrived: its figures, and the body still to come. */
@@ -30,6 +35,19 @@ export interface Streamed {
 }
 
 const unavailable = (detail: string): TaskFailure => ({ ok: false, code: 'unavailable', detail });
+const AT_CAPACITY = 'The server is at capacity; retry in a moment.';
+
+/**
+ * The most buffered searches one worker answers together (workers/query/db.ts pages): enough to
+ * take a whole burst off the queue, few enough that one batch never holds a worker for long.
+ */
+export const MAX_BATCH = 16;
+
+/** A buffered search waiting for a worker, with its requester's callback. */
+interface Waiting {
+  readonly task: SearchTask;
+  readonly resolve: (r: SearchOk | TaskFailure) => void;
+}
 
 /**
  * The main thread's end of a streamed body. Chunks wait here (at most the worker's window) until
@@ -113,8 +131,17 @@ class PortBody implements BodyStream {
 export class QueryPool {
   private readonly piscina: Piscina;
   private readonly channel: BroadcastChannel;
+  private readonly waiting: Waiting[] = [];
+  /** Batches (or lone searches) handed to Piscina and not yet answered. */
+  private inFlight = 0;
+  /** Searches per batch handed out, for /metrics. */
+  private readonly batches: BatchSizes;
 
-  constructor(private readonly config: Config) {
+  constructor(
+    private readonly config: Config,
+    batchSizes: BatchSizes = { observe: () => undefined },
+  ) {
+    this.batches = batchSizes;
     const data: QueryWorkerData = { snapshotChannel: `family-events:snapshots:${randomUUID()}` };
     this.channel = new BroadcastChannel(data.snapshotChannel);
     this.piscina = new Piscina({
@@ -132,8 +159,9 @@ export class QueryPool {
     (this.channel as unknown as { unref(): void }).unref();
   }
 
+  /** Searches waiting here for a worker, and tasks waiting in Piscina's own queue. */
   get queueDepth(): number {
-    return this.piscina.queueSize;
+    return this.waiting.length + this.piscina.queueSize;
   }
 
   get threads(): number {
@@ -141,14 +169,64 @@ export class QueryPool {
   }
 
   /**
-   * Runs one search. Never rejects: a full queue, a task past its deadline or a crashed worker all
-   * come back as failures. Aborting `signal` flags the task so a worker skips or abandons it; the
-   * thread itself is never killed for it (that would cost a DuckDB reload).
+   * Runs one buffered search (every format but CSV). Never rejects: a full queue, a task past its
+   * deadline or a crashed worker all come back as failures. Aborting `signal` flags the task so a
+   * worker skips or abandons it; the thread itself is never killed for it (that would cost a
+   * reload). A search goes to a worker at once when one is free; otherwise it waits here, and the
+   * searches that waited together go to the next free worker as one batch (BatchTask).
    */
-  async run(input: TaskInput, signal: AbortSignal): Promise<SearchOk | TaskFailure> {
-    const r = await this.submit(input, null, signal);
-    if (r.ok && 'streamed' in r) return { ok: false, code: 'internal', detail: 'a buffered search came back streamed' };
-    return r as SearchOk | TaskFailure;
+  run(input: TaskInput, signal: AbortSignal): Promise<SearchOk | TaskFailure> {
+    if (this.waiting.length >= this.config.poolMaxQueue) return Promise.resolve(unavailable(AT_CAPACITY));
+    const cancel = new SharedArrayBuffer(4);
+    const flag = new Int32Array(cancel);
+    const onAbort = (): void => void Atomics.store(flag, 0, 1);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const task: SearchTask = { ...input, stream: null, cancel, deadlineMs: Date.now() + this.config.queryTimeoutMs };
+    return new Promise<SearchOk | TaskFailure>((resolve) => {
+      this.waiting.push({ task, resolve });
+      this.pump();
+    }).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+
+  /** Hands waiting searches to Piscina while fewer batches are out than there are workers. */
+  private pump(): void {
+    while (this.inFlight < this.config.poolThreads && this.waiting.length > 0) {
+      const taken = this.waiting.splice(0, MAX_BATCH);
+      const live: Waiting[] = [];
+      for (const w of taken) {
+        // Requesters that left while their search waited: nothing to run.
+        if (Atomics.load(new Int32Array(w.task.cancel), 0) === 1) w.resolve({ ok: false, code: 'cancelled', detail: 'the request was aborted' });
+        else live.push(w);
+      }
+      if (live.length === 0) continue;
+      this.inFlight++;
+      this.dispatch(live).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async dispatch(live: readonly Waiting[]): Promise<void> {
+    const task: SearchTask | BatchTask = live.length === 1 ? (live[0] as Waiting).task : { kind: 'batch', tasks: live.map((w) => w.task) };
+    this.batches.observe(live.length);
+    let out: SearchResult | BatchResult;
+    try {
+      out = (await this.piscina.run(task)) as SearchResult | BatchResult;
+    } catch (err) {
+      const f = this.submitFailure(err);
+      for (const w of live) w.resolve(f);
+      return;
+    }
+    if ('results' in out) live.forEach((w, i) => w.resolve(out.results[i] ?? { ok: false, code: 'internal', detail: 'a batch came back short' }));
+    else if (out.ok && 'streamed' in out) (live[0] as Waiting).resolve({ ok: false, code: 'internal', detail: 'a buffered search came back streamed' });
+    else (live[0] as Waiting).resolve(out);
+  }
+
+  private submitFailure(err: unknown): TaskFailure {
+    const message = (err as Error).message;
+    if (/queue is at limit/i.test(message)) return unavailable(AT_CAPACITY);
+    return { ok: false, code: 'internal', detail: `query worker failed: ${message}` };
   }
 
   /** One event by id (its record or a one-event calendar), on the same terms as run(). */
@@ -202,9 +280,7 @@ export class QueryPool {
       return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult | EventMissing;
     } catch (err) {
       stream?.port.close();
-      const message = (err as Error).message;
-      if (/queue is at limit/i.test(message)) return unavailable('The server is at capacity; retry in a moment.');
-      return { ok: false, code: 'internal', detail: `query worker failed: ${message}` };
+      return this.submitFailure(err);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

@@ -7,9 +7,10 @@
 -- start_ms when an event has no end); "not ended yet" is from = now, to = the far future.
 -- A page past the last match has no rows to carry the total: sql/search_count.sql answers then.
 -- Rows come back as row numbers only (the records, ids included, are read from the record store);
--- ord is the (start, id) order as one integer (sql/search_db_events.sql).
+-- ord is the (start, id) order as one integer (sql/search_db_events.sql), returned so that a batch
+-- of searches in one statement (workers/query/db.ts pages) can put each one's rows back in order.
 SELECT count(*) OVER ()::INTEGER AS total, min(end_ms) OVER ()::DOUBLE AS first_end,
-       rid, {{distance}} AS distance_km
+       rid, {{distance}} AS distance_km, ord
 FROM events
 WHERE end_ms >= $from_ms AND start_ms <= $to_ms
   {{filters}}

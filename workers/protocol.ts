@@ -205,6 +205,24 @@ export interface TaskFailure {
 
 export type SearchResult = SearchOk | StreamDone | TaskFailure;
 
+/**
+ * Buffered searches (every format but CSV) that waited together while every worker was busy: the
+ * worker answers them with one DuckDB statement per snapshot (sql/search.sql's branches joined by
+ * UNION ALL), since binding and planning, not scanning, is most of a search's cost; each keeps its
+ * own cancel flag and deadline, and gets its own answer.
+ */
+export interface BatchTask {
+  readonly kind: 'batch';
+  /** Each with `stream: null`. */
+  readonly tasks: readonly SearchTask[];
+}
+
+/** A batch's answers, in the order of its tasks (bodies transferred). */
+export interface BatchResult {
+  readonly ok: true;
+  readonly results: readonly (SearchOk | TaskFailure)[];
+}
+
 /** Main thread → every worker, over a BroadcastChannel: load this snapshot before it is switched to. */
 export interface PrepareMessage {
   readonly type: 'prepare';

@@ -201,10 +201,10 @@ describe('health and readiness', () => {
   });
 
   test("a snapshot this server's workers cannot load is not served (readyz 503, searches 503), even while another server in the process serves that id", async () => {
-    // A copy of the fixture under the same snapshot id, with its Parquet file destroyed.
+    // A copy of the fixture under the same snapshot id, with the search database its workers open destroyed.
     const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-ops-broken-'));
     await cp(fixture.dataDir, dir, { recursive: true, verbatimSymlinks: true });
-    await writeFile(path.join(dir, 'snapshots', fixture.build.manifest.id, 'events.parquet'), 'not a parquet file');
+    await writeFile(path.join(dir, 'snapshots', fixture.build.manifest.id, 'search.duckdb'), 'not a DuckDB database');
     const broken = await startTestServer(dir, { POOL_THREADS: '1' });
     try {
       const ready = await get(broken.base, '/readyz');

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { DateTime } from 'luxon';
 import * as v from 'valibot';
 import { EventListSchema, ProblemSchema } from '../../server/schemas.ts';
-import { get, NOW, PUBLIC, WEB, recordLines, sampleFixture, startTestServer, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import { get, NOW, parseProm, PUBLIC, WEB, recordLines, sampleFixture, startTestServer, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
 
 type EventList = v.InferOutput<typeof EventListSchema>;
 type EventRecord = EventList['events'][number];
@@ -468,6 +468,54 @@ describe('q', () => {
     assert.equal(body.total, 0);
     assert.deepEqual(body.events, []);
     assert.equal(body.next_offset, null);
+  });
+});
+
+describe('searches asked together', () => {
+  /** query_batch_searches' sum (searches) and count (statements) on a server's /metrics. */
+  async function batched(server: TestServer): Promise<{ searches: number; statements: number }> {
+    const samples = parseProm((await get(server.adminBase, '/metrics')).text);
+    const one = (name: string): number => samples.find((x) => x.name === name)?.value ?? 0;
+    return { searches: one('query_batch_searches_sum'), statements: one('query_batch_searches_count') };
+  }
+
+  test('wait for the one worker and are answered in batches, each page exactly what the oracle gives for it alone', async () => {
+    // One query thread (the `limited` server): whatever arrives while it is busy waits, and goes
+    // to it as one batch, one statement. Shapes that differ, geo and distance order, the word
+    // table and each event's text, pages past the end (counted apart) and short pages all mix.
+    const cities = countBy(upcoming, (r) => [r.venue_city]).slice(0, 4).map(([c]) => c);
+    const words = countBy(upcoming, (r) => [...new Set(wordsOf(r.title))]).filter(([w]) => w.length >= 5).slice(0, 3).map(([w]) => w);
+    const at = nth(upcoming, 0);
+    const centre = { lat: String(at.venue_lat), lng: String(at.venue_lng) };
+    const category = nth(countBy(upcoming, (r) => r.categories), 0)[0];
+    const shapes: Params[] = [
+      ...cities.map((city) => ({ city })),
+      { city: nth(cities, 0), q: nth(words, 0).slice(0, 4) },
+      ...words.map((q) => ({ q })),
+      { q: `${nth(words, 0)} ${nth(words, 1).slice(0, 3)}` },
+      { ...centre, radius_km: '8', sort: 'distance' },
+      { ...centre, radius_km: '15', category },
+      { week: 'next', age_min: '2', age_max: '5' },
+      { city: nth(cities, 1), offset: '900' },
+      { is_free: 'true', limit: '7', offset: '3' },
+    ];
+    const searches = [...shapes, ...shapes.map((p) => ({ ...p, limit: '5', offset: String(Number(p.offset ?? '0') + 2) }))];
+    const before = await batched(limited);
+    const answers = await Promise.all(searches.map((p) => get(limited.base, `/v1/events?${qs(p)}`)));
+    answers.forEach((got, i) => {
+      const p = searches[i] as Params;
+      assert.equal(got.status, 200, `${qs(p)} -> ${got.status} ${got.text.slice(0, 300)}`);
+      const body = v.parse(EventListSchema, got.json);
+      const exp = oracle(rows, p);
+      const offset = Number(p.offset ?? '0');
+      const limit = Number(p.limit ?? '20');
+      assert.equal(body.total, exp.ids.length, `total for ${qs(p)}`);
+      assert.deepEqual(body.events.map((e) => e.id), exp.ids.slice(offset, offset + limit), `page for ${qs(p)}`);
+      if (p.lat !== undefined) for (const e of body.events) assert.ok(Math.abs((e.distance_km ?? NaN) - (exp.dist.get(e.id) ?? NaN)) <= 0.0015, `${e.id} distance`);
+    });
+    const after = await batched(limited);
+    assert.equal(after.searches - before.searches, searches.length, 'every search went to the worker');
+    assert.ok(after.statements - before.statements < searches.length, `${searches.length} searches in ${after.statements - before.statements} statements: nothing was batched`);
   });
 });
 

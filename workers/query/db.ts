@@ -37,7 +37,7 @@ const fragment = (name: string): string => {
 };
 
 /** Which filters a search uses, and how many values the repeated ones have: one statement each. */
-interface Shape {
+export interface Shape {
   readonly geo: boolean;
   readonly cities: number;
   readonly ages: boolean;
@@ -142,6 +142,78 @@ async function rowsOf(st: DuckDBPreparedStatement): Promise<DuckDBValue[][]> {
 /** Statements kept per connection: every combination a client actually uses, least recent dropped. */
 const MAX_STATEMENTS = 256;
 
+/** A search's statement shape and its parameter values, named as sql/search_filters.sql names them. */
+interface BoundSearch {
+  readonly query: SearchQuery;
+  readonly shape: Shape;
+  readonly values: Record<string, DuckDBValue>;
+  readonly types: Record<string, DuckDBType>;
+}
+
+function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number): BoundSearch {
+  const excludedBits = categoryBits(excluded);
+  const shape: Shape = {
+    geo: q.geo !== null,
+    cities: q.cities?.length ?? 0,
+    ages: q.ages !== null,
+    categories: q.categories !== null,
+    excluded: excludedBits !== 0n,
+    isFree: q.isFree !== null,
+    words: q.words?.length ?? 0,
+    wordTable: q.geo === null && q.cities === null,
+    byDistance: q.sort === 'distance' && q.geo !== null,
+  };
+  const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
+  const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)) };
+  const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT };
+  const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {
+    values[name] = value;
+    types[name] = type;
+  };
+  if (q.geo) {
+    const box = boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm);
+    set('lat', q.geo.lat, DOUBLE);
+    set('lng', q.geo.lng, DOUBLE);
+    set('radius_km', q.geo.radiusKm, DOUBLE);
+    set('lat_lo', box.latLo, DOUBLE);
+    set('lat_hi', box.latHi, DOUBLE);
+    set('lng_lo', box.lngLo, DOUBLE);
+    set('lng_hi', box.lngHi, DOUBLE);
+  }
+  q.cities?.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
+  if (q.ages) {
+    set('age_lo', q.ages.loMonths, INTEGER);
+    set('age_hi', q.ages.hiMonths, INTEGER);
+  }
+  if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
+  if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
+  if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
+  q.words?.forEach((w, i) => {
+    if (shape.wordTable) {
+      set(`word_${i + 1}`, w, VARCHAR);
+      set(`word_${i + 1}_next`, successor(w), VARCHAR);
+    } else set(`word_${i + 1}`, ` ${w}`, VARCHAR);
+  });
+  return { query: q, shape, values, types };
+}
+
+/**
+ * The statement of a batch: branch k is searchSql(shapes[k]) with every parameter renamed
+ * $name_bk, its rows led by k. Only our own fragments are renamed: no request value is in the text.
+ */
+export function batchSql(shapes: readonly Shape[]): string {
+  return shapes
+    .map((shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${name}_b${k}`)}\n)`)
+    .join('\nUNION ALL\n');
+}
+
+/** A branch's rows in its statement's order: by distance first when it sorts by distance, then by ord. */
+function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[][] {
+  const ord = (r: DuckDBValue[]): number => Number(r[4]);
+  const km = (r: DuckDBValue[]): number => r[3] as number;
+  return rows.sort((a, b) => (byDistance && km(a) !== km(b) ? km(a) - km(b) : ord(a) - ord(b)));
+}
+
 export class SnapshotDb {
   private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
@@ -212,58 +284,59 @@ export class SnapshotDb {
   }
 
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
-    const excludedBits = categoryBits(excluded);
-    const shape: Shape = {
-      geo: q.geo !== null,
-      cities: q.cities?.length ?? 0,
-      ages: q.ages !== null,
-      categories: q.categories !== null,
-      excluded: excludedBits !== 0n,
-      isFree: q.isFree !== null,
-      words: q.words?.length ?? 0,
-      wordTable: q.geo === null && q.cities === null,
-      byDistance: q.sort === 'distance' && q.geo !== null,
-    };
-    const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
-    const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)) };
-    const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT };
-    const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {
-      values[name] = value;
-      types[name] = type;
-    };
-    if (q.geo) {
-      const box = boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm);
-      set('lat', q.geo.lat, DOUBLE);
-      set('lng', q.geo.lng, DOUBLE);
-      set('radius_km', q.geo.radiusKm, DOUBLE);
-      set('lat_lo', box.latLo, DOUBLE);
-      set('lat_hi', box.latHi, DOUBLE);
-      set('lng_lo', box.lngLo, DOUBLE);
-      set('lng_hi', box.lngHi, DOUBLE);
-    }
-    q.cities?.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
-    if (q.ages) {
-      set('age_lo', q.ages.loMonths, INTEGER);
-      set('age_hi', q.ages.hiMonths, INTEGER);
-    }
-    if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
-    if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
-    if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
-    q.words?.forEach((w, i) => {
-      if (shape.wordTable) {
-        set(`word_${i + 1}`, w, VARCHAR);
-        set(`word_${i + 1}_next`, successor(w), VARCHAR);
-      } else set(`word_${i + 1}`, ` ${w}`, VARCHAR);
-    });
+    const b = bindSearch(q, excluded, nowMs);
+    const statement = await this.statement(b.shape, false);
+    statement.bind({ ...b.values, limit: q.limit, offset: q.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
+    return this.finish(b, await rowsOf(statement));
+  }
 
-    const statement = await this.statement(shape, false);
-    statement.bind({ ...values, limit: q.limit, offset: q.offset }, { ...types, limit: INTEGER, offset: INTEGER });
-    const rows = await rowsOf(statement);
+  /**
+   * Several searches in one statement: each one's sql/search.sql as a branch of a UNION ALL, its
+   * parameters renamed apart, its rows tagged with its position. DuckDB binds and plans every
+   * execution again, which is most of a search's cost on a snapshot of this size, so one statement
+   * for K searches costs much less than K. Each page is exactly what page() returns for it alone:
+   * the branch is the same text, and its rows are put back in the branch's own order (ord, or
+   * distance then ord) because a UNION ALL does not promise to keep it.
+   */
+  async pages(searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[]): Promise<SearchPage[]> {
+    if (searches.length === 1) {
+      const s = searches[0] as (typeof searches)[number];
+      return [await this.page(s.query, s.excluded, s.nowMs)];
+    }
+    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs));
+    const values: Record<string, DuckDBValue> = {};
+    const types: Record<string, DuckDBType> = {};
+    bound.forEach((b, k) => {
+      const tag = (name: string): string => `${name}_b${k}`;
+      for (const [name, value] of Object.entries(b.values)) {
+        values[tag(name)] = value;
+        types[tag(name)] = b.types[name] as DuckDBType;
+      }
+      values[tag('limit')] = b.query.limit;
+      types[tag('limit')] = INTEGER;
+      values[tag('offset')] = b.query.offset;
+      types[tag('offset')] = INTEGER;
+    });
+    // Not kept: combinations of shapes rarely recur, and preparing is only parsing (every
+    // execution is bound and planned again anyway).
+    const statement = await this.conn.prepare(batchSql(bound.map((b) => b.shape)));
+    try {
+      statement.bind(values, types);
+      const byBranch: DuckDBValue[][][] = bound.map(() => []);
+      for (const row of await rowsOf(statement)) byBranch[Number(row[0])]?.push(row.slice(1));
+      return await Promise.all(bound.map((b, k) => this.finish(b, inBranchOrder(byBranch[k] as DuckDBValue[][], b.shape.byDistance))));
+    } finally {
+      statement.destroySync();
+    }
+  }
+
+  /** A search's page from its rows (total, first end, rid, distance, ord), counting apart when the page is past the last match. */
+  private async finish(b: BoundSearch, rows: readonly DuckDBValue[][]): Promise<SearchPage> {
     let stats = rows[0];
-    if (stats === undefined && q.offset > 0) {
+    if (stats === undefined && b.query.offset > 0) {
       // Past the last match: no row carries the total, so count without the page parameters.
-      const counting = await this.statement(shape, true);
-      counting.bind(values, types);
+      const counting = await this.statement(b.shape, true);
+      counting.bind(b.values, b.types);
       stats = (await rowsOf(counting))[0];
     }
     const firstEnd = stats?.[1];

@@ -5,7 +5,7 @@
 import { BroadcastChannel, threadId, type MessagePort } from 'node:worker_threads';
 import { Piscina, workerData } from 'piscina';
 import {
-  type QueryWorkerData,
+  type QueryWorkerData, type BatchResult, type BatchTask,
   type EventResult, type EventTask, type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
   STREAM_WINDOW_BYTES,
@@ -56,23 +56,34 @@ channel.onmessage = (event) => {
 const fail = (code: TaskFailure['code'], detail: string): TaskFailure => ({ ok: false, code, detail });
 
 /**
- * A result whose body buffer is moved to the main thread rather than copied. Small Buffers are
- * slices of Node's shared pool: moving that pool would detach its neighbours, so those are copied
- * into an ArrayBuffer of their own first.
+ * A result whose body has an ArrayBuffer of its own, so that it can be moved to the main thread
+ * rather than copied. Small Buffers are slices of Node's shared pool: moving that pool would detach
+ * their neighbours, so those are copied first.
  */
-function transferable(result: SearchOk): unknown {
+function ownBuffer(result: SearchOk): SearchOk {
   const b = result.body;
-  if (b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength) result = { ...result, body: new Uint8Array(b) };
-  const body = result.body.buffer;
-  const value = result;
+  return b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength ? { ...result, body: new Uint8Array(b) } : result;
+}
+
+/** `value`, posted with `buffers` moved rather than copied. */
+function moving(value: unknown, buffers: ArrayBufferLike[]): unknown {
   return Piscina.move({
     get [Piscina.transferableSymbol]() {
-      return body;
+      return buffers;
     },
     get [Piscina.valueSymbol]() {
       return value;
     },
   } as unknown as Parameters<typeof Piscina.move>[0]);
+}
+
+function transferable(result: SearchOk): unknown {
+  const own = ownBuffer(result);
+  return moving(own, [own.body.buffer]);
+}
+
+function transferableBatch(result: BatchResult): unknown {
+  return moving(result, result.results.flatMap((r) => (r.ok ? [r.body.buffer] : [])));
 }
 
 /** What a body is made of besides its rows, for the page's figures. */
@@ -97,19 +108,20 @@ function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
   return task.format === 'rss' ? rssBody(task, links, records, figures) : jsonFeedBody(task, links, records, figures);
 }
 
-export default function run(task: SearchTask | EventTask): Promise<SearchResult | EventResult | unknown> {
+export default function run(task: SearchTask | EventTask | BatchTask): Promise<SearchResult | EventResult | BatchResult | unknown> {
+  if (task.kind === 'batch') return batch(task);
   return task.kind === 'event' ? eventById(task) : search(task);
 }
 
 /** One event by id: its record's bytes or a one-event calendar; not found (and whether it is gone) otherwise. */
 async function eventById(task: EventTask): Promise<EventResult | unknown> {
-  if (Atomics.load(new Int32Array(task.cancel), 0) === 1) return fail('cancelled', 'the request was aborted');
-  if (Date.now() >= task.deadlineMs) return fail('unavailable', 'The server is too busy to answer in time; retry shortly.');
+  const refused = unstartable(task);
+  if (refused) return refused;
   let db: SnapshotDb;
   try {
     db = await snapshot(task.snapshot);
   } catch {
-    return fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
+    return UNREADABLE();
   }
   try {
     const found = await db.byId(task.id, task.excludedCategories);
@@ -131,57 +143,129 @@ async function eventById(task: EventTask): Promise<EventResult | unknown> {
   }
 }
 
-async function search(task: SearchTask): Promise<SearchResult | unknown> {
-  const cancelled = new Int32Array(task.cancel);
-  if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
-  const startedAt = Date.now();
-  if (startedAt >= task.deadlineMs) return fail('unavailable', 'The server is too busy to answer in time; retry shortly.');
+/** Why a task is not worth starting: its requester left, or its deadline passed in the queue. */
+function unstartable(task: SearchTask | EventTask): TaskFailure | null {
+  if (Atomics.load(new Int32Array(task.cancel), 0) === 1) return fail('cancelled', 'the request was aborted');
+  if (Date.now() >= task.deadlineMs) return fail('unavailable', 'The server is too busy to answer in time; retry shortly.');
+  return null;
+}
 
-  let db: SnapshotDb;
-  try {
-    db = await snapshot(task.snapshot);
-  } catch {
-    // The snapshot on disk is unreadable: the server's state, not the request's fault, and it
-    // may pass (a rebuild); the cause is logged by the main thread when it tries to switch.
-    return fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
-  }
+// The snapshot on disk is unreadable: the server's state, not the request's fault, and it may pass
+// (a rebuild); the cause is logged by the main thread when it tries to switch.
+const UNREADABLE = (): TaskFailure => fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
+const TOO_LONG = (): TaskFailure => fail('unavailable', 'The search took too long and was stopped; narrow it with a date range, a city or a category.');
 
+/** Runs `work` on `db`, interrupting it at `deadlineMs`: a TaskFailure when it was stopped or failed. */
+async function withDeadline<T>(db: SnapshotDb, deadlineMs: number, work: () => Promise<T>): Promise<T | TaskFailure> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     db.interrupt();
-  }, Math.max(1, task.deadlineMs - startedAt));
-  let paged: Paged;
+  }, Math.max(1, deadlineMs - Date.now()));
   try {
-    const full = await db.page(task.query, task.excludedCategories, task.nowMs);
-    if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
-    // Cut by the quota: the page ends early, and the next page starts where it was cut.
-    const truncated = task.cut !== null && full.rows.length > task.cut;
-    const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
-    paged = { page, truncated, next: nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset) };
+    return await work();
   } catch (err) {
-    if (timedOut) return fail('unavailable', 'The search took too long and was stopped; narrow it with a date range, a city or a category.');
-    return fail('internal', (err as Error).message);
+    return timedOut ? TOO_LONG() : fail('internal', (err as Error).message);
   } finally {
     clearTimeout(timer);
   }
-  const head = (etag: string): PageHead => ({
-    total: paged.page.total,
-    count: paged.page.rows.length,
-    nextOffset: paged.next,
-    truncated: paged.truncated,
-    validUntilMs: task.query.range === 'upcoming' ? paged.page.firstEndMs : null,
+}
+
+const isFailure = (x: unknown): x is TaskFailure => typeof x === 'object' && x !== null && (x as { ok?: unknown }).ok === false;
+
+/** The page as the task delivers it: cut by the quota (the next page starts where it was cut). */
+function paged(task: SearchTask, full: SearchPage): Paged {
+  const truncated = task.cut !== null && full.rows.length > task.cut;
+  const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
+  return { page, truncated, next: nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset) };
+}
+
+function headOf(task: SearchTask, p: Paged, etag: string): PageHead {
+  return {
+    total: p.page.total,
+    count: p.page.rows.length,
+    nextOffset: p.next,
+    truncated: p.truncated,
+    validUntilMs: task.query.range === 'upcoming' ? p.page.firstEndMs : null,
     etag,
-  });
+  };
+}
+
+/** A buffered answer (not CSV): its body serialized here, with the figures its headers need. */
+function buffered(task: SearchTask, db: SnapshotDb, p: Paged): SearchOk | TaskFailure {
   try {
-    if (task.stream !== null) return await streamCsv(task, db, paged.page.rows, head(csvTag(task, paged.page, paged.next, paged.truncated)), cancelled);
-    const body = bufferedBody(task, db, paged);
-    return transferable({ ok: true, body, ...head(bodyTag(body)) });
+    const body = bufferedBody(task, db, p);
+    return { ok: true, body, ...headOf(task, p, bodyTag(body)) };
   } catch (err) {
     return fail('internal', (err as Error).message);
   }
 }
 
+async function search(task: SearchTask): Promise<SearchResult | unknown> {
+  const cancelled = new Int32Array(task.cancel);
+  const refused = unstartable(task);
+  if (refused) return refused;
+  let db: SnapshotDb;
+  try {
+    db = await snapshot(task.snapshot);
+  } catch {
+    return UNREADABLE();
+  }
+  const full = await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs));
+  if (isFailure(full)) return full;
+  if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
+  const p = paged(task, full);
+  if (task.stream !== null) {
+    try {
+      return await streamCsv(task, db, p.page.rows, headOf(task, p, csvTag(task, p.page, p.next, p.truncated)), cancelled);
+    } catch (err) {
+      return fail('internal', (err as Error).message);
+    }
+  }
+  const r = buffered(task, db, p);
+  return r.ok ? transferable(r) : r;
+}
+
+/**
+ * A batch (BatchTask): the live tasks of each snapshot answered by one statement. When that
+ * statement fails or is stopped at the earliest deadline among them, each task still within its
+ * own deadline runs alone, so one search never fails another.
+ */
+async function batch(t: BatchTask): Promise<BatchResult | unknown> {
+  const results: (SearchOk | TaskFailure)[] = t.tasks.map(() => fail('internal', 'not answered'));
+  const bySnapshot = new Map<string, number[]>();
+  t.tasks.forEach((task, i) => {
+    const refused = task.stream === null ? unstartable(task) : fail('internal', 'a streamed search cannot be batched');
+    if (refused) results[i] = refused;
+    else bySnapshot.set(task.snapshot.id, [...(bySnapshot.get(task.snapshot.id) ?? []), i]);
+  });
+  for (const indexes of bySnapshot.values()) {
+    const tasks = indexes.map((i) => t.tasks[i] as SearchTask);
+    let db: SnapshotDb;
+    try {
+      db = await snapshot((tasks[0] as SearchTask).snapshot);
+    } catch {
+      for (const i of indexes) results[i] = UNREADABLE();
+      continue;
+    }
+    const earliest = Math.min(...tasks.map((task) => task.deadlineMs));
+    let pages: (SearchPage | TaskFailure)[];
+    const together = await withDeadline(db, earliest, () => db.pages(tasks.map((task) => ({ query: task.query, excluded: task.excludedCategories, nowMs: task.nowMs }))));
+    if (!isFailure(together)) pages = together;
+    else {
+      pages = [];
+      for (const task of tasks) pages.push(unstartable(task) ?? (await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs))));
+    }
+    indexes.forEach((i, j) => {
+      const task = t.tasks[i] as SearchTask;
+      const page = pages[j] as SearchPage | TaskFailure;
+      if (isFailure(page)) results[i] = page;
+      else if (Atomics.load(new Int32Array(task.cancel), 0) === 1) results[i] = fail('cancelled', 'the request was aborted');
+      else results[i] = buffered(task, db, paged(task, page));
+    });
+  }
+  return transferableBatch({ ok: true, results: results.map((r) => (r.ok ? ownBuffer(r) : r)) });
+}
 
 const COMMA = Buffer.from(',');
 const CRLF_BYTES = Buffer.from('\r\n');
