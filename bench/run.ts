@@ -10,13 +10,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runMicro, type MicroResult } from './micro.ts';
 import { generateMix, type MixRow } from './mix.ts';
-import { DISTINCT_CONNECTIONS, repeatedPath, SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.ts';
+import { DISTINCT_CONNECTIONS, MIX_LISTS, repeatedPath, SCENARIOS, type MixList, type Scenario, type ScenarioContext } from './scenarios.ts';
 import { BenchError, describeMachine, exitOnError, fmt, freePort, log, machineInfo, NOW_MS, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset, type Dataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
 import { checkGenerator, checkUrl, crossCheck, measure, type CheckedUrl, type LoadResult, type LoadSettings } from './lib/load.ts';
 import { copyExport, loadMix, parity, PG_SCENARIOS, preparePostgis, runPgbench, WEB, type CopyResult, type PgbenchResult, type Postgis } from './lib/postgis.ts';
 import { perfSample, profileSummary, type PerfSummary, type ProfileSummary } from './lib/profile.ts';
-import { startHello, startProcess, startServer, type Child } from './lib/server.ts';
+import { headerObject, startHello, startProcess, startServer, type Child } from './lib/server.ts';
 import { ensureWrk } from './lib/wrk.ts';
 import { ensurePeerRole } from './peers/setup.ts';
 
@@ -106,8 +106,14 @@ const skipped: Skip[] = [];
 /** Parts that were run and broke: printed, recorded, and the run exits 1. */
 const failed: Skip[] = [];
 let micro: MicroResult[] = [];
+/** The hello-world's runs (baseline, baseline-c256, baseline-body); `hello` is the first. */
+const hellos: LoadResult[] = [];
 let hello: LoadResult | null = null;
 const runs: DatasetRun[] = [];
+/** pgbench on a scale dataset loaded into PostGIS too (1M): the distinct mix at 4 clients. */
+const scalePg: Record<string, PgbenchResult> = {};
+/** The body of the repeated search on the main dataset, written for the hello-world's /body. */
+let repeatedBodyFile: string | null = null;
 const peers: PeerResults = { postgis: null, fastify: [] };
 const profiles: Record<string, ProfileSummary> = {};
 const perfs: Record<string, PerfSummary> = {};
@@ -118,9 +124,21 @@ let mainSamples: CheckedUrl[] = [];
 /** The dataset's distinct mix, generated from its facts and the run's seed, written for wrk. */
 async function mixOf(ds: Dataset, facts: DatasetFacts): Promise<{ rows: MixRow[]; ctx: ScenarioContext }> {
   const rows = generateMix(facts, seed);
-  const mixFile = path.join(runDir, `mix-${ds.name}.txt`);
-  await writeFile(mixFile, `${rows.map((r) => r.path).join('\n')}\n`);
-  return { rows, ctx: { facts, seed, mixFile } };
+  const write = async (name: string, list: readonly MixRow[]): Promise<string> => {
+    const file = path.join(runDir, `mix-${ds.name}${name}.txt`);
+    await writeFile(file, `${list.map((r) => r.path).join('\n')}\n`);
+    return file;
+  };
+  const mixFile = await write('', rows);
+  const mixFiles = {} as Record<MixList, string>;
+  // No list repeats a search of an earlier one: it would be a response-cache hit there.
+  const asked = new Set(rows.map((r) => r.path));
+  for (const [i, list] of MIX_LISTS.entries()) {
+    const other = generateMix(facts, seed + 1 + i).filter((r) => !asked.has(r.path) && (list !== 'q' || r.kind === 'q'));
+    for (const r of other) asked.add(r.path);
+    mixFiles[list] = await write(`-${list}`, other);
+  }
+  return { rows, ctx: { facts, seed, mixFile, mixFiles } };
 }
 const wanted = (sc: Scenario, scaleOnly: boolean): boolean => (!quick || sc.quick) && (!scaleOnly || sc.scale);
 
@@ -139,7 +157,12 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
   const results: LoadResult[] = [];
   try {
     const first = await crossCheck(server, facts, repeatedPath(facts), EXCLUDED_CATEGORIES);
-    if (!scaleOnly) mainSamples = [first];
+    if (!scaleOnly) {
+      mainSamples = [first];
+      const r = await fetch(`${server.base}${repeatedPath(facts)}`, { headers: headerObject(server.headers) });
+      repeatedBodyFile = path.join(runDir, 'repeated-body.json');
+      await writeFile(repeatedBodyFile, Buffer.from(await r.arrayBuffer()));
+    }
     for (const sc of SCENARIOS.filter((s) => s.target === 'server' && wanted(s, scaleOnly))) {
       const sample = await checkGenerator(server, sc, ctx);
       if (sample.length && !scaleOnly) mainSamples.push(...sample);
@@ -190,6 +213,10 @@ async function runPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow
     for (const name of PG_SCENARIOS) {
       pgbench[name] = await runPgbench(p, name, mix.length, { clients: DISTINCT_CONNECTIONS, seed, durationS: load.durationS, warmupS: load.warmupS });
     }
+    // The distinct mix at our distinct-c16 and distinct-c32 scenarios' concurrency, under their names.
+    for (const clients of [16, 32]) {
+      pgbench[`distinct-c${clients}`] = await runPgbench(p, 'distinct', mix.length, { clients, seed, durationS: load.durationS, warmupS: load.warmupS });
+    }
     log(`PostGIS COPY ... TO STDOUT (CSV), at most ${copyRows} rows`);
     const copy = await copyExport(p, copyRows);
     const check = mainSamples.length ? await parity(mainSamples, mix, p) : null;
@@ -198,6 +225,23 @@ async function runPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow
     await p.close();
   }
   await runFastify(p, ctx);
+}
+
+/** PostGIS on a scale dataset: its table loaded (kept between runs), the distinct mix at 4 clients. */
+async function runPostgisScale(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[]): Promise<void> {
+  let p: Postgis;
+  try {
+    p = await preparePostgis(ds, facts, runDir, opts['reload-pg']);
+  } catch (err) {
+    skipped.push({ what: `PostgreSQL + PostGIS on ${ds.name}`, reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
+    return;
+  }
+  try {
+    await loadMix(p, mix);
+    scalePg[ds.name] = await runPgbench(p, 'distinct', mix.length, { clients: DISTINCT_CONNECTIONS, seed, durationS: load.durationS, warmupS: load.warmupS });
+  } finally {
+    await p.close();
+  }
 }
 
 /** The conventional Node stack on the same PostgreSQL: optional, so a failure to start is a skip. */
@@ -249,16 +293,19 @@ try {
     log('micro-benchmarks (tinybench)');
     micro = await runMicro({ quick, snapshotDir: path.dirname(main.parquet), scratchDir: runDir });
   }
+  if (sections.has('http')) runs.push(await runOurs(main, mainFacts, mainMix.ctx, false));
   if (sections.has('http') || sections.has('peers')) {
-    const h = await startHello(path.join(runDir, 'hello.log'));
+    // After our server: /body serves its repeated answer's bytes.
+    const h = await startHello(path.join(runDir, 'hello.log'), repeatedBodyFile);
     try {
-      const baseline = SCENARIOS.find((s) => s.target === 'hello');
-      if (baseline) hello = await measure(baseline, h, 'uws-hello', mainMix.ctx, load);
+      for (const sc of SCENARIOS.filter((x) => x.target === 'hello' && wanted(x, false) && (x.name !== 'baseline-body' || repeatedBodyFile))) {
+        hellos.push(await measure(sc, h, 'uws-hello', mainMix.ctx, load));
+      }
+      hello = hellos.find((r) => r.name === 'baseline') ?? null;
     } finally {
       await h.stop();
     }
   }
-  if (sections.has('http')) runs.push(await runOurs(main, mainFacts, mainMix.ctx, false));
   if (sections.has('peers')) await runPostgis(main, mainFacts, mainMix.rows, mainMix.ctx);
   if (sections.has('scale')) {
     for (const name of scaleNames) {
@@ -267,7 +314,10 @@ try {
         const ds = await prepareDataset(name, runDir);
         const facts = await datasetFacts(ds.parquet);
         log(`${name}: snapshot ${ds.manifest.id}, ${facts.events} events`);
-        runs.push(await runOurs(ds, facts, (await mixOf(ds, facts)).ctx, true));
+        const mix = await mixOf(ds, facts);
+        runs.push(await runOurs(ds, facts, mix.ctx, true));
+        // PostGIS loaded with the same events (1M; 10M is not loaded: hours, and disk), the same mix.
+        if (name === 'synthetic-1m' && sections.has('peers')) await runPostgisScale(ds, facts, mix.rows);
       } catch (err) {
         failed.push({ what: `scale ${name}`, reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
       }
@@ -286,29 +336,61 @@ const mib = (r: LoadResult): string => (r.rss_mib ? `RSS ${r.rss_mib.start}→${
 
 function targets(): Target[] {
   const out: Target[] = [];
-  const repeated = mainRun('repeated');
-  const r1 = repeated && hello ? repeated.rps / hello.rps : null;
-  out.push({
-    name: 'repeated query vs uWS hello-world',
-    goal: '>= 0.5x',
-    value: r1 === null ? '-' : `${r1.toFixed(3)}x`,
-    met: r1 === null ? null : r1 >= 0.5,
-    detail: r1 === null ? 'not run' : r1 >= 0.5 ? 'met' : `missed: ${(0.5 / r1).toFixed(1)}x short (${fmt(repeated?.rps, 0)} vs ${fmt(hello?.rps, 0)} req/s)`,
-  });
-  const distinct = mainRun('distinct');
-  const pgd = peers.postgis?.pgbench.distinct;
-  const r2 = distinct && pgd ? distinct.rps / pgd.tps : null;
-  const p99ok = distinct?.p99_ms != null && distinct.p99_ms < 25;
-  out.push({
-    name: `distinct mix vs PostGIS pgbench (${mainName})`,
-    goal: '>= 2x tps, p99 < 25 ms',
-    value: r2 === null ? '-' : `${r2.toFixed(2)}x, p99 ${fmt(distinct?.p99_ms, 1)} ms`,
-    met: r2 === null ? null : r2 >= 2 && p99ok,
-    detail:
-      r2 === null
-        ? distinct ? 'not evaluated: PostGIS was not run' : 'not run'
-        : `${fmt(distinct?.rps, 0)} req/s vs ${fmt(pgd?.tps, 0)} tps at ${DISTINCT_CONNECTIONS} clients each; ${r2 >= 2 ? 'throughput met' : `throughput ${(2 / r2).toFixed(1)}x short`}; ${p99ok ? 'p99 met' : `p99 ${fmt(distinct?.p99_ms, 1)} ms`}`,
-  });
+  const helloAt = (name: string): LoadResult | undefined => hellos.find((r) => r.name === name);
+  /** Our cached answer as a share of the hello-world at the same concurrency. */
+  const cached = (name: string, baseline: string, goal: number, what: string): void => {
+    const r = mainRun(name);
+    const h = helloAt(baseline);
+    const ratio = r && h ? r.rps / h.rps : null;
+    const cpu = r?.cpu_us_per_request && h?.cpu_us_per_request ? `; main-thread CPU ${r.cpu_us_per_request.main} µs/answer vs hello-world's ${h.cpu_us_per_request.main}` : '';
+    const body = helloAt('baseline-body');
+    const ceiling = body && h && name.startsWith('repeated') && !name.includes('c256') ? `; a bare uWS answering the same bytes: ${(body.rps / h.rps).toFixed(3)}x` : '';
+    out.push({
+      name: `${what} vs uWS hello-world (c${r?.connections ?? h?.connections ?? '?'})`,
+      goal: `>= ${goal}x`,
+      value: ratio === null ? '-' : `${ratio.toFixed(3)}x`,
+      met: ratio === null ? null : ratio >= goal,
+      detail: ratio === null ? 'not run' : `${fmt(r?.rps, 0)} vs ${fmt(h?.rps, 0)} req/s${ratio >= goal ? '' : `, ${(goal / ratio).toFixed(1)}x short`}${cpu}${ceiling}`,
+    });
+  };
+  cached('repeated', 'baseline', 0.5, 'repeated keyed, metered, durably charged search');
+  cached('repeated-c256', 'baseline-c256', 0.5, 'repeated keyed, metered, durably charged search');
+  cached('poll-304', 'baseline', 0.6, '304 poll');
+
+  /** Ours against pgbench on the same mix at the same concurrency. */
+  const versusPg = (ours: LoadResult | undefined, pg: PgbenchResult | undefined, label: string, goal: number, p99Ms: number): void => {
+    const ratio = ours && pg ? ours.rps / pg.tps : null;
+    const p99ok = ours?.p99_ms != null && ours.p99_ms < p99Ms;
+    out.push({
+      name: `distinct mix vs PostGIS pgbench (${label})`,
+      goal: `>= ${goal}x tps, p99 < ${p99Ms} ms`,
+      value: ratio === null ? '-' : `${ratio.toFixed(2)}x, p99 ${fmt(ours?.p99_ms, 1)} ms`,
+      met: ratio === null ? null : ratio >= goal && p99ok,
+      detail:
+        ratio === null
+          ? ours ? 'not evaluated: PostGIS was not run' : 'not run'
+          : `${fmt(ours?.rps, 0)} req/s vs ${fmt(pg?.tps, 0)} tps (PostGIS p99 ${fmt(pg?.p99_ms, 1)} ms); ${ratio >= goal ? 'throughput met' : `throughput ${(goal / ratio).toFixed(1)}x short`}; ${p99ok ? 'p99 met' : `p99 ${fmt(ours?.p99_ms, 1)} ms`}`,
+    });
+  };
+  for (const [name, conns] of [['distinct', DISTINCT_CONNECTIONS], ['distinct-c16', 16], ['distinct-c32', 32]] as const) {
+    versusPg(mainRun(name), peers.postgis?.pgbench[name], `${mainName}, ${conns} connections each`, 2, 25);
+  }
+  if (scaleNames.includes('synthetic-1m')) versusPg(ours('synthetic-1m', 'distinct'), scalePg['synthetic-1m'], 'synthetic-1m, 4 connections each', 1, 50);
+
+  if (scaleNames.includes('synthetic-10m')) {
+    const mix = ours('synthetic-10m', 'distinct');
+    const q = ours('synthetic-10m', 'distinct-q');
+    const unavailable = (r: LoadResult | undefined): number => r?.statuses?.['503'] ?? 0;
+    const met = mix && q ? unavailable(mix) + unavailable(q) === 0 && (q.p99_ms ?? Infinity) < 100 && (mix.p99_ms ?? Infinity) < 250 : null;
+    out.push({
+      name: 'distinct mix at synthetic-10m',
+      goal: 'no 503, q p99 < 100 ms, mix p99 < 250 ms',
+      value: mix && q ? `${unavailable(mix) + unavailable(q)} 503s, q p99 ${fmt(q.p99_ms, 1)} ms, mix p99 ${fmt(mix.p99_ms, 1)} ms` : '-',
+      met,
+      detail: mix && q ? `${fmt(mix.rps, 0)} req/s; server ${mib(mix)}` : 'not run',
+    });
+  }
+
   const csv = mainRun('csv-10k');
   const copy = peers.postgis?.copy;
   const r3 = csv?.rows_per_s && copy ? csv.rows_per_s / copy.rows_per_s : null;
@@ -341,7 +423,7 @@ for (const m of micro) {
   // What each op is (the note) is in the JSON; the table keeps to the figures.
   rows.push(['micro', '-', 'ours', `${m.group}: ${m.name}`, fmt(m.ops_per_s, 0), fmt(m.p50_us / 1000, 4), fmt(m.p99_us / 1000, 4), '-', '0', '-', `mean ${fmt(m.mean_us, 1)} µs ±${fmt(m.rme_pct, 1)}%`]);
 }
-if (hello) rows.push(loadRow('http', mainName, hello, '1.000'));
+for (const h of hellos) rows.push(loadRow('http', mainName, h, h === hello ? '1.000' : `${fmt(h.rps / (hello?.rps ?? h.rps), 3)} vs hello`));
 for (const run of runs) {
   const section = run.dataset === mainName ? 'http' : 'scale';
   for (const r of run.results) {
@@ -349,7 +431,8 @@ for (const run of runs) {
     const ref = sc?.repeats ? run.results.find((x) => x.name === sc.repeats) : undefined;
     const versus = sc?.versus?.[0] === undefined ? undefined : run.results.find((x) => x.name === sc.versus?.[0]);
     // Only answers of the size of a hello-world's work compare with it: not 10,000-row pages or DuckDB queries.
-    const helloRps = !sc?.lua && !sc?.rowsPerRequest ? hello?.rps : undefined;
+    const sameConns = hellos.find((h) => h.connections === r.connections && h.request === '/') ?? hello;
+    const helloRps = !sc?.lua && !sc?.rowsPerRequest ? sameConns?.rps : undefined;
     const ratio = ref
       ? `${fmt(r.rps / ref.rps, 3)} vs 1st`
       : versus
@@ -364,13 +447,17 @@ const pgRows = peers.postgis;
 if (pgRows) {
   for (const [name, r] of Object.entries(pgRows.pgbench)) {
     const o = mainRun(name);
-    rows.push(['peers', mainName, 'postgis-pgbench', `${name} (c${DISTINCT_CONNECTIONS})`, fmt(r.tps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), String(r.failed), o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-', `avg ${fmt(r.latency_avg_ms, 2)} ms`]);
+    rows.push(['peers', mainName, 'postgis-pgbench', name.includes('-c') ? name : `${name} (c${DISTINCT_CONNECTIONS})`, fmt(r.tps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), String(r.failed), o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-', `avg ${fmt(r.latency_avg_ms, 2)} ms`]);
   }
   if (pgRows.copy) {
     const c = pgRows.copy;
     const o = mainRun('csv-10k');
     rows.push(['peers', mainName, 'postgis-copy', 'COPY TO STDOUT csv', '-', '-', '-', '-', '0', o?.rows_per_s ? `ours ${fmt(o.rows_per_s / c.rows_per_s, 2)}x` : '-', `${c.rows_per_s} rows/s; ${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(0)} MiB in ${c.seconds} s`]);
   }
+}
+for (const [dataset, r] of Object.entries(scalePg)) {
+  const o = ours(dataset as DatasetName, 'distinct');
+  rows.push(['peers', dataset, 'postgis-pgbench', `distinct (c${DISTINCT_CONNECTIONS})`, fmt(r.tps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), String(r.failed), o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-', `avg ${fmt(r.latency_avg_ms, 2)} ms`]);
 }
 for (const r of peers.fastify) {
   const o = mainRun(r.name);
@@ -439,7 +526,7 @@ for (const [name, p] of Object.entries(profiles)) {
   console.log(p.top.slice(0, 15).map((f) => `  ${f.pct.toFixed(1).padStart(5)}%  ${f.name}`).join('\n'));
 }
 
-const flagged = [...(hello ? [hello] : []), ...runs.flatMap((r) => r.results), ...peers.fastify].filter((r) => r.flagged).map((r) => `${r.target}/${r.name}`);
+const flagged = [...hellos, ...runs.flatMap((r) => r.results), ...peers.fastify].filter((r) => r.flagged).map((r) => `${r.target}/${r.name}`);
 const out = await writeResult('bench', {
   kind: 'bench',
   at: new Date().toISOString(),
@@ -448,7 +535,9 @@ const out = await writeResult('bench', {
   settings: { quick, sections: [...sections], main: mainName, scale: scaleNames, ...load, distinct_connections: DISTINCT_CONNECTIONS, pool_threads: poolThreads, log_level: opts['log-level'], seed, copy_rows: copyRows, wrk_threads: 1 },
   micro,
   hello,
+  hellos,
   datasets: runs,
+  scale_postgis: scalePg,
   peers,
   targets: tg,
   noise_floor: noise,

@@ -10,7 +10,16 @@ export interface ScenarioContext {
   readonly seed: number;
   /** The distinct mix's request paths, one per line (bench/mix.ts). */
   readonly mixFile: string;
+  /**
+   * A list of its own for each further distinct scenario (another seed; `q`: word searches only),
+   * so that no run meets a search another run already put in the response cache.
+   */
+  readonly mixFiles: Readonly<Record<MixList, string>>;
 }
+
+/** The further lists of the distinct mix: by concurrency, and the word searches alone. */
+export const MIX_LISTS = ['c16', 'c32', 'q'] as const;
+export type MixList = (typeof MIX_LISTS)[number];
 
 export interface Scenario {
   readonly name: string;
@@ -70,12 +79,42 @@ export const SCENARIOS: readonly Scenario[] = [
     path: () => '/',
   },
   {
+    name: 'baseline-c256',
+    quick: true,
+    scale: false,
+    peer: false,
+    description: 'the hello-world with 256 connections: what repeated-c256 is measured against',
+    target: 'hello',
+    connections: 256,
+    path: () => '/',
+  },
+  {
+    name: 'baseline-body',
+    quick: true,
+    scale: false,
+    peer: false,
+    description:
+      "the bare uWS server answering a body as large as repeated's (the same bytes, synchronously): the most a server that sends that answer could do here, with no key, no metering, no cache lookup; context for the repeated ratio",
+    target: 'hello',
+    path: () => '/body',
+  },
+  {
     name: 'repeated',
     quick: true,
     scale: true,
     peer: true,
     description: 'one fixed search (city, ages 3-6, limit 20) repeated: every request after the first is a response-cache hit',
     target: 'server',
+    path: (ctx) => repeatedPath(ctx.facts),
+  },
+  {
+    name: 'repeated-c256',
+    quick: true,
+    scale: false,
+    peer: false,
+    description: 'repeated with 256 connections: the same keyed, metered, durably charged cache hit, with enough clients that the fsync of each charge batch is no longer the limit',
+    target: 'server',
+    connections: 256,
     path: (ctx) => repeatedPath(ctx.facts),
   },
   {
@@ -205,6 +244,36 @@ export const SCENARIOS: readonly Scenario[] = [
       script: MIX_LUA,
       args: ({ mixFile }, phase) => [mixFile, phase],
     },
+  },
+  {
+    name: 'distinct-c16',
+    quick: true,
+    scale: false,
+    peer: false,
+    description: 'the distinct mix (a list of its own) with 16 connections, against pgbench with 16 clients: searches that wait for a worker are answered together',
+    target: 'server',
+    connections: 16,
+    lua: { script: MIX_LUA, args: ({ mixFiles }, phase) => [mixFiles.c16, phase] },
+  },
+  {
+    name: 'distinct-c32',
+    quick: true,
+    scale: false,
+    peer: false,
+    description: 'the distinct mix (a list of its own) with 32 connections, against pgbench with 32 clients',
+    target: 'server',
+    connections: 32,
+    lua: { script: MIX_LUA, args: ({ mixFiles }, phase) => [mixFiles.c32, phase] },
+  },
+  {
+    name: 'distinct-q',
+    quick: false,
+    scale: true,
+    peer: false,
+    description: 'the word searches (q) of the distinct mix alone, 4 connections: their own p99 (target at 10M events: < 100 ms)',
+    target: 'server',
+    connections: DISTINCT_CONNECTIONS,
+    lua: { script: MIX_LUA, args: ({ mixFiles }, phase) => [mixFiles.q, phase] },
   },
   {
     name: 'same-vs-same',

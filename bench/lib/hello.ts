@@ -1,6 +1,9 @@
 // The benchmark's ceiling: a bare uWebSockets.js server answering "Hello" on one thread, as our
 // server's front end does, so "repeated" can be stated as a fraction of what uWS alone manages here.
-// Usage: node --import tsx bench/lib/hello.ts PORT   (prints "listening PORT" once ready)
+// With a BODY_FILE it also answers /body with that file's bytes, as JSON: the ceiling for an answer
+// of that size (our cached search's body), synchronously, with nothing else done per request.
+// Usage: node --import tsx bench/lib/hello.ts PORT [BODY_FILE]   (prints "listening PORT" once ready)
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as UWS from '@trufflesuite/uws-js-unofficial';
 
@@ -9,10 +12,14 @@ const uws = createRequire(import.meta.url)('@trufflesuite/uws-js-unofficial') as
 if (!String(uws.App).includes('[native code]')) throw new Error('uWebSockets.js native addon did not load');
 
 const port = Number(process.argv[2] ?? '0');
+const body = process.argv[3] ? readFileSync(process.argv[3]) : null;
 uws
   .App()
-  .any('/*', (res) => {
-    res.end('Hello');
+  .any('/*', (res, req) => {
+    if (body !== null && req.getUrl() === '/body') {
+      res.writeHeader('Content-Type', 'application/json');
+      res.end(body);
+    } else res.end('Hello');
   })
   .listen('127.0.0.1', port, (socket) => {
     if (!socket) {

@@ -154,9 +154,11 @@ export async function startProcess(o: { what: string; args: readonly string[]; e
 }
 
 /** Starts the bare uWS hello-world and resolves once it answers. */
-export async function startHello(logFile: string): Promise<Child> {
+/** The hello-world; with `bodyFile`, it also answers /body with that file's bytes. */
+export async function startHello(logFile: string, bodyFile: string | null = null): Promise<Child> {
   const port = await freePort();
-  return startProcess({ what: 'the hello-world server', args: [path.join(REPO_ROOT, 'bench', 'lib', 'hello.ts'), String(port)], logFile, readyPath: '/', port });
+  const args = [path.join(REPO_ROOT, 'bench', 'lib', 'hello.ts'), String(port), ...(bodyFile ? [bodyFile] : [])];
+  return startProcess({ what: 'the hello-world server', args, logFile, readyPath: '/', port });
 }
 
 /** Counter samples by metric name and label set, e.g. counters.get('http_requests_total{route="/v1/events",status="200"}'). */
