@@ -249,6 +249,17 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
       asyncTask('sql', `db.page, ${GEO_RADIUS_KM} km around the busiest venue, by distance`, () => searched(geoQ), await checked(f.venue.name, geoQ)),
       asyncTask('sql', 'db.page, q of two words', () => searched(wordsQ), await checked(`q=${f.qWords}`, wordsQ)),
       asyncTask('sql', `db.page, ${GEO_RADIUS_KM} km around a random centre`, () => searched(distinct()), 'a new centre in the data\'s bounding box every call'),
+      // The same searches one statement at a time and as one batch (what a busy worker gets): the
+      // ratio of the two is what batching saves; ops/s of both rows count batches of 8.
+      asyncTask('sql', 'db.page ×8, random centres, one at a time', async () => {
+        let n = 0;
+        for (let i = 0; i < 8; i++) n += await searched(distinct());
+        return n;
+      }, 'eight searches, eight statements'),
+      asyncTask('sql', 'db.pages, the same 8 as one batch', async () => {
+        const pages = await db.pages(Array.from({ length: 8 }, () => ({ query: distinct(), excluded: EXCLUDED, nowMs: NOW_MS })));
+        return pages.reduce((n, p) => n + 1 + p.rows.length, 0);
+      }, 'eight searches, one UNION ALL statement'),
     ]);
 
     // 3. serialize: one 20-record page in each format, as the query worker builds it.

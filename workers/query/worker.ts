@@ -115,14 +115,8 @@ export default function run(task: SearchTask | EventTask | BatchTask): Promise<S
 
 /** One event by id: its record's bytes or a one-event calendar; not found (and whether it is gone) otherwise. */
 async function eventById(task: EventTask): Promise<EventResult | unknown> {
-  const refused = unstartable(task);
-  if (refused) return refused;
-  let db: SnapshotDb;
-  try {
-    db = await snapshot(task.snapshot);
-  } catch {
-    return UNREADABLE();
-  }
+  const db = await startable(task);
+  if (isFailure(db)) return db;
   try {
     const found = await db.byId(task.id, task.excludedCategories);
     if (found === null || found.excluded) {
@@ -150,9 +144,23 @@ function unstartable(task: SearchTask | EventTask): TaskFailure | null {
   return null;
 }
 
-// The snapshot on disk is unreadable: the server's state, not the request's fault, and it may pass
-// (a rebuild); the cause is logged by the main thread when it tries to switch.
-const UNREADABLE = (): TaskFailure => fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
+/**
+ * The snapshot's database, or `unavailable` when it cannot be opened: the server's state, not the
+ * request's fault, and it may pass (a rebuild); the cause is logged by the main thread when it
+ * tries to switch.
+ */
+async function opened(ref: SnapshotRef): Promise<SnapshotDb | TaskFailure> {
+  try {
+    return await snapshot(ref);
+  } catch {
+    return fail('unavailable', 'The event snapshot cannot be read right now; retry shortly.');
+  }
+}
+
+/** The task's snapshot, unless the task is not worth starting or the snapshot cannot be opened. */
+async function startable(task: SearchTask | EventTask): Promise<SnapshotDb | TaskFailure> {
+  return unstartable(task) ?? opened(task.snapshot);
+}
 const TOO_LONG = (): TaskFailure => fail('unavailable', 'The search took too long and was stopped; narrow it with a date range, a city or a category.');
 
 /** Runs `work` on `db`, interrupting it at `deadlineMs`: a TaskFailure when it was stopped or failed. */
@@ -203,14 +211,8 @@ function buffered(task: SearchTask, db: SnapshotDb, p: Paged): SearchOk | TaskFa
 
 async function search(task: SearchTask): Promise<SearchResult | unknown> {
   const cancelled = new Int32Array(task.cancel);
-  const refused = unstartable(task);
-  if (refused) return refused;
-  let db: SnapshotDb;
-  try {
-    db = await snapshot(task.snapshot);
-  } catch {
-    return UNREADABLE();
-  }
+  const db = await startable(task);
+  if (isFailure(db)) return db;
   const full = await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs));
   if (isFailure(full)) return full;
   if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
@@ -241,11 +243,9 @@ async function batch(t: BatchTask): Promise<BatchResult | unknown> {
   });
   for (const indexes of bySnapshot.values()) {
     const tasks = indexes.map((i) => t.tasks[i] as SearchTask);
-    let db: SnapshotDb;
-    try {
-      db = await snapshot((tasks[0] as SearchTask).snapshot);
-    } catch {
-      for (const i of indexes) results[i] = UNREADABLE();
+    const db = await opened((tasks[0] as SearchTask).snapshot);
+    if (isFailure(db)) {
+      for (const i of indexes) results[i] = db;
       continue;
     }
     const earliest = Math.min(...tasks.map((task) => task.deadlineMs));
