@@ -309,7 +309,7 @@ function rateLimited(req: RouteRequest, path: string, svc: Services): NonNullabl
   return account;
 }
 
-async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: SearchParams, svc: Services): Promise<Reply> {
+function liveSearch(req: RouteRequest, path: string, fmt: Format, params: SearchParams, svc: Services): Reply | Promise<Reply> {
   const account = rateLimited(req, path, svc);
   const plan = account.plan;
   const snap = svc.snapshots.require();
@@ -317,13 +317,21 @@ async function liveSearch(req: RouteRequest, path: string, fmt: Format, params: 
   const nowMs = now.getTime();
   const prepared = prepare(req, path, fmt, params, snap, plan, fmt.maxLimit, now, svc);
   const c: Call = { req, path, fmt, svc, snap, plan, prepared, nowMs, enc: negotiate(req.http.headers['accept-encoding']) };
-  const isHead = req.http.method === 'HEAD';
   const ifNoneMatch = req.http.headers['if-none-match'];
-
-  let known = svc.cache.peek(prepared.key, nowMs);
-  let cache: 'hit' | 'miss' = 'hit';
+  const known = svc.cache.peek(prepared.key, nowMs);
   if (known) svc.metrics.cacheResult(path, true);
-  else if (!fmt.streamed && (plan.monthlyRecordLimit === null || ifNoneMatch !== undefined)) {
+  // A poller whose copy is current: answered here, synchronously (no charge, nothing to wait for).
+  if (known && noneMatchHits(ifNoneMatch, known.etag)) return answerReply(c, known, [], 'hit');
+  return meteredSearch(c, account, known, ifNoneMatch);
+}
+
+/** A live search past the cache's synchronous 304: fetched if need be, then metered and answered. */
+async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account']>, cached: Answer | undefined, ifNoneMatch: string | undefined): Promise<Reply> {
+  const { req, fmt, svc, plan, prepared, nowMs } = c;
+  const isHead = req.http.method === 'HEAD';
+  let known = cached;
+  let cache: 'hit' | 'miss' = 'hit';
+  if (!known && !fmt.streamed && (plan.monthlyRecordLimit === null || ifNoneMatch !== undefined)) {
     // Whole pages are fetched before metering when nothing can cut them, or when the client may
     // already hold the page (a 304 must not depend on the quota left).
     const got = await fetchAnswer(c, null);
