@@ -17,12 +17,12 @@ const WORKER = new URL('../workers/query/worker.ts', import.meta.url);
 
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
+export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
 
 /** Where the pool reports how many searches each batch carried (server/metrics.ts). */
 export interface BatchSizes {
   observe(searches: number): void;
 }
-export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
 
 /** A streamed search whose head has arrived: its figures, and the body still to come. */
 export interface Streamed {
