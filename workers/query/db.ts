@@ -197,13 +197,17 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number):
   return { query: q, shape, values, types };
 }
 
+/** A parameter of branch k of a batch: its own name, made apart from the other branches'. */
+const branchParam = (name: string, k: number): string => `${name}_b${k}`;
+
 /**
  * The statement of a batch: branch k is searchSql(shapes[k]) with every parameter renamed
- * $name_bk, its rows led by k. Only our own fragments are renamed: no request value is in the text.
+ * branchParam(name, k), its rows led by k. Only our own fragments are renamed: no request value is
+ * in the text.
  */
 export function batchSql(shapes: readonly Shape[]): string {
   return shapes
-    .map((shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${name}_b${k}`)}\n)`)
+    .map((shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${branchParam(name, k)}`)}\n)`)
     .join('\nUNION ALL\n');
 }
 
@@ -307,7 +311,7 @@ export class SnapshotDb {
     const values: Record<string, DuckDBValue> = {};
     const types: Record<string, DuckDBType> = {};
     bound.forEach((b, k) => {
-      const tag = (name: string): string => `${name}_b${k}`;
+      const tag = (name: string): string => branchParam(name, k);
       for (const [name, value] of Object.entries(b.values)) {
         values[tag(name)] = value;
         types[tag(name)] = b.types[name] as DuckDBType;

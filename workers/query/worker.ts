@@ -137,11 +137,16 @@ async function eventById(task: EventTask): Promise<EventResult | unknown> {
   }
 }
 
+const ABORTED = (): TaskFailure => fail('cancelled', 'the request was aborted');
+
+/** `cancelled` once every requester of the task has gone (the main thread set its flag), else null. */
+function abandoned(task: SearchTask | EventTask): TaskFailure | null {
+  return Atomics.load(new Int32Array(task.cancel), 0) === 1 ? ABORTED() : null;
+}
+
 /** Why a task is not worth starting: its requester left, or its deadline passed in the queue. */
 function unstartable(task: SearchTask | EventTask): TaskFailure | null {
-  if (Atomics.load(new Int32Array(task.cancel), 0) === 1) return fail('cancelled', 'the request was aborted');
-  if (Date.now() >= task.deadlineMs) return fail('unavailable', 'The server is too busy to answer in time; retry shortly.');
-  return null;
+  return abandoned(task) ?? (Date.now() >= task.deadlineMs ? fail('unavailable', 'The server is too busy to answer in time; retry shortly.') : null);
 }
 
 /**
@@ -161,6 +166,7 @@ async function opened(ref: SnapshotRef): Promise<SnapshotDb | TaskFailure> {
 async function startable(task: SearchTask | EventTask): Promise<SnapshotDb | TaskFailure> {
   return unstartable(task) ?? opened(task.snapshot);
 }
+
 const TOO_LONG = (): TaskFailure => fail('unavailable', 'The search took too long and was stopped; narrow it with a date range, a city or a category.');
 
 /** Runs `work` on `db`, interrupting it at `deadlineMs`: a TaskFailure when it was stopped or failed. */
@@ -215,7 +221,8 @@ async function search(task: SearchTask): Promise<SearchResult | unknown> {
   if (isFailure(db)) return db;
   const full = await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs));
   if (isFailure(full)) return full;
-  if (Atomics.load(cancelled, 0) === 1) return fail('cancelled', 'the request was aborted');
+  const gone = abandoned(task);
+  if (gone) return gone;
   const p = paged(task, full);
   if (task.stream !== null) {
     try {
@@ -259,9 +266,7 @@ async function batch(t: BatchTask): Promise<BatchResult | unknown> {
     indexes.forEach((i, j) => {
       const task = t.tasks[i] as SearchTask;
       const page = pages[j] as SearchPage | TaskFailure;
-      if (isFailure(page)) results[i] = page;
-      else if (Atomics.load(new Int32Array(task.cancel), 0) === 1) results[i] = fail('cancelled', 'the request was aborted');
-      else results[i] = buffered(task, db, paged(task, page));
+      results[i] = isFailure(page) ? page : (abandoned(task) ?? buffered(task, db, paged(task, page)));
     });
   }
   return transferableBatch({ ok: true, results: results.map((r) => (r.ok ? ownBuffer(r) : r)) });
@@ -314,7 +319,7 @@ async function streamCsv(task: SearchTask, db: SnapshotDb, rows: readonly PageRo
   const suffixes = new CsvLines();
   // Until the head is out, the main thread waits for it or for a failure: never leave it neither.
   const over = (cancelledNow: boolean): StreamDone | TaskFailure =>
-    headSent ? { ok: true, streamed: true, rows: sent, bytes, cancelled: cancelledNow } : fail('cancelled', 'the request was aborted');
+    headSent ? { ok: true, streamed: true, rows: sent, bytes, cancelled: cancelledNow } : ABORTED();
   try {
     for (let i = 0; i === 0 || i < rows.length; i += CSV_BATCH_ROWS) {
       if (stopped()) break;

@@ -119,12 +119,18 @@ export class RecordStore {
 
   /** The record body's JSON text (no trailing newline). */
   read(row: number): Buffer {
+    const { start, length } = this.line(row);
+    const buf = Buffer.allocUnsafe(length);
+    readSync(this.fd, buf, 0, buf.length, start);
+    return buf;
+  }
+
+  /** Where a row's line starts in the file, and its length without the newline. */
+  private line(row: number): { start: number; length: number } {
     const start = this.offsets[row];
     const end = this.offsets[row + 1];
     if (start === undefined || end === undefined) throw new RangeError(`row ${row} is not in this snapshot (${this.count} rows)`);
-    const buf = Buffer.allocUnsafe(end - start - 1);
-    readSync(this.fd, buf, 0, buf.length, start);
-    return buf;
+    return { start, length: end - start - 1 };
   }
 
   /**
@@ -132,10 +138,8 @@ export class RecordStore {
    * return row numbers only, and a page's ids come from here.
    */
   idOf(row: number): string {
-    const start = this.offsets[row];
-    const end = this.offsets[row + 1];
-    if (start === undefined || end === undefined) throw new RangeError(`row ${row} is not in this snapshot (${this.count} rows)`);
-    const head = Buffer.allocUnsafe(Math.min(ID_HEAD_BYTES, end - start - 1));
+    const { start, length } = this.line(row);
+    const head = Buffer.allocUnsafe(Math.min(ID_HEAD_BYTES, length));
     readSync(this.fd, head, 0, head.length, start);
     const m = ID_AT_HEAD.exec(head.toString('latin1'));
     if (m) return JSON.parse(Buffer.from(m[1] as string, 'latin1').toString('utf8')) as string;
