@@ -199,49 +199,52 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
   };
 }
 
-async function runPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[], ctx: ScenarioContext): Promise<void> {
+/**
+ * PostGIS loaded with `ds` (the table kept between runs) and the run's mix, handed to `use`, then
+ * closed. A PostGIS that cannot be set up is a skip, never a failure: null then.
+ */
+async function withPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[], what: string, use: (p: Postgis) => Promise<void>): Promise<Postgis | null> {
   let p: Postgis;
   try {
     p = await preparePostgis(ds, facts, runDir, opts['reload-pg']);
   } catch (err) {
-    skipped.push({ what: 'PostgreSQL + PostGIS (pgbench, COPY)', reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
-    return;
+    skipped.push({ what, reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
+    return null;
   }
   try {
     await loadMix(p, mix);
-    const pgbench: Record<string, PgbenchResult> = {};
-    for (const name of PG_SCENARIOS) {
-      pgbench[name] = await runPgbench(p, name, mix.length, { clients: DISTINCT_CONNECTIONS, seed, durationS: load.durationS, warmupS: load.warmupS });
-    }
-    // The distinct mix at our distinct-c16 and distinct-c32 scenarios' concurrency, under their names.
-    for (const clients of [16, 32]) {
-      pgbench[`distinct-c${clients}`] = await runPgbench(p, 'distinct', mix.length, { clients, seed, durationS: load.durationS, warmupS: load.warmupS });
-    }
-    log(`PostGIS COPY ... TO STDOUT (CSV), at most ${copyRows} rows`);
-    const copy = await copyExport(p, copyRows);
-    const check = mainSamples.length ? await parity(mainSamples, mix, p) : null;
-    peers.postgis = { version: p.version, settings: p.settings, load: p.load, started_by_bench: p.startedByBench, pgbench, copy, parity: check };
+    await use(p);
   } finally {
     await p.close();
   }
-  await runFastify(p, ctx);
+  return p;
 }
 
-/** PostGIS on a scale dataset: its table loaded (kept between runs), the distinct mix at 4 clients. */
+/** The distinct mix on PostGIS at `clients`, with the run's seed and durations. */
+const pgDistinct = (p: Postgis, mix: readonly MixRow[], clients: number): Promise<PgbenchResult> =>
+  runPgbench(p, 'distinct', mix.length, { clients, seed, durationS: load.durationS, warmupS: load.warmupS });
+
+async function runPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[], ctx: ScenarioContext): Promise<void> {
+  const p = await withPostgis(ds, facts, mix, 'PostgreSQL + PostGIS (pgbench, COPY)', async (pg) => {
+    const pgbench: Record<string, PgbenchResult> = {};
+    for (const name of PG_SCENARIOS) {
+      pgbench[name] = await runPgbench(pg, name, mix.length, { clients: DISTINCT_CONNECTIONS, seed, durationS: load.durationS, warmupS: load.warmupS });
+    }
+    // The distinct mix at our distinct-c16 and distinct-c32 scenarios' concurrency, under their names.
+    for (const clients of [16, 32]) pgbench[`distinct-c${clients}`] = await pgDistinct(pg, mix, clients);
+    log(`PostGIS COPY ... TO STDOUT (CSV), at most ${copyRows} rows`);
+    const copy = await copyExport(pg, copyRows);
+    const check = mainSamples.length ? await parity(mainSamples, mix, pg) : null;
+    peers.postgis = { version: pg.version, settings: pg.settings, load: pg.load, started_by_bench: pg.startedByBench, pgbench, copy, parity: check };
+  });
+  if (p) await runFastify(p, ctx);
+}
+
+/** PostGIS on a scale dataset: the distinct mix at 4 clients. */
 async function runPostgisScale(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[]): Promise<void> {
-  let p: Postgis;
-  try {
-    p = await preparePostgis(ds, facts, runDir, opts['reload-pg']);
-  } catch (err) {
-    skipped.push({ what: `PostgreSQL + PostGIS on ${ds.name}`, reason: (err as Error).message.split('\n')[0] ?? 'unknown' });
-    return;
-  }
-  try {
-    await loadMix(p, mix);
-    scalePg[ds.name] = await runPgbench(p, 'distinct', mix.length, { clients: DISTINCT_CONNECTIONS, seed, durationS: load.durationS, warmupS: load.warmupS });
-  } finally {
-    await p.close();
-  }
+  await withPostgis(ds, facts, mix, `PostgreSQL + PostGIS on ${ds.name}`, async (pg) => {
+    scalePg[ds.name] = await pgDistinct(pg, mix, DISTINCT_CONNECTIONS);
+  });
 }
 
 /** The conventional Node stack on the same PostgreSQL: optional, so a failure to start is a skip. */
