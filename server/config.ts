@@ -52,6 +52,16 @@ const EnvSchema = v.object({
     ),
   ),
   LEDGER_DIR: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  DATABASE_URL: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => /^postgres(?:ql)?:\/\//.test(s), 'must be a postgres:// or postgresql:// URL such as postgresql://family_events@db.internal/family_events'),
+    ),
+  ),
+  PG_POOL_MAX: wholeNumber('4', 1, 100),
+  PG_STATEMENT_TIMEOUT_MS: wholeNumber('5000', 100, 600_000),
+  LEDGER_HOLD_MS: v.optional(wholeNumber('0', 1000, 3_600_000)),
+  NODE_NAME: v.optional(v.pipe(v.string(), v.regex(/^[\w.:-]{1,64}$/, 'must be 1 to 64 letters, digits, dots, colons, dashes or underscores'))),
   SOURCES_FILE: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   ADMIN_PORT: port('9464'),
@@ -78,6 +88,14 @@ const EnvSchema = v.object({
   OIDC_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(40, 'must be at most 40 characters, like Google or Okta'))),
 });
 
+export interface DatabaseSettings {
+  readonly url: string;
+  /** Connections per process, besides the one that listens for changes. */
+  readonly poolMax: number;
+  /** Every statement is cancelled after this long (a stuck ledger must answer 503, not hang). */
+  readonly statementTimeoutMs: number;
+}
+
 /** The identity provider the website offers sign-in with, when all three OIDC_* variables are set. */
 export interface OidcSettings {
   readonly issuer: string;
@@ -94,6 +112,18 @@ export interface Config {
   readonly dataDir: string;
   /** Absolute. The accounts store and the usage ledger (default DATA_DIR/ledger): a disk with fast fsync helps. */
   readonly ledgerDir: string;
+  /**
+   * The shared PostgreSQL ledger (several API nodes), or null: the embedded SQLite ledger in
+   * ledgerDir, one node. Never logged: it may hold a password.
+   */
+  readonly database: DatabaseSettings | null;
+  /**
+   * How long records set aside for an answer stay reserved on the shared ledger unless charged or
+   * released: what a node that dies mid-answer keeps from its organization, at most.
+   */
+  readonly ledgerHoldMs: number;
+  /** This node's name in the shared ledger (its reservations, its logs): NODE_NAME, or host and pid. */
+  readonly nodeName: string;
   readonly publicBaseUrl: string;
   readonly webBaseUrl: string;
   /** Absolute path of the source registry. Defaults to the bundled sample registry. */
@@ -148,6 +178,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError(typeof variable === 'string' ? variable : 'environment', issue.message);
   }
   const e = parsed.output;
+  // A hold must outlive the longest answer computed under it, or a slow answer could not be charged.
+  const ledgerHoldMs = e.LEDGER_HOLD_MS ?? e.QUERY_TIMEOUT_MS + 28_000;
+  if (ledgerHoldMs < e.QUERY_TIMEOUT_MS + 1000) throw new ConfigError('LEDGER_HOLD_MS', `must be at least QUERY_TIMEOUT_MS + 1000 (${e.QUERY_TIMEOUT_MS + 1000}): a hold must outlive the answer computed under it`);
   if (e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) throw new ConfigError('ADMIN_PORT', `must differ from PORT (${e.PORT}): metrics never share the public port`);
   const oidcVars = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET];
   if (oidcVars.some((x) => x !== undefined) && oidcVars.some((x) => x === undefined)) {
@@ -165,6 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     host: e.HOST,
     dataDir: path.resolve(cwd, e.DATA_DIR),
     ledgerDir: e.LEDGER_DIR ? path.resolve(cwd, e.LEDGER_DIR) : path.join(path.resolve(cwd, e.DATA_DIR), 'ledger'),
+    database: e.DATABASE_URL ? { url: e.DATABASE_URL, poolMax: e.PG_POOL_MAX, statementTimeoutMs: e.PG_STATEMENT_TIMEOUT_MS } : null,
+    ledgerHoldMs,
+    nodeName: e.NODE_NAME ?? `${os.hostname()}:${process.pid}`,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     // One listener serves both hosts: out of the box, every event_url resolves on this server.
     webBaseUrl,

@@ -1,0 +1,217 @@
+// The shared ledger's connection to PostgreSQL (DATABASE_URL): a bounded pool whose every statement
+// times out, the schema migrations (sql/postgres/NNNN_*.sql) applied once under an advisory lock,
+// and the statements of sql/postgres/*_queries.sql, written with the same $name parameters as the
+// embedded ledger's file and turned into PostgreSQL's $1, $2… here.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { REPO_ROOT } from '../../server/config.ts';
+
+/** What a caller needs to reach PostgreSQL (the config's DatabaseSettings, passed down). */
+export interface PgSettings {
+  readonly url: string;
+  readonly poolMax: number;
+  readonly statementTimeoutMs: number;
+}
+
+/** The channel every change that other nodes must see is announced on (payload: its kind). */
+export const CHANGES_CHANNEL = 'family_events_ledger';
+export type ChangeKind = 'accounts' | 'snapshot';
+
+const POSTGRES_SQL = path.join(REPO_ROOT, 'sql', 'postgres');
+
+// Instants come back as the ISO 8601 strings the embedded ledger stores, days as YYYY-MM-DD, and
+// counts as numbers (a month's records fit a double exactly): one row shape for both backends.
+const TIMESTAMPTZ = 1184;
+const DATE = 1082;
+const INT8 = 20;
+const NUMERIC = 1700;
+const types = {
+  getTypeParser(oid: number, format?: string): (value: string) => unknown {
+    if (oid === TIMESTAMPTZ) return (s) => new Date(s).toISOString();
+    if (oid === DATE) return (s) => s;
+    if (oid === INT8 || oid === NUMERIC) return (s) => Number(s);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+export function connectionOptions(s: PgSettings, application: string): pg.PoolConfig {
+  return {
+    connectionString: s.url,
+    application_name: application,
+    statement_timeout: s.statementTimeoutMs,
+    // A client that cannot reach the server gives up rather than queue requests behind it.
+    connectionTimeoutMillis: Math.min(5000, s.statementTimeoutMs),
+    query_timeout: s.statementTimeoutMs + 1000,
+    keepAlive: true,
+    types,
+  };
+}
+
+export function openPool(s: PgSettings, application: string): pg.Pool {
+  const pool = new pg.Pool({ ...connectionOptions(s, application), max: s.poolMax, idleTimeoutMillis: 30_000 });
+  // An idle client whose server went away errors here; the pool drops it and makes a new one.
+  pool.on('error', () => undefined);
+  // A checked-out client's connection can die too (a restart ends every session): its query in
+  // flight rejects, and the 'error' event must not end the process as an unhandled one.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+/** A single client outside the pool (the listener for changes). */
+export function openClient(s: PgSettings, application: string): pg.Client {
+  const client = new pg.Client(connectionOptions(s, application));
+  // As for pooled clients: the command in flight rejects; the event must not be unhandled.
+  client.on('error', () => undefined);
+  return client;
+}
+
+/** sql/postgres/*_queries.sql split at their "-- query: NAME" headers, with $name → $n. */
+interface Compiled {
+  readonly text: string;
+  readonly names: readonly string[];
+}
+let queries: ReadonlyMap<string, Compiled> | null = null;
+
+function compile(sql: string): Compiled {
+  const names: string[] = [];
+  const text = sql.replace(/\$([a-z_]+)/g, (_, name: string) => {
+    let i = names.indexOf(name);
+    if (i < 0) i = names.push(name) - 1;
+    return `$${i + 1}`;
+  });
+  return { text, names };
+}
+
+function pgQueries(): ReadonlyMap<string, Compiled> {
+  if (queries) return queries;
+  const out = new Map<string, Compiled>();
+  for (const file of readdirSync(POSTGRES_SQL).filter((f) => f.endsWith('_queries.sql')).sort()) {
+    const parts = readFileSync(path.join(POSTGRES_SQL, file), 'utf8').split(/^-- query: ([a-z_]+)$/m);
+    for (let i = 1; i + 1 < parts.length; i += 2) {
+      if (out.has(parts[i]!)) throw new Error(`sql/postgres: query ${parts[i]} is defined twice`);
+      out.set(parts[i]!, compile(parts[i + 1]!.trim()));
+    }
+  }
+  return (queries = out);
+}
+
+export const pgQueryNames = (): string[] => [...pgQueries().keys()];
+
+/** The named statement of sql/postgres/*_queries.sql with its parameters in order. */
+export function pgQuery(name: string, params: Readonly<Record<string, unknown>> = {}): pg.QueryConfig {
+  const q = pgQueries().get(name);
+  if (q === undefined) throw new Error(`sql/postgres/ledger_queries.sql has no query ${name}`);
+  const values = q.names.map((n) => {
+    if (!(n in params)) throw new Error(`query ${name} needs parameter $${n}`);
+    return params[n];
+  });
+  // A named statement is parsed once per connection and reused.
+  return { name: `fe_${name}`, text: q.text, values };
+}
+
+export type Queryable = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
+
+export async function rows<T>(db: Queryable, name: string, params: Readonly<Record<string, unknown>> = {}): Promise<T[]> {
+  return (await db.query(pgQuery(name, params))).rows as T[];
+}
+
+export async function one<T>(db: Queryable, name: string, params: Readonly<Record<string, unknown>> = {}): Promise<T | undefined> {
+  return (await db.query(pgQuery(name, params))).rows[0] as T | undefined;
+}
+
+/** Runs `fn` in one transaction on one pooled client; rolls back on any error. */
+export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Announces a change to every node, inside the caller's transaction (delivered at its commit). */
+export async function announce(db: Queryable, kind: ChangeKind): Promise<void> {
+  await db.query({ name: 'fe_announce', text: 'SELECT pg_notify($1, $2)', values: [CHANGES_CHANNEL, kind] });
+}
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** sql/postgres/NNNN_name.sql, in order. */
+export function migrations(): Migration[] {
+  return readdirSync(POSTGRES_SQL)
+    .flatMap((f) => {
+      const m = /^(\d{4})_([a-z0-9_]+)\.sql$/.exec(f);
+      return m ? [{ version: Number(m[1]), name: m[2]!, sql: readFileSync(path.join(POSTGRES_SQL, f), 'utf8') }] : [];
+    })
+    .sort((a, b) => a.version - b.version);
+}
+
+// Any fixed 64-bit number, the same on every node: it names "the schema is being migrated".
+const MIGRATION_LOCK = 0x66616d696c79n;
+
+/**
+ * Brings the database's schema up to the newest file, each migration in its own transaction with
+ * its row in schema_migrations. Several nodes starting at once wait on the advisory lock, and each
+ * then finds nothing left to apply. Returns the versions this call applied.
+ */
+export async function migrate(s: PgSettings, application = 'family-events migrate'): Promise<number[]> {
+  const client = openClient(s, application);
+  await client.connect();
+  try {
+    // Session-level and held across the transactions; a dying session releases it.
+    await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [MIGRATION_LOCK.toString()] });
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of migrations()) {
+      if (done.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query({ text: 'INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', values: [m.version, m.name] });
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(m.version);
+    }
+    await client.query({ text: 'SELECT pg_advisory_unlock($1)', values: [MIGRATION_LOCK.toString()] });
+    return applied;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Makes `snapshotId` the one every node serves: recorded in the shared ledger and announced, after
+ * the builder has published it to the shared snapshot directory.
+ */
+export async function recordSnapshot(s: PgSettings, snapshotId: string): Promise<void> {
+  await migrate(s);
+  const client = openClient(s, 'family-events snapshot');
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(pgQuery('current_snapshot_set', { snapshot_id: snapshotId }));
+    await announce(client, 'snapshot');
+    await client.query('COMMIT');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
