@@ -3,7 +3,6 @@
 // (synchronous=FULL fsyncs the WAL). accounts.sqlite holds plans, organizations, keys and the
 // website's accounts, and is written by the command line and the server's metering thread (each in
 // BEGIN IMMEDIATE transactions); usage.sqlite is written by the server's metering thread alone.
-import { timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,7 +23,8 @@ import type {
   User,
 } from '../protocol.ts';
 import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
-import { daysBetween, isoLocal, periodAt, dayAt } from './period.ts';
+import { periodAt } from './period.ts';
+import { INVITE_TOKEN_MAX_MS, keyRevoked, LOGIN_TOKEN_MAX_MS, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, sameHash, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, type Totals } from './rules.ts';
 
 /** sql/ledger_queries.sql split at its "-- query: NAME" headers. */
 function ledgerQueries(): ReadonlyMap<string, string> {
@@ -46,23 +46,6 @@ const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 /** The website's tables keep milliseconds (see sql/ledger_accounts.sql). */
 const msIso = (ms: number): string => new Date(ms).toISOString();
 
-/** A sign-in link is valid for at most this long, whatever the caller asks. */
-export const LOGIN_TOKEN_MAX_MS = 15 * 60_000;
-/**
- * An invitation is valid for at most this long: the invitee reads their mail when they do, not
- * within a sign-in's quarter of an hour. It is single use, and it can only make its own addressee a
- * member (spending it proves that mailbox, as a sign-in link does).
- */
-export const INVITE_TOKEN_MAX_MS = 7 * 24 * 3600_000;
-/** Spent and expired links, and ended sessions, are deleted this long after they stop working. */
-export const PURGE_AFTER_MS = 24 * 3600_000;
-/** A session's last_seen_at is written at most this often (reads would otherwise all write). */
-const SEEN_GRANULARITY_MS = 60_000;
-/** The longest grace a rolled key may keep working. */
-export const ROLL_GRACE_MAX_MS = 30 * 24 * 3600_000;
-/** The community plan, on which every website sign-up's organization starts (the spec's onboarding). */
-const SIGN_UP_PLAN = 'community';
-
 /** sql/ledger_accounts_upgrade.sql: each "-- adds: TABLE.COLUMN" and the statement adding it. */
 function upgrades(): { table: string; column: string; sql: string }[] {
   const parts = sqlFile('ledger_accounts_upgrade').split(/^-- adds: ([a-z_]+)\.([a-z_]+)$/m);
@@ -72,13 +55,6 @@ function upgrades(): { table: string; column: string; sql: string }[] {
 }
 
 const refuse = (reason: AccountRefusal['reason']): AccountRefusal => ({ ok: false, reason });
-
-/** Equal hex digests, compared in constant time. */
-function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 function open(file: string, readonly: boolean): Database.Database {
   const db = new Database(file, readonly ? { readonly: true, fileMustExist: true } : {});
@@ -128,10 +104,6 @@ export interface KeyRow {
   readonly revoke_at: string | null;
   readonly created_by: string | null;
 }
-
-/** Whether a key is refused at `nowMs`: revoked, or its scheduled revocation has come. */
-const keyRevoked = (k: { revoked_at: string | null; revoke_at: string | null }, nowMs: number): boolean =>
-  k.revoked_at !== null || (k.revoke_at !== null && Date.parse(k.revoke_at) <= nowMs);
 
 /** Everything the server needs to authenticate and meter, read in one go. */
 export interface AccountsView {
@@ -486,11 +458,6 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
   }
 }
 
-export interface Totals {
-  readonly records: number;
-  readonly requests: number;
-}
-
 export class UsageDb {
   private readonly chargeStmt: Database.Statement | null;
   private readonly periodStmt: Database.Statement;
@@ -557,19 +524,7 @@ export class UsageDb {
   /** The /v1/usage body (and `family-events usage`) for an organization at an instant. */
   report(org: OrgRow, plan: Plan, atMs: number): UsageBody {
     const p = periodAt(atMs);
-    const totals = this.periodTotals(org.id, atMs);
-    const rows = this.byDayStmt.all({ org_id: org.id, first_day: p.firstDay, last_day: p.lastDay }) as (Totals & { day: string })[];
-    const byDay = new Map(rows.map((r) => [r.day, r]));
-    const limit = plan.monthlyRecordLimit;
-    return {
-      organization: { id: org.id, name: org.name },
-      plan: { name: plan.name, monthly_record_limit: limit, excluded_categories: [...plan.excludedCategories], attribution_required: plan.attributionRequired },
-      period: { start: isoLocal(p.startMs), end: isoLocal(p.resetMs - 1000), resets_at: isoLocal(p.resetMs) },
-      records: { used: totals.records, remaining: limit === null ? null : Math.max(0, limit - totals.records), limit },
-      requests: { count: totals.requests },
-      // Every day of the period so far, zeros included, so a chart needs no gap-filling.
-      by_day: daysBetween(p.firstDay, dayAt(atMs)).map((date) => ({ date, records: byDay.get(date)?.records ?? 0, requests: byDay.get(date)?.requests ?? 0 })),
-    };
+    return usageBody(org, plan, atMs, this.byDayStmt.all({ org_id: org.id, first_day: p.firstDay, last_day: p.lastDay }) as (Totals & { day: string })[]);
   }
 
   close(): void {

@@ -14,7 +14,8 @@ import { createLogger } from '../../../server/log.ts';
 import { Meter, type MeterFailure } from '../../../server/meter.ts';
 import { keyHash } from '../../../workers/meter/keys.ts';
 import { dayAt } from '../../../workers/meter/period.ts';
-import { AccountsDb, INVITE_TOKEN_MAX_MS } from '../../../workers/meter/store.ts';
+import { INVITE_TOKEN_MAX_MS } from '../../../workers/meter/rules.ts';
+import { AccountsDb } from '../../../workers/meter/store.ts';
 
 let dir: string;
 let config: Config;

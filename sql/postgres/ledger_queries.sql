@@ -1,0 +1,170 @@
+-- The accounts and usage statements of the shared ledger (workers/meter/pg-store.ts): the
+-- PostgreSQL versions of sql/ledger_queries.sql, under the same names where one applies, so both
+-- backends answer alike. Differences that matter:
+--   - organizations and api_keys give created_at and revoked_at to the second ('…:SSZ'), as the
+--     embedded ledger writes them, so the command line prints the same on both; the other instants
+--     come back with milliseconds (toISOString), as the embedded ledger's website tables keep them.
+--   - Names and e-mails match without regard to case (lower(), the unique indexes' expression).
+--   - Ids sort with COLLATE "C": the embedded ledger's byte order, whatever the database's locale.
+--   - Rows a check-then-write reads are locked (FOR UPDATE): several nodes write at once.
+
+-- query: plans
+SELECT name, monthly_record_limit, excluded_categories, attribution_required, requests_per_minute
+FROM plans ORDER BY name COLLATE "C"
+
+-- query: plan_upsert
+INSERT INTO plans (name, monthly_record_limit, excluded_categories, attribution_required, requests_per_minute, created_at)
+VALUES ($name, $monthly_record_limit, $excluded_categories::jsonb, $attribution_required, $requests_per_minute, $now)
+ON CONFLICT (name) DO UPDATE SET
+  monthly_record_limit = excluded.monthly_record_limit,
+  excluded_categories  = excluded.excluded_categories,
+  attribution_required = excluded.attribution_required,
+  requests_per_minute  = excluded.requests_per_minute
+
+-- query: organizations
+SELECT o.id, o.name, o.plan, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at
+FROM organizations o ORDER BY o.created_at, o.id COLLATE "C"
+
+-- query: organization_by_name
+SELECT o.id, o.name, o.plan, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at
+FROM organizations o WHERE lower(o.name) = lower($name::text)
+
+-- query: organization_by_id
+SELECT o.id, o.name, o.plan, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at
+FROM organizations o WHERE o.id = $id
+
+-- query: organization_insert
+INSERT INTO organizations (id, name, plan, created_at) VALUES ($id, $name, $plan, $now)
+
+-- query: organization_set_plan
+UPDATE organizations SET plan = $plan WHERE id = $id
+
+-- query: keys
+SELECT k.id, k.org_id, o.name AS org_name, k.key_hash, k.hint, k.email,
+       to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
+       to_char(k.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS revoked_at,
+       k.revoke_at, k.created_by
+FROM api_keys k JOIN organizations o ON o.id = k.org_id
+ORDER BY k.created_at, k.id COLLATE "C"
+
+-- query: key_insert
+INSERT INTO api_keys (id, org_id, key_hash, hint, email, created_at) VALUES ($id, $org_id, $key_hash, $hint, $email, $now)
+
+-- query: key_by_hash
+SELECT id FROM api_keys WHERE key_hash = $key_hash
+
+-- query: key_by_id
+SELECT id FROM api_keys WHERE id = $id
+
+-- query: key_revoke
+UPDATE api_keys SET revoked_at = $now WHERE id = $id AND revoked_at IS NULL
+
+-- query: key_insert_by_user
+INSERT INTO api_keys (id, org_id, key_hash, hint, email, created_at, created_by)
+VALUES ($id, $org_id, $key_hash, $hint, $email, $now, $created_by)
+
+-- query: keys_of_org
+-- last_used: the last day the key made a request on, from the usage ledger in the same database.
+SELECT k.id, k.hint,
+       to_char(k.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS created_at,
+       to_char(k.revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS revoked_at,
+       k.revoke_at, k.created_by,
+       (SELECT max(u.day) FROM usage_days u WHERE u.org_id = k.org_id AND u.key_id = k.id AND u.requests > 0) AS last_used
+FROM api_keys k WHERE k.org_id = $org_id
+-- created_at is to the second: within one, the later insert (seq) is the newer key.
+ORDER BY k.created_at DESC, k.seq DESC
+
+-- query: key_of_org
+-- Locked: two nodes rolling the same key both see the other's scheduled revocation.
+SELECT id, revoked_at, revoke_at FROM api_keys WHERE id = $id AND org_id = $org_id FOR UPDATE
+
+-- query: key_revoke_in_org
+UPDATE api_keys SET revoked_at = $now WHERE id = $id AND org_id = $org_id AND revoked_at IS NULL
+
+-- query: key_schedule_revoke
+UPDATE api_keys SET revoke_at = $revoke_at WHERE id = $id
+
+-- query: user_by_id
+SELECT id, email, created_at FROM users WHERE id = $id
+
+-- query: user_by_email
+SELECT id, email, created_at FROM users WHERE lower(email) = lower($email::text)
+
+-- query: user_insert
+INSERT INTO users (id, email, created_at) VALUES ($id, $email, $now)
+
+-- query: identity_get
+SELECT user_id FROM identities WHERE issuer = $issuer AND subject = $subject
+
+-- query: identity_insert
+INSERT INTO identities (issuer, subject, user_id, email, email_verified, created_at)
+VALUES ($issuer, $subject, $user_id, $email, $email_verified, $now)
+
+-- query: identity_update_claims
+UPDATE identities SET email = $email, email_verified = $email_verified WHERE issuer = $issuer AND subject = $subject
+
+-- query: membership_insert
+INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ($org_id, $user_id, $role, $now)
+ON CONFLICT (org_id, user_id) DO NOTHING
+
+-- query: membership_get
+SELECT role FROM memberships WHERE org_id = $org_id AND user_id = $user_id
+
+-- query: organizations_of_user
+SELECT o.id, o.name, o.plan, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+WHERE m.user_id = $user_id ORDER BY m.created_at, o.id COLLATE "C"
+
+-- query: members_of_org
+SELECT u.id AS user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+WHERE m.org_id = $org_id ORDER BY m.created_at, u.id COLLATE "C"
+
+-- query: session_insert
+INSERT INTO sessions (id, token_hash, user_id, created_at, last_seen_at, expires_at)
+VALUES ($id, $token_hash, $user_id, $now, $now, $expires_at)
+
+-- query: session_by_token
+SELECT id, user_id, last_seen_at, expires_at, revoked_at FROM sessions WHERE token_hash = $token_hash
+
+-- query: session_seen
+-- Never moves backwards: two nodes touching one session at once may write in either order.
+UPDATE sessions SET last_seen_at = $now WHERE id = $id AND last_seen_at < $now
+
+-- query: session_end
+UPDATE sessions SET revoked_at = $now WHERE token_hash = $token_hash AND revoked_at IS NULL
+
+-- query: sessions_end_all
+UPDATE sessions SET revoked_at = $now WHERE user_id = $user_id AND revoked_at IS NULL
+
+-- query: login_token_insert
+INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at)
+VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at)
+
+-- query: login_token_get
+-- Locked until the spend commits: a second spender, on any node, waits and then reads it used.
+SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash FOR UPDATE
+
+-- query: login_token_spend
+UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
+
+-- query: login_tokens_purge
+DELETE FROM login_tokens WHERE expires_at < $cutoff OR used_at < $cutoff
+
+-- query: sessions_purge
+DELETE FROM sessions WHERE expires_at < $cutoff OR revoked_at < $cutoff
+
+-- query: usage_period
+SELECT coalesce(sum(records), 0) AS records, coalesce(sum(requests), 0) AS requests
+FROM usage_days WHERE org_id = $org_id AND day >= $first_day::date AND day <= $last_day::date
+
+-- query: usage_by_day
+SELECT day, sum(records) AS records, sum(requests) AS requests
+FROM usage_days WHERE org_id = $org_id AND day >= $first_day::date AND day <= $last_day::date
+GROUP BY day ORDER BY day
+
+-- query: usage_by_key
+SELECT key_id, sum(records) AS records, sum(requests) AS requests
+FROM usage_days WHERE day >= $first_day::date AND day <= $last_day::date
+GROUP BY key_id
+
+-- query: usage_last_day_by_key
+SELECT key_id, max(day) AS day FROM usage_days WHERE org_id = $org_id AND requests > 0 GROUP BY key_id

@@ -1,0 +1,417 @@
+// The accounts and the usage reports of the shared PostgreSQL ledger: what AccountsDb and UsageDb
+// (store.ts) do on the embedded files, with the same arguments and answers, for several API nodes
+// writing at once. Where the embedded ledger relies on SQLite's one writer at a time, this relies on
+// row locks (a link spent once), on unique indexes with a retry of the whole transaction (two nodes
+// signing up one address make one account), and announces every change other nodes must see
+// (plans, organizations, keys) inside the transaction that makes it.
+import type pg from 'pg';
+import type {
+  AccountCalls,
+  AccountRefusal,
+  KeyInfo,
+  KeySummary,
+  LoginPurpose,
+  Member,
+  NewKey,
+  OrgOfUser,
+  Plan,
+  SignedIn,
+  SpentLoginToken,
+  UsageBody,
+  User,
+} from '../protocol.ts';
+import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
+import { periodAt } from './period.ts';
+import { announce, one, pgQuery, rows, transaction, type Queryable } from './pg.ts';
+import type { AccountsView, KeyRow, OrgRow } from './store.ts';
+import { INVITE_TOKEN_MAX_MS, keyRevoked, LOGIN_TOKEN_MAX_MS, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, sameHash, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, type Totals } from './rules.ts';
+
+/** The account calls as a store that answers later: AccountCalls with every result a promise. */
+export type AsyncCalls<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never };
+
+/** api_keys and organizations keep the embedded ledger's second-precision instants (see ledger_queries.sql). */
+const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const msIso = (ms: number): string => new Date(ms).toISOString();
+
+const refuse = (reason: AccountRefusal['reason']): AccountRefusal => ({ ok: false, reason });
+
+interface PlanRow {
+  name: string;
+  monthly_record_limit: number | null;
+  // jsonb arrives parsed.
+  excluded_categories: string[];
+  attribution_required: boolean;
+  requests_per_minute: number;
+}
+
+const toPlan = (r: PlanRow): Plan => ({
+  name: r.name,
+  monthlyRecordLimit: r.monthly_record_limit,
+  excludedCategories: r.excluded_categories.slice().sort(),
+  attributionRequired: r.attribution_required,
+  requestsPerMinute: r.requests_per_minute,
+});
+
+/** Rows a statement changed. */
+async function run(db: Queryable, name: string, params: Readonly<Record<string, unknown>>): Promise<number> {
+  return (await db.query(pgQuery(name, params))).rowCount ?? 0;
+}
+
+// A transaction that lost a race to another node: a unique index refused what the other committed
+// first (23505), or PostgreSQL chose it as a deadlock's or serialization's victim. Run again, it
+// reads what the other committed and answers from that.
+const RACES = new Set(['23505', '40001', '40P01']);
+const ATTEMPTS = 5;
+
+/** Runs `fn` in one transaction, again from the start (at most ATTEMPTS times) when it lost a race. */
+async function write<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction(pool, fn);
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !RACES.has((err as { code?: string }).code ?? '')) throw err;
+    }
+  }
+}
+
+/** Runs `fn` on one snapshot of the database: reads that must agree with each other. */
+async function snapshot<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async plans(db: Queryable = this.pool): Promise<Plan[]> {
+    return (await rows<PlanRow>(db, 'plans')).map(toPlan);
+  }
+
+  async setPlan(p: Plan): Promise<void> {
+    await write(this.pool, async (c) => {
+      await run(c, 'plan_upsert', {
+        name: p.name,
+        monthly_record_limit: p.monthlyRecordLimit,
+        excluded_categories: JSON.stringify([...p.excludedCategories].sort()),
+        attribution_required: p.attributionRequired,
+        requests_per_minute: p.requestsPerMinute,
+        now: nowIso(),
+      });
+      await announce(c, 'accounts');
+    });
+  }
+
+  async organizations(db: Queryable = this.pool): Promise<OrgRow[]> {
+    return rows<OrgRow>(db, 'organizations');
+  }
+
+  async orgById(id: string, db: Queryable = this.pool): Promise<OrgRow | undefined> {
+    return one<OrgRow>(db, 'organization_by_id', { id });
+  }
+
+  async orgByName(name: string, db: Queryable = this.pool): Promise<OrgRow | undefined> {
+    return one<OrgRow>(db, 'organization_by_name', { name });
+  }
+
+  async setOrgPlan(id: string, plan: string): Promise<void> {
+    await write(this.pool, async (c) => {
+      if ((await run(c, 'organization_set_plan', { id, plan })) > 0) await announce(c, 'accounts');
+    });
+  }
+
+  /**
+   * The organization named `orgName` (created on `plan` if new) and a new key for it, in one
+   * transaction. Returns the key itself: the only time it exists outside the caller's hands.
+   */
+  async createKey(orgName: string, email: string, plan: string): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }> {
+    // Two operators creating the same new organization at once: the second's insert fails on the
+    // name's unique index, and its retry finds the first's organization.
+    return write(this.pool, async (c) => {
+      let org = await this.orgByName(orgName, c);
+      const created = org === undefined;
+      if (org === undefined) {
+        org = { id: newId('org'), name: orgName, plan, created_at: nowIso() };
+        await run(c, 'organization_insert', { id: org.id, name: org.name, plan, now: org.created_at });
+      }
+      const key = newKey();
+      const keyId = newId('key');
+      await run(c, 'key_insert', { id: keyId, org_id: org.id, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso() });
+      await announce(c, 'accounts');
+      return { org, created, keyId, key };
+    });
+  }
+
+  async keys(db: Queryable = this.pool): Promise<KeyRow[]> {
+    return rows<KeyRow>(db, 'keys');
+  }
+
+  /** Revokes by key id or by the key itself. Not found when no such key exists. */
+  async revoke(idOrKey: string): Promise<{ found: boolean; revoked: boolean; id: string | null }> {
+    return write(this.pool, async (c) => {
+      const id = idOrKey.startsWith('key_') ? idOrKey : ((await one<{ id: string }>(c, 'key_by_hash', { key_hash: keyHash(idOrKey) }))?.id ?? null);
+      if (id === null || (await one(c, 'key_by_id', { id })) === undefined) return { found: false, revoked: false, id };
+      const revoked = (await run(c, 'key_revoke', { id, now: nowIso() })) === 1;
+      if (revoked) await announce(c, 'accounts');
+      return { found: true, revoked, id };
+    });
+  }
+
+  /** The accounts as of `nowMs`, read from one snapshot (a key never without its organization). */
+  async view(nowMs = Date.now()): Promise<AccountsView> {
+    const [planList, orgList, keyList] = await snapshot(this.pool, async (c) => [await this.plans(c), await this.organizations(c), await this.keys(c)] as const);
+    const plans = new Map(planList.map((p) => [p.name, p]));
+    const orgs = new Map(orgList.map((o) => [o.id, o]));
+    const keys: KeyInfo[] = [];
+    let nextRevokeAtMs = Infinity;
+    for (const k of keyList) {
+      const org = orgs.get(k.org_id);
+      const plan = org && plans.get(org.plan);
+      if (!org || !plan) continue;
+      const revoked = keyRevoked(k, nowMs);
+      if (!revoked && k.revoke_at !== null) nextRevokeAtMs = Math.min(nextRevokeAtMs, Date.parse(k.revoke_at));
+      keys.push({ keyId: k.id, hash: k.key_hash, orgId: org.id, orgName: org.name, plan, revoked });
+    }
+    return { plans, orgs, keys, nextRevokeAtMs };
+  }
+
+  // --- The website's accounts -----------------------------------------------------------------
+
+  async issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number, nowMs = Date.now()): Promise<{ ok: true; token: string } | AccountRefusal> {
+    // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
+    if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
+    if (orgId !== null && (await this.orgById(orgId)) === undefined) return refuse('unknown_org');
+    const token = newToken();
+    await run(this.pool, 'login_token_insert', {
+      token_hash: keyHash(token),
+      email: email.trim(),
+      purpose,
+      org_id: orgId,
+      binding_hash: bindingHash,
+      now: msIso(nowMs),
+      expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+    });
+    return { ok: true, token };
+  }
+
+  async spendLoginToken(token: string, bindingHash: string, nowMs: number): Promise<SpentLoginToken> {
+    type Row = { email: string; purpose: LoginPurpose; org_id: string | null; binding_hash: string; expires_at: string; used_at: string | null };
+    const hash = keyHash(token);
+    // The row stays locked from the read to the commit: of two spends on any nodes, the second
+    // waits for the first and then reads the link as used.
+    return write(this.pool, async (c): Promise<SpentLoginToken> => {
+      const row = await one<Row>(c, 'login_token_get', { token_hash: hash });
+      if (row === undefined) return { ok: false, reason: 'unknown' };
+      if (row.used_at !== null) return { ok: false, reason: 'used' };
+      if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
+      // Another browser's attempt does not burn the link; an invitation is bound to no browser.
+      if (row.purpose === 'sign_in' && !sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
+      if ((await run(c, 'login_token_spend', { token_hash: hash, now: msIso(nowMs) })) !== 1) return { ok: false, reason: 'used' };
+      return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id };
+    });
+  }
+
+  private async userById(id: string, db: Queryable = this.pool): Promise<User | undefined> {
+    return one<User>(db, 'user_by_id', { id });
+  }
+
+  /** A new user without an organization. Inside a write: a taken e-mail fails it, and its retry finds that user. */
+  private async insertUser(c: Queryable, email: string | null): Promise<User> {
+    const user: User = { id: newId('usr'), email, created_at: msIso(Date.now()) };
+    await run(c, 'user_insert', { id: user.id, email, now: user.created_at });
+    return user;
+  }
+
+  /** A new user, owner of a new organization on the sign-up plan named after them. Inside a write. */
+  private async newUser(c: Queryable, email: string | null): Promise<SignedIn> {
+    const user = await this.insertUser(c, email);
+    const now = user.created_at;
+    const base = email ?? `Organization ${user.id}`;
+    let name = base;
+    // A name taken between this read and the insert fails the insert; the retry picks the next.
+    for (let n = 2; (await this.orgByName(name, c)) !== undefined; n++) name = `${base} (${n})`;
+    const orgId = newId('org');
+    await run(c, 'organization_insert', { id: orgId, name, plan: SIGN_UP_PLAN, now: nowIso() });
+    await run(c, 'membership_insert', { org_id: orgId, user_id: user.id, role: 'owner', now });
+    await announce(c, 'accounts');
+    return { user, created: true, orgId };
+  }
+
+  async signInByEmail(email: string): Promise<SignedIn> {
+    const address = email.trim();
+    return write(this.pool, async (c) => {
+      const user = await one<User>(c, 'user_by_email', { email: address });
+      return user ? { user, created: false, orgId: null } : this.newUser(c, address);
+    });
+  }
+
+  /** Links as AccountsDb.signInByIdentity does (see there for why a verified e-mail may link). */
+  async signInByIdentity(issuer: string, subject: string, email: string | null, emailVerified: boolean): Promise<SignedIn> {
+    const address = email?.trim() || null;
+    const verified = emailVerified && address !== null;
+    return write(this.pool, async (c) => {
+      const claims = { issuer, subject, email: address, email_verified: verified };
+      const known = await one<{ user_id: string }>(c, 'identity_get', { issuer, subject });
+      if (known) {
+        await run(c, 'identity_update_claims', claims);
+        return { user: (await this.userById(known.user_id, c))!, created: false, orgId: null };
+      }
+      const existing = verified ? await one<User>(c, 'user_by_email', { email: address }) : undefined;
+      const signedIn = existing ? { user: existing, created: false, orgId: null } : await this.newUser(c, verified ? address : null);
+      // The same identity signing in on two nodes at once: the second insert fails on the primary
+      // key, and the retry (its new account rolled back) finds the first's.
+      await run(c, 'identity_insert', { ...claims, user_id: signedIn.user.id, now: msIso(Date.now()) });
+      return signedIn;
+    });
+  }
+
+  async createSession(userId: string, absoluteTtlMs: number, nowMs = Date.now()): Promise<{ ok: true; token: string; sessionId: string } | AccountRefusal> {
+    if (!(absoluteTtlMs > 0)) return refuse('invalid');
+    if ((await this.userById(userId)) === undefined) return refuse('unknown_user');
+    const token = newToken();
+    const sessionId = newId('ses');
+    await run(this.pool, 'session_insert', { id: sessionId, token_hash: keyHash(token), user_id: userId, now: msIso(nowMs), expires_at: msIso(nowMs + absoluteTtlMs) });
+    return { ok: true, token, sessionId };
+  }
+
+  async touchSession(token: string, nowMs: number, idleMs: number): Promise<{ userId: string; sessionId: string } | null> {
+    type Row = { id: string; user_id: string; last_seen_at: string; expires_at: string; revoked_at: string | null };
+    const row = await one<Row>(this.pool, 'session_by_token', { token_hash: keyHash(token) });
+    if (row === undefined || row.revoked_at !== null || Date.parse(row.expires_at) <= nowMs) return null;
+    const seen = Date.parse(row.last_seen_at);
+    if (nowMs - seen > idleMs) return null;
+    if (nowMs - seen >= SEEN_GRANULARITY_MS) await run(this.pool, 'session_seen', { id: row.id, now: msIso(nowMs) });
+    return { userId: row.user_id, sessionId: row.id };
+  }
+
+  async endSession(token: string, nowMs = Date.now()): Promise<{ ended: boolean }> {
+    return { ended: (await run(this.pool, 'session_end', { token_hash: keyHash(token), now: msIso(nowMs) })) === 1 };
+  }
+
+  async endAllSessions(userId: string, nowMs = Date.now()): Promise<{ ended: number }> {
+    return { ended: await run(this.pool, 'sessions_end_all', { user_id: userId, now: msIso(nowMs) }) };
+  }
+
+  async organizationsOf(userId: string): Promise<OrgOfUser[]> {
+    return rows<OrgOfUser>(this.pool, 'organizations_of_user', { user_id: userId });
+  }
+
+  async acceptInvite(userId: string, orgId: string): Promise<{ ok: true; joined: boolean } | AccountRefusal> {
+    return write(this.pool, async (c) => {
+      if ((await this.userById(userId, c)) === undefined) return refuse('unknown_user');
+      if ((await this.orgById(orgId, c)) === undefined) return refuse('unknown_org');
+      const joined = (await run(c, 'membership_insert', { org_id: orgId, user_id: userId, role: 'member', now: msIso(Date.now()) })) === 1;
+      return { ok: true as const, joined };
+    });
+  }
+
+  /** As AccountsDb.joinByInvite: the addressee's account (new ones get no organization of their own), now a member. */
+  async joinByInvite(email: string, orgId: string): Promise<SignedIn | AccountRefusal> {
+    const address = email.trim();
+    return write(this.pool, async (c) => {
+      if ((await this.orgById(orgId, c)) === undefined) return refuse('unknown_org');
+      const known = await one<User>(c, 'user_by_email', { email: address });
+      const user = known ?? (await this.insertUser(c, address));
+      await run(c, 'membership_insert', { org_id: orgId, user_id: user.id, role: 'member', now: msIso(Date.now()) });
+      return { user, created: known === undefined, orgId: null };
+    });
+  }
+
+  /** As AccountsDb.purgeExpired: links and sessions a day after they stopped working. */
+  async purgeExpired(nowMs: number): Promise<{ readonly loginTokens: number; readonly sessions: number }> {
+    const cutoff = msIso(nowMs - PURGE_AFTER_MS);
+    return write(this.pool, async (c) => ({
+      loginTokens: await run(c, 'login_tokens_purge', { cutoff }),
+      sessions: await run(c, 'sessions_purge', { cutoff }),
+    }));
+  }
+
+  async members(orgId: string): Promise<Member[]> {
+    return rows<Member>(this.pool, 'members_of_org', { org_id: orgId });
+  }
+
+  /** The organization's keys, newest first, each with the last day it was used on. */
+  async keysOf(orgId: string): Promise<KeySummary[]> {
+    return rows<KeySummary>(this.pool, 'keys_of_org', { org_id: orgId });
+  }
+
+  /** Inside a write: a key for the organization, made by one of its members. */
+  private async insertKeyFor(c: Queryable, orgId: string, userId: string): Promise<NewKey | AccountRefusal> {
+    if ((await one(c, 'membership_get', { org_id: orgId, user_id: userId })) === undefined) return refuse('not_member');
+    const key = newKey();
+    const keyId = newId('key');
+    const email = (await this.userById(userId, c))?.email ?? '';
+    await run(c, 'key_insert_by_user', { id: keyId, org_id: orgId, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso(), created_by: userId });
+    await announce(c, 'accounts');
+    return { ok: true, keyId, key };
+  }
+
+  async createKeyFor(orgId: string, userId: string): Promise<NewKey | AccountRefusal> {
+    return write(this.pool, (c) => this.insertKeyFor(c, orgId, userId));
+  }
+
+  /** Revokes a key of this organization (any other organization's key is unknown here). */
+  async revokeKey(orgId: string, keyId: string): Promise<{ ok: true; revoked: boolean } | AccountRefusal> {
+    return write(this.pool, async (c) => {
+      if ((await one(c, 'key_of_org', { id: keyId, org_id: orgId })) === undefined) return refuse('unknown_key');
+      const revoked = (await run(c, 'key_revoke_in_org', { id: keyId, org_id: orgId, now: nowIso() })) === 1;
+      if (revoked) await announce(c, 'accounts');
+      return { ok: true as const, revoked };
+    });
+  }
+
+  /** As AccountsDb.rollKey: a new key, the old one refused from now + graceMs, never later than already scheduled. */
+  async rollKey(orgId: string, userId: string, keyId: string, graceMs: number, nowMs = Date.now()): Promise<(NewKey & { revokeAt: string }) | AccountRefusal> {
+    if (!(graceMs >= 0 && graceMs <= ROLL_GRACE_MAX_MS)) return refuse('invalid');
+    return write(this.pool, async (c) => {
+      // Locked: a concurrent roll of the same key waits, then sees this one's revoke_at.
+      const old = await one<{ revoked_at: string | null; revoke_at: string | null }>(c, 'key_of_org', { id: keyId, org_id: orgId });
+      if (old === undefined) return refuse('unknown_key');
+      if (keyRevoked(old, nowMs)) return refuse('not_active');
+      const made = await this.insertKeyFor(c, orgId, userId);
+      if (!made.ok) return made;
+      const wanted = nowMs + graceMs;
+      const revokeAt = msIso(old.revoke_at === null ? wanted : Math.min(wanted, Date.parse(old.revoke_at)));
+      await run(c, 'key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
+      return { ...made, revokeAt };
+    });
+  }
+}
+
+/** Reading the usage ledger (usage_days). Charging is the metering thread's (pg-thread.ts). */
+export class PgUsage {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async periodTotals(orgId: string, atMs: number): Promise<Totals> {
+    const p = periodAt(atMs);
+    return (await one<Totals>(this.pool, 'usage_period', { org_id: orgId, first_day: p.firstDay, last_day: p.lastDay }))!;
+  }
+
+  /** Per key of the organization, the last day it made a request on (YYYY-MM-DD). */
+  async lastUsedByKey(orgId: string): Promise<Map<string, string>> {
+    const found = await rows<{ key_id: string; day: string }>(this.pool, 'usage_last_day_by_key', { org_id: orgId });
+    return new Map(found.map((r) => [r.key_id, r.day]));
+  }
+
+  async byKey(atMs: number): Promise<Map<string, Totals>> {
+    const p = periodAt(atMs);
+    const found = await rows<Totals & { key_id: string }>(this.pool, 'usage_by_key', { first_day: p.firstDay, last_day: p.lastDay });
+    return new Map(found.map((r) => [r.key_id, { records: r.records, requests: r.requests }]));
+  }
+
+  /** The /v1/usage body (and `family-events usage`). Totals and days come from one statement, so they agree under concurrent charges. */
+  async report(org: OrgRow, plan: Plan, atMs: number): Promise<UsageBody> {
+    const p = periodAt(atMs);
+    const days = await rows<Totals & { day: string }>(this.pool, 'usage_by_day', { org_id: org.id, first_day: p.firstDay, last_day: p.lastDay });
+    return usageBody(org, plan, atMs, days);
+  }
+}

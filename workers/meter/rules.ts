@@ -1,0 +1,60 @@
+// The account and usage rules both ledgers (store.ts, pg-store.ts) keep alike: how long links,
+// sessions and rolled keys live, when a key counts as revoked, and the /v1/usage body. Plain code,
+// so the PostgreSQL thread does not load SQLite to know them.
+import { timingSafeEqual } from 'node:crypto';
+import type { Plan, UsageBody } from '../protocol.ts';
+import { daysBetween, dayAt, isoLocal, periodAt } from './period.ts';
+
+/** A sign-in link is valid for at most this long, whatever the caller asks. */
+export const LOGIN_TOKEN_MAX_MS = 15 * 60_000;
+/**
+ * An invitation is valid for at most this long: the invitee reads their mail when they do, not
+ * within a sign-in's quarter of an hour. It is single use, and it can only make its own addressee a
+ * member (spending it proves that mailbox, as a sign-in link does).
+ */
+export const INVITE_TOKEN_MAX_MS = 7 * 24 * 3600_000;
+/** Spent and expired links, and ended sessions, are deleted this long after they stop working. */
+export const PURGE_AFTER_MS = 24 * 3600_000;
+/** A session's last_seen_at is written at most this often (reads would otherwise all write). */
+export const SEEN_GRANULARITY_MS = 60_000;
+/** The longest grace a rolled key may keep working. */
+export const ROLL_GRACE_MAX_MS = 30 * 24 * 3600_000;
+/** The community plan, on which every website sign-up's organization starts (the spec's onboarding). */
+export const SIGN_UP_PLAN = 'community';
+
+/** Equal hex digests, compared in constant time. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Whether a key is refused at `nowMs`: revoked, or its scheduled revocation has come. */
+export const keyRevoked = (k: { revoked_at: string | null; revoke_at: string | null }, nowMs: number): boolean =>
+  k.revoked_at !== null || (k.revoke_at !== null && Date.parse(k.revoke_at) <= nowMs);
+
+export interface Totals {
+  readonly records: number;
+  readonly requests: number;
+}
+
+/**
+ * The /v1/usage body for an organization at an instant, from its usage per day in the period
+ * (every day of the period that has any). The one shape both backends answer.
+ */
+export function usageBody(org: { readonly id: string; readonly name: string }, plan: Plan, atMs: number, days: readonly (Totals & { day: string })[]): UsageBody {
+  const p = periodAt(atMs);
+  const byDay = new Map(days.map((r) => [r.day, r]));
+  const used = days.reduce((sum, d) => sum + d.records, 0);
+  const requests = days.reduce((sum, d) => sum + d.requests, 0);
+  const limit = plan.monthlyRecordLimit;
+  return {
+    organization: { id: org.id, name: org.name },
+    plan: { name: plan.name, monthly_record_limit: limit, excluded_categories: [...plan.excludedCategories], attribution_required: plan.attributionRequired },
+    period: { start: isoLocal(p.startMs), end: isoLocal(p.resetMs - 1000), resets_at: isoLocal(p.resetMs) },
+    records: { used, remaining: limit === null ? null : Math.max(0, limit - used), limit },
+    requests: { count: requests },
+    // Every day of the period so far, zeros included, so a chart needs no gap-filling.
+    by_day: daysBetween(p.firstDay, dayAt(atMs)).map((date) => ({ date, records: byDay.get(date)?.records ?? 0, requests: byDay.get(date)?.requests ?? 0 })),
+  };
+}
