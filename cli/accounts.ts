@@ -1,8 +1,10 @@
 // family-events keys create|list|revoke, usage --org, plans list|set, orgs set-plan: the accounts
-// store (LEDGER_DIR/accounts.sqlite) for operators, until the website signs developers up.
-// These commands may run while the server does: it notices each change within a second. None of
-// them writes the usage ledger, whose only writer is the server's metering thread.
+// store for operators — the shared PostgreSQL ledger when DATABASE_URL is set, else the embedded
+// one (LEDGER_DIR/accounts.sqlite) — with the same output on both (workers/meter/admin.ts).
+// These commands may run while the servers do: they notice each change within a second. None of
+// them writes usage, which only the servers' metering threads charge.
 import { Option, type Command } from 'commander';
+import type { LedgerAdmin } from '../workers/meter/admin.ts';
 import type { Plan } from '../workers/protocol.ts';
 import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
 
@@ -10,10 +12,15 @@ import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
 const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
 const PLAN_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 
-async function stores() {
-  const { AccountsDb, UsageDb } = await import('../workers/meter/store.ts');
-  const dir = cliConfig().ledgerDir;
-  return { accounts: AccountsDb.open(dir), usage: () => UsageDb.openReader(dir) };
+/** Runs `fn` on the configured ledger, closed after (a PostgreSQL pool would keep the process alive). */
+async function withLedger<T>(fn: (ledger: LedgerAdmin) => Promise<T>): Promise<T> {
+  const { openLedgerAdmin } = await import('../workers/meter/admin.ts');
+  const ledger = await openLedgerAdmin(cliConfig());
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
 }
 
 function print(json: boolean | undefined, value: unknown, text: string): void {
@@ -51,16 +58,16 @@ export function registerAccountCommands(program: Command): void {
       if (!EMAIL.test(o.email)) throw new CliError(`--email ${JSON.stringify(o.email)} is not an e-mail address.`);
       const org = o.org.trim();
       if (org === '' || org.length > 200) throw new CliError('--org must be 1 to 200 characters.');
-      const { accounts } = await stores();
-      try {
-        if (!accounts.plans().some((p) => p.name === o.plan)) {
-          throw new CliError(`there is no plan ${JSON.stringify(o.plan)}; the plans are ${accounts.plans().map((p) => p.name).join(', ')}.`);
+      await withLedger(async (ledger) => {
+        const plans = await ledger.plans();
+        if (!plans.some((p) => p.name === o.plan)) {
+          throw new CliError(`there is no plan ${JSON.stringify(o.plan)}; the plans are ${plans.map((p) => p.name).join(', ')}.`);
         }
-        const existing = accounts.orgByName(org);
+        const existing = await ledger.orgByName(org);
         if (existing && existing.plan !== o.plan && cmd.getOptionValueSource('plan') === 'cli') {
           throw new CliError(`organization ${existing.name} (${existing.id}) is on the ${existing.plan} plan; move it with \`family-events orgs set-plan --org ${existing.id} --plan ${o.plan}\`.`);
         }
-        const made = accounts.createKey(org, o.email, o.plan);
+        const made = await ledger.createKey(org, o.email, o.plan);
         print(
           o.json,
           { org_id: made.org.id, key: made.key, plan: made.org.plan },
@@ -70,9 +77,7 @@ export function registerAccountCommands(program: Command): void {
             'This is the only time the key is shown; store it now.',
           ].join('\n'),
         );
-      } finally {
-        accounts.close();
-      }
+      });
     });
 
   keys
@@ -81,11 +86,9 @@ export function registerAccountCommands(program: Command): void {
     .option('--org <id>', 'only this organization’s keys')
     .addOption(jsonOption())
     .action(async (o: { org?: string; json?: boolean }) => {
-      const { accounts, usage } = await stores();
-      const ledger = usage();
-      try {
-        const month = ledger.byKey(cliConfig().now().getTime());
-        const rows = accounts.keys().filter((k) => o.org === undefined || k.org_id === o.org);
+      await withLedger(async (ledger) => {
+        const month = await ledger.usageByKey(cliConfig().now().getTime());
+        const rows = (await ledger.keys()).filter((k) => o.org === undefined || k.org_id === o.org);
         const out = rows.map((k) => ({
           id: k.id,
           hint: k.hint,
@@ -103,10 +106,7 @@ export function registerAccountCommands(program: Command): void {
             ])
           : 'no keys';
         print(o.json, { keys: out }, text);
-      } finally {
-        ledger.close();
-        accounts.close();
-      }
+      });
     });
 
   keys
@@ -115,14 +115,11 @@ export function registerAccountCommands(program: Command): void {
     .argument('<key>', 'key id (key_…) or the key (bsc_live_…)')
     .addOption(jsonOption())
     .action(async (idOrKey: string, o: { json?: boolean }) => {
-      const { accounts } = await stores();
-      try {
-        const r = accounts.revoke(idOrKey);
+      await withLedger(async (ledger) => {
+        const r = await ledger.revoke(idOrKey);
         if (!r.found) throw new CliError(`no such key${idOrKey.startsWith('key_') ? ` ${idOrKey}` : ''}; see \`family-events keys list\`.`);
         print(o.json, { id: r.id, revoked: true, already_revoked: !r.revoked }, r.revoked ? `revoked ${r.id}` : `${r.id} was already revoked`);
-      } finally {
-        accounts.close();
-      }
+      });
     });
 
   program
@@ -131,14 +128,12 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--org <id>', 'organization id (org_…), or its name')
     .addOption(jsonOption())
     .action(async (o: { org: string; json?: boolean }) => {
-      const { accounts, usage } = await stores();
-      const ledger = usage();
-      try {
-        const org = accounts.orgById(o.org) ?? accounts.orgByName(o.org);
+      await withLedger(async (ledger) => {
+        const org = (await ledger.orgById(o.org)) ?? (await ledger.orgByName(o.org));
         if (!org) throw new CliError(`no organization ${JSON.stringify(o.org)}; \`family-events keys list\` shows them.`);
-        const plan = accounts.plans().find((p) => p.name === org.plan);
+        const plan = (await ledger.plans()).find((p) => p.name === org.plan);
         if (!plan) throw new CliError(`organization ${org.id} is on plan ${org.plan}, which does not exist.`);
-        const body = ledger.report(org, plan, cliConfig().now().getTime());
+        const body = await ledger.usageReport(org, plan, cliConfig().now().getTime());
         const r = body.records;
         print(
           o.json,
@@ -150,10 +145,7 @@ export function registerAccountCommands(program: Command): void {
             ...body.by_day.filter((d) => d.requests > 0).map((d) => `  ${d.date}  ${String(d.records).padStart(8)} records  ${String(d.requests).padStart(8)} requests`),
           ].join('\n'),
         );
-      } finally {
-        ledger.close();
-        accounts.close();
-      }
+      });
     });
 
   const plans = program.command('plans').description('Plans are rows of data: list them, or add or change one.');
@@ -162,13 +154,10 @@ export function registerAccountCommands(program: Command): void {
     .description('List the plans.')
     .addOption(jsonOption())
     .action(async (o: { json?: boolean }) => {
-      const { accounts } = await stores();
-      try {
-        const all = accounts.plans();
+      await withLedger(async (ledger) => {
+        const all = await ledger.plans();
         print(o.json, { plans: all.map(planJson) }, all.map(planLine).join('\n'));
-      } finally {
-        accounts.close();
-      }
+      });
     });
   plans
     .command('set')
@@ -189,13 +178,10 @@ export function registerAccountCommands(program: Command): void {
       const unknown = exclude.filter((s) => !(CATEGORY_SLUGS as readonly string[]).includes(s));
       if (unknown.length) throw new CliError(`--exclude names unknown categories: ${unknown.join(', ')}; the slugs are ${CATEGORY_SLUGS.join(', ')}.`);
       const plan: Plan = { name, monthlyRecordLimit: limit, excludedCategories: [...new Set(exclude)].sort(), attributionRequired: o.attribution, requestsPerMinute: o.requestsPerMinute };
-      const { accounts } = await stores();
-      try {
-        accounts.setPlan(plan);
+      await withLedger(async (ledger) => {
+        await ledger.setPlan(plan);
         print(o.json, planJson(plan), planLine(plan));
-      } finally {
-        accounts.close();
-      }
+      });
     });
 
   const orgs = program.command('orgs').description('Organizations.');
@@ -206,15 +192,12 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--plan <plan>', 'the plan')
     .addOption(jsonOption())
     .action(async (o: { org: string; plan: string; json?: boolean }) => {
-      const { accounts } = await stores();
-      try {
-        const org = accounts.orgById(o.org) ?? accounts.orgByName(o.org);
+      await withLedger(async (ledger) => {
+        const org = (await ledger.orgById(o.org)) ?? (await ledger.orgByName(o.org));
         if (!org) throw new CliError(`no organization ${JSON.stringify(o.org)}.`);
-        if (!accounts.plans().some((p) => p.name === o.plan)) throw new CliError(`there is no plan ${JSON.stringify(o.plan)}.`);
-        accounts.setOrgPlan(org.id, o.plan);
+        if (!(await ledger.plans()).some((p) => p.name === o.plan)) throw new CliError(`there is no plan ${JSON.stringify(o.plan)}.`);
+        await ledger.setOrgPlan(org.id, o.plan);
         print(o.json, { org_id: org.id, plan: o.plan }, `${org.name} (${org.id}) is now on the ${o.plan} plan`);
-      } finally {
-        accounts.close();
-      }
+      });
     });
 }

@@ -9,6 +9,7 @@ import { registerSnapshotCommands } from './snapshot.ts';
 import { registerNormalizeCommand } from './normalize.ts';
 import { registerSampleCommands } from './sample.ts';
 import { registerAccountCommands } from './accounts.ts';
+import { registerLedgerCommands } from './ledger.ts';
 
 const pkg = JSON.parse(await readFile(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
 
@@ -22,6 +23,7 @@ registerSnapshotCommands(program);
 registerNormalizeCommand(program);
 registerSampleCommands(program);
 registerAccountCommands(program);
+registerLedgerCommands(program);
 
 program
   .command('serve')

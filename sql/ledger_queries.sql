@@ -147,3 +147,36 @@ GROUP BY key_id
 
 -- query: usage_last_day_by_key
 SELECT key_id, max(day) AS day FROM usage_days WHERE org_id = $org_id AND requests > 0 GROUP BY key_id
+
+-- `family-events ledger copy` reads every row of both files, to write them to the shared ledger.
+
+-- query: copy_plans
+SELECT name, monthly_record_limit, excluded_categories, attribution_required, requests_per_minute, created_at FROM plans ORDER BY name
+
+-- query: copy_organizations
+SELECT id, name, plan, created_at FROM organizations ORDER BY created_at, id
+
+-- query: copy_users
+SELECT id, email, created_at FROM users ORDER BY created_at, id
+
+-- query: copy_api_keys
+-- rowid: the order the keys were made in, which the shared ledger keeps as seq.
+SELECT id, org_id, key_hash, hint, email, created_at, revoked_at, created_by, revoke_at FROM api_keys ORDER BY rowid
+
+-- query: copy_identities
+SELECT issuer, subject, user_id, email, email_verified, created_at FROM identities ORDER BY created_at, issuer, subject
+
+-- query: copy_memberships
+SELECT org_id, user_id, role, created_at FROM memberships ORDER BY created_at, org_id, user_id
+
+-- query: copy_sessions
+SELECT id, token_hash, user_id, created_at, last_seen_at, expires_at, revoked_at FROM sessions ORDER BY created_at, id
+
+-- query: copy_login_tokens
+SELECT token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at FROM login_tokens ORDER BY created_at, token_hash
+
+-- query: copy_usage_days
+SELECT org_id, key_id, day, records, requests FROM usage_days ORDER BY org_id, day, key_id
+
+-- query: usage_totals_by_org
+SELECT org_id, sum(records) AS records, sum(requests) AS requests FROM usage_days GROUP BY org_id ORDER BY org_id
