@@ -73,7 +73,7 @@ async function scenario(kind: Kind, callers: number): Promise<Result> {
     accounts.close();
 
     const config = loadConfig({ DATA_DIR: ledgerDir, LEDGER_DIR: ledgerDir, LOG_LEVEL: 'warn' });
-    const metrics = new Metrics({ queueDepth: () => 0, snapshotId: () => null, snapshotEvents: () => 0, cacheBytes: () => 0, inFlight: () => 0 });
+    const metrics = new Metrics({ queueDepth: () => 0, snapshotId: () => null, snapshotEvents: () => 0, cacheBytes: () => 0, inFlight: () => 0, snapshotPending: () => null });
     const meter = await Meter.start(config, logger, metrics);
     const nowMs = Date.now();
     const waits: number[] = [];

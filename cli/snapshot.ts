@@ -102,7 +102,7 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command('build')
-    .description('Fetch every source in the registry, normalize, and publish a new snapshot (atomically switches `current`).')
+    .description('Fetch every source in the registry, normalize, and publish a new snapshot (atomically switches `current`; with DATABASE_URL, also records it in the shared ledger, and every node switches to it).')
     .option('--sources <file>', 'source registry to build from (default: SOURCES_FILE, else the bundled sample registry)')
     .option('--synthetic <n>', 'build a deterministic synthetic set of N events over many destinations instead (benchmarks; up to 10,000,000)', positiveInt('--synthetic', 10_000_000))
     .option('--seed <n>', 'seed of the synthetic set', positiveInt('--seed'), 1)
@@ -110,7 +110,12 @@ export function registerSnapshotCommands(program: Command): void {
     .option('--lookback-days <n>', 'days before now to keep events for', positiveInt('--lookback-days', 365), LOOKBACK_DAYS)
     .addOption(jsonOption())
     .action(async (flags: BuildFlags) => {
-      const { manifest } = await runBuild(cliConfig(), flags, !flags.json);
+      const cfg = cliConfig();
+      const { manifest } = await runBuild(cfg, flags, !flags.json);
+      if (cfg.database) {
+        const { recordSnapshot } = await import('../workers/meter/pg.ts');
+        await recordSnapshot(cfg.database, manifest.id);
+      }
       process.stdout.write(flags.json ? `${JSON.stringify(manifest)}\n` : `${table(manifest)}\n`);
     });
 

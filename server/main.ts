@@ -57,11 +57,13 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     snapshotEvents: () => snapshots.current?.manifest.counts.events ?? 0,
     cacheBytes: () => cache.bytes,
     inFlight: () => inFlight,
+    snapshotPending: () => snapshots.pending?.id ?? null,
   });
   // The ledger opens before anything listens: a server that cannot meter must not serve keys.
   let meter: Meter;
   try {
     meter = await Meter.start(config, logger, metrics);
+    meter.followSnapshots((id) => snapshots.follow(id));
   } catch (err) {
     await pool.close();
     demoLimiter.close();

@@ -3,13 +3,14 @@
 // the thread's view of keys and plans is mirrored here so that most requests authenticate
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
 import type { Worker } from 'node:worker_threads';
-import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
+import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type PgMeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
 import { tsWorker } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 const THREAD = new URL('../workers/meter/thread.ts', import.meta.url);
+const PG_THREAD = new URL('../workers/meter/pg-thread.ts', import.meta.url);
 
 export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
 export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };
@@ -36,7 +37,12 @@ export class Meter {
   private plansByName = new Map<string, Plan>();
   private readonly quotas = new Map<string, QuotaState>();
   private alive = false;
+  /** The shared ledger answers (always true for the embedded one, which fails at start instead). */
+  private healthy = true;
+  private healthDetail = 'ok';
   private closed: Promise<void> | null = null;
+  private snapshotId: string | null = null;
+  private onSnapshot: (id: string) => void = () => undefined;
   readonly accounts: AccountClient = this.accountClient();
 
   private constructor(
@@ -45,10 +51,24 @@ export class Meter {
     private readonly metrics: Metrics | null,
   ) {}
 
-  /** Starts the thread; resolves once the ledger is open and the accounts are read. */
+  /**
+   * Starts the thread; resolves once the ledger is open and the accounts are read. On the shared
+   * ledger it also resolves when PostgreSQL cannot be reached yet: the server starts, answers live
+   * routes `unavailable`, and the thread keeps reconnecting.
+   */
   static start(config: Config, logger: Logger, metrics: Metrics | null = null): Promise<Meter> {
-    const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
-    const worker = tsWorker(THREAD, { workerData: data });
+    let worker: Worker;
+    if (config.database) {
+      const data: PgMeterWorkerData = {
+        database: config.database,
+        nodeName: config.nodeName,
+        holdTtlMs: config.ledgerHoldMs,
+      };
+      worker = tsWorker(PG_THREAD, { workerData: data });
+    } else {
+      const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
+      worker = tsWorker(THREAD, { workerData: data });
+    }
     const meter = new Meter(worker, logger, metrics);
     return new Promise((resolve, reject) => {
       let started = false;
@@ -58,7 +78,7 @@ export class Meter {
           return;
         }
         meter.receive(m);
-        if (!started && m.type === 'accounts') {
+        if (!started && (m.type === 'accounts' || m.type === 'health')) {
           started = true;
           meter.alive = true;
           resolve(meter);
@@ -72,9 +92,20 @@ export class Meter {
     });
   }
 
+  /** Calls `fn` with the snapshot the shared ledger names, now if it has named one, and on every change. */
+  followSnapshots(fn: (id: string) => void): void {
+    this.onSnapshot = fn;
+    if (this.snapshotId !== null) fn(this.snapshotId);
+  }
+
   /** The ledger is open and answering. */
   get ready(): boolean {
-    return this.alive;
+    return this.alive && this.healthy;
+  }
+
+  /** Why the ledger is not ready ('ok' when it is). */
+  get status(): string {
+    return !this.alive ? 'the metering thread is not running' : this.healthDetail;
   }
 
   /** An active or revoked key by the SHA-256 of the presented key, as last read. */
@@ -183,6 +214,19 @@ export class Meter {
           this.pending.delete(r.id);
           done?.(r);
         }
+        return;
+      case 'health':
+        if (m.ok !== this.healthy) {
+          if (m.ok) this.logger.info('usage ledger reachable again');
+          else this.logger.error({ err: m.detail }, 'usage ledger unreachable; live routes answer 503 until it is back');
+        }
+        this.healthy = m.ok;
+        this.healthDetail = m.detail;
+        this.metrics?.ledgerHealth(m.ok);
+        return;
+      case 'snapshot':
+        this.snapshotId = m.id;
+        this.onSnapshot(m.id);
         return;
       case 'closed':
         this.alive = false;

@@ -8,6 +8,8 @@ export interface MetricsSources {
   readonly snapshotEvents: () => number;
   readonly cacheBytes: () => number;
   readonly inFlight: () => number;
+  /** A snapshot this node was told to serve and could not load (null: none). */
+  readonly snapshotPending: () => string | null;
 }
 
 export class Metrics {
@@ -23,6 +25,7 @@ export class Metrics {
   private readonly streams: Counter<'outcome'>;
   private readonly streamRows: Counter;
   private readonly streamBytes: Counter;
+  private readonly ledgerUp: Gauge;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -73,6 +76,19 @@ export class Metrics {
         if (id) this.set({ id }, 1);
       },
     });
+    this.ledgerUp = new Gauge({ name: 'ledger_up', help: 'The usage ledger answers (0: live routes answer 503 until it does).', registers });
+    this.ledgerUp.set(1);
+    new Gauge({
+      name: 'snapshot_behind',
+      help: 'The shared ledger names a snapshot this node could not load: it serves the previous one (value 1, the wanted id as label).',
+      labelNames: ['wanted'],
+      registers,
+      collect() {
+        this.reset();
+        const wanted = sources.snapshotPending();
+        if (wanted !== null) this.set({ wanted }, 1);
+      },
+    });
     new Gauge({ name: 'snapshot_events', help: 'Events in the snapshot being served.', registers, collect() { this.set(sources.snapshotEvents()); } });
   }
 
@@ -110,6 +126,10 @@ export class Metrics {
       this.meterFsyncs.inc();
       this.meterCommit.observe(commitSeconds);
     }
+  }
+
+  ledgerHealth(up: boolean): void {
+    this.ledgerUp.set(up ? 1 : 0);
   }
 
   streamEnded(outcome: 'completed' | 'cancelled' | 'failed', rows: number, bytes: number): void {

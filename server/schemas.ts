@@ -118,7 +118,12 @@ export const CsvSchema = v.pipe(v.string(), v.description('RFC 4180 CSV with a h
 export const IcsSchema = v.pipe(v.string(), v.description('iCalendar (RFC 5545): one VEVENT per event, UID = event id, times in America/Los_Angeles with its VTIMEZONE'));
 export const RssSchema = v.pipe(v.string(), v.description('RSS 2.0 XML (https://www.rssboard.org/rss-specification)'));
 
-export const HealthSchema = v.object({ status: v.picklist(['ok', 'ready']), snapshot: v.optional(v.string()) });
+export const HealthSchema = v.object({
+  status: v.picklist(['ok', 'ready']),
+  snapshot: v.optional(v.string()),
+  /** Several nodes: a snapshot the shared ledger names that this node could not load (it serves `snapshot` meanwhile). */
+  snapshot_pending: v.optional(v.object({ id: v.string(), reason: v.string() })),
+});
 
 export const OpenApiSchema = v.looseObject({ openapi: v.string() });
 

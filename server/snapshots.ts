@@ -22,6 +22,8 @@ export interface LoadedSnapshot {
 
 /** How long workers get to load a new snapshot before requests move to it regardless. */
 const PREPARE_TIMEOUT_MS = 120_000;
+/** How often a snapshot that could not be loaded is tried again. */
+const RETRY_FAILED_MS = 10_000;
 
 export class Snapshots {
   private loaded: LoadedSnapshot | null = null;
@@ -29,6 +31,10 @@ export class Snapshots {
   private poller: NodeJS.Timeout | null = null;
   private checking: Promise<void> = Promise.resolve();
   private recheck = false;
+  /** With a shared ledger: the snapshot it names (null until it has named one: follow `current`). */
+  private named: string | null = null;
+  /** The snapshot last asked for that could not be loaded, and why. */
+  private failure: { readonly id: string; readonly reason: string } | null = null;
 
   constructor(
     private readonly dataDir: string,
@@ -60,6 +66,20 @@ export class Snapshots {
     this.poller.unref();
   }
 
+  /**
+   * Several nodes: the shared ledger names the snapshot to serve (every node the same), and from
+   * then on that name, not this machine's `current` link, decides.
+   */
+  follow(id: string): void {
+    this.named = id;
+    this.schedule();
+  }
+
+  /** A snapshot this node was asked to serve and could not load, while it serves the previous one. */
+  get pending(): { readonly id: string; readonly reason: string } | null {
+    return this.failure;
+  }
+
   /** Checks now, and once more after a check in progress (events can arrive mid-check). */
   private schedule(): void {
     if (this.recheck) return;
@@ -78,19 +98,25 @@ export class Snapshots {
   private async check(): Promise<void> {
     let id: string | null;
     try {
-      id = await currentSnapshotId(this.dataDir);
+      id = this.named ?? (await currentSnapshotId(this.dataDir));
     } catch {
       return;
     }
-    if (id === null || id === this.loaded?.ref.id) return;
+    if (id === null || id === this.loaded?.ref.id) {
+      if (id !== null) this.failure = null;
+      return;
+    }
+    if (this.failure?.id === id && !this.recheckFailed()) return;
     let manifest: Manifest;
     try {
       manifest = await readManifest(this.dataDir, id);
     } catch (err) {
+      this.failed(id, `manifest unreadable: ${(err as Error).message}`);
       this.log.warn({ snapshot: id, err: (err as Error).message }, 'snapshot manifest unreadable; staying on the current snapshot');
       return;
     }
     if (manifest.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
+      this.failed(id, `layout ${manifest.schema_version}, this server reads ${SNAPSHOT_SCHEMA_VERSION}`);
       this.log.error({ snapshot: id, layout: manifest.schema_version, wanted: SNAPSHOT_SCHEMA_VERSION }, 'snapshot has another layout; rebuild it with `family-events snapshot build`');
       return;
     }
@@ -98,13 +124,27 @@ export class Snapshots {
     const t0 = performance.now();
     const { ready, errors } = await this.pool.prepare(ref, PREPARE_TIMEOUT_MS);
     if (errors.length) {
+      this.failed(id, `workers could not load it: ${errors.join('; ')}`);
       this.log.error({ snapshot: id, errors }, 'workers could not load the snapshot; staying on the current snapshot');
       return;
     }
+    this.failure = null;
     const previous = this.loaded?.ref.id ?? null;
     this.loaded = { ref, manifest, cities: new Map(manifest.cities.map((c) => [fold(c), c])) };
     this.onSwitch(id);
     this.log.info({ snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) }, 'serving snapshot');
+  }
+
+  private failedAtMs = 0;
+
+  private failed(id: string, reason: string): void {
+    this.failure = { id, reason };
+    this.failedAtMs = Date.now();
+  }
+
+  /** A snapshot that failed is tried again now and then (a shared volume may have been slow), not on every poll. */
+  private recheckFailed(): boolean {
+    return Date.now() - this.failedAtMs >= RETRY_FAILED_MS;
   }
 
   stop(): void {

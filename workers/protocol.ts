@@ -459,10 +459,23 @@ export type MeterMessage =
   | { readonly type: 'accounts'; readonly keys: readonly KeyInfo[]; readonly plans: readonly Plan[] }
   | { readonly type: 'replies'; readonly replies: readonly MeterReply[]; readonly batch: { readonly ops: number; readonly charges: number; readonly commitMs: number } }
   | { readonly type: 'failed'; readonly detail: string }
+  /** The shared ledger became reachable (ok) or not; until ok again, every request answers `unavailable`. */
+  | { readonly type: 'health'; readonly ok: boolean; readonly detail: string }
+  /** The snapshot the shared ledger says every node should answer from (at start, and on each change). */
+  | { readonly type: 'snapshot'; readonly id: string }
   | { readonly type: 'closed' };
 
 export interface MeterWorkerData {
   readonly ledgerDir: string;
   /** How often the accounts file is checked for changes while no request arrives. */
   readonly accountsPollMs: number;
+}
+
+/** The metering thread on the shared PostgreSQL ledger (workers/meter/pg-thread.ts). */
+export interface PgMeterWorkerData {
+  readonly database: { readonly url: string; readonly poolMax: number; readonly statementTimeoutMs: number };
+  /** Names this node's holds in the ledger. */
+  readonly nodeName: string;
+  /** How long a hold of records lives unless charged or released: a dead node's holds come back after it. */
+  readonly holdTtlMs: number;
 }

@@ -22,7 +22,8 @@ export const healthzRoute = defineRoute({
 export const readyzRoute = defineRoute({
   path: '/readyz',
   summary: 'Readiness',
-  description: '200 once a snapshot is loaded and the usage ledger is open, so the server can answer searches; 503 before.',
+  description:
+    '200 once a snapshot is loaded and the usage ledger is open, so the server can answer searches; 503 before, and while a shared (PostgreSQL) ledger cannot be reached. `snapshot_pending` names a snapshot the shared ledger asked for that this node could not load: it keeps serving `snapshot`.',
   tag: 'operations',
   access: 'public',
   params: noParams,
@@ -30,8 +31,9 @@ export const readyzRoute = defineRoute({
   errors: ['unavailable'],
   handle: (_req, _p, svc) => {
     const snap = svc.snapshots.require();
-    if (!svc.meter.ready) throw unavailable('The usage ledger is not open; live routes cannot be metered yet.');
-    return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id }, [['Cache-Control', 'no-store']]), route: '/readyz' };
+    if (!svc.meter.ready) throw unavailable(`The usage ledger is not available (${svc.meter.status}); live routes cannot be metered.`);
+    const pending = svc.snapshots.pending;
+    return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id, ...(pending ? { snapshot_pending: pending } : {}) }, [['Cache-Control', 'no-store']]), route: '/readyz' };
   },
 });
 
