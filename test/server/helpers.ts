@@ -203,10 +203,10 @@ export async function recordLines(build: BuildResult): Promise<string[]> {
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 
 /** `family-events snapshot build --json [args]` into `dataDir` with the clock pinned at `now`; its manifest. */
-export async function buildInChild(dataDir: string, now: Date, args: readonly string[] = []): Promise<Manifest> {
+export async function buildInChild(dataDir: string, now: Date, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Manifest> {
   const child = spawn(process.execPath, [BIN, 'snapshot', 'build', '--json', ...args], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, FAMILY_EVENTS_NOW: now.toISOString() },
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, FAMILY_EVENTS_NOW: now.toISOString(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,0 +1,257 @@
+// Several API nodes on one PostgreSQL ledger behind nginx: three real `family-events serve`
+// processes on loopback ports, sharing one DATA_DIR (the snapshot volume) and one database of
+// their own on the machine's PostgreSQL, with the shipped nginx site round-robin in front.
+// - 50 concurrent requests of a fresh Community key, spread over the nodes, get exactly the 25
+//   records of its cap in total; again with a mix of formats, cached and uncached pages.
+// - A key revoked anywhere is refused by every node within a second.
+// - A node killed with SIGKILL under load, three times: the ledger holds at least every record the
+//   clients received, never more than they could have been charged for, and the records the dead
+//   node held come back once its holds expire (LEDGER_HOLD_MS).
+// - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import type pg from 'pg';
+import { Agent, request } from 'undici';
+import { PgAccounts } from '../../workers/meter/pg-store.ts';
+import { migrate, openPool, recordSnapshot } from '../../workers/meter/pg.ts';
+import { currentSnapshotId } from '../../workers/snapshot/store.ts';
+import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
+import { buildInChild, NOW, PUBLIC, sampleFixture, WEB, type Fixture } from '../server/helpers.ts';
+import { findNginx, startNginx, type Nginx } from './nginx.ts';
+import { startNode, stopNodes, type ApiNode } from './nodes.ts';
+
+const NODES = 3;
+const CAP = 25;
+/** Records a dead node's holds keep from their organization, at most this long (the nodes' LEDGER_HOLD_MS). */
+const HOLD_MS = 4000;
+const NGINX = findNginx();
+const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.ics', '/v1/feed.rss', '/v1/feed.json'] as const;
+const missing = await postgresMissing();
+const skip = missing ?? (NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false);
+
+describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () => {
+  let db: TestDatabase;
+  let fx: Fixture;
+  let pool: pg.Pool;
+  let accounts: PgAccounts;
+  const nodes: ApiNode[] = [];
+  let lb: Nginx;
+  const dispatcher = new Agent({ connections: 64, pipelining: 1 });
+  const settings = () => ({ url: db.url, poolMax: 2, statementTimeoutMs: 5000 });
+
+  const startNodeNo = (i: number, ports?: { port: number; adminPort: number }): Promise<ApiNode> =>
+    startNode({ name: `node-${i}`, dataDir: fx.dataDir, databaseUrl: db.url, env: { QUERY_TIMEOUT_MS: '2000', LEDGER_HOLD_MS: String(HOLD_MS), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB }, ports });
+
+  async function get(base: string, pathAndQuery: string, key?: string): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+    const res = await request(`${base}${pathAndQuery}`, { dispatcher, headers: key ? { authorization: `Bearer ${key}` } : {}, headersTimeout: 20_000, bodyTimeout: 20_000 });
+    const text = await res.body.text();
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
+    return { status: res.statusCode, headers, text };
+  }
+
+  /** Event records in a 200 body of any format. */
+  function records(pathAndQuery: string, text: string): number {
+    if (pathAndQuery.includes('.csv')) return Math.max(0, text.trim().split('\n').length - 1);
+    if (pathAndQuery.includes('.ics')) return text.split('BEGIN:VEVENT').length - 1;
+    if (pathAndQuery.includes('.rss')) return text.split('<item>').length - 1;
+    const body = JSON.parse(text) as { events?: unknown[]; items?: unknown[] };
+    return (body.events ?? body.items ?? []).length;
+  }
+
+  async function requestsPerNode(): Promise<number[]> {
+    return Promise.all(
+      nodes.map(async (n) => {
+        const text = await (await fetch(`http://127.0.0.1:${n.adminPort}/metrics`)).text();
+        return [...text.matchAll(/^http_requests_total\{route="\/v1\/events[^"]*",status="(\d+)"\} (\d+)/gm)].reduce((a, m) => a + Number(m[2]), 0);
+      }),
+    );
+  }
+
+  async function usedRecords(orgId: string): Promise<number> {
+    const r = await pool.query<{ n: string | null }>('SELECT sum(records) AS n FROM usage_days WHERE org_id = $1', [orgId]);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async function liveHolds(orgId: string): Promise<number> {
+    const r = await pool.query<{ n: string | null }>('SELECT sum(amount) AS n FROM quota_holds WHERE org_id = $1 AND expires_at > now()', [orgId]);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  before(async () => {
+    db = await testDatabase('cluster');
+    fx = await sampleFixture();
+    await migrate(settings());
+    pool = openPool(settings(), 'cluster test');
+    accounts = new PgAccounts(pool);
+    const id = await currentSnapshotId(fx.dataDir);
+    assert.ok(id);
+    await recordSnapshot(settings(), id);
+    for (let i = 0; i < NODES; i++) nodes.push(await startNodeNo(i));
+    lb = await startNginx(NGINX ?? '', nodes.map((n) => n.port));
+  });
+
+  after(async () => {
+    await lb?.stop();
+    await stopNodes(nodes);
+    await dispatcher.close();
+    await pool?.end();
+    await db?.drop();
+    await fx?.cleanup();
+  });
+
+  test('50 concurrent requests of a fresh Community key over three nodes deliver exactly its 25 records', async () => {
+    const made = await accounts.createKey('Cluster Community', 'dev@example.com', 'community');
+    const before = await requestsPerNode();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => get(lb.base, `/v1/events?limit=1&offset=${i}`, made.key)));
+    const ok = answers.filter((a) => a.status === 200);
+    assert.deepEqual([...new Set(answers.map((a) => a.status))].sort(), [200, 429], answers.map((a) => `${a.status} ${a.text.slice(0, 120)}`).join('\n'));
+    const delivered = ok.reduce((n, a) => n + records('/v1/events', a.text), 0);
+    assert.equal(delivered, CAP);
+    assert.equal(await usedRecords(made.org.id), CAP);
+    const spread = (await requestsPerNode()).map((n, i) => n - before[i]!);
+    assert.ok(spread.every((n) => n > 0), `every node served some of them: ${spread.join(', ')}`);
+  });
+
+  test('the same with a mix of formats, repeated (cached) and distinct pages', async () => {
+    const made = await accounts.createKey('Cluster Mix', 'mix@example.com', 'community');
+    const paths = Array.from({ length: 50 }, (_, i) => {
+      const route = FORMATS[i % FORMATS.length]!;
+      // Every third request asks for the same page: on each node the second of those is a cache hit.
+      const offset = i % 3 === 0 ? 0 : i;
+      return `${route}?limit=${1 + (i % 3)}&offset=${offset}`;
+    });
+    const answers = await Promise.all(paths.map((p) => get(lb.base, p, made.key).then((a) => ({ ...a, p }))));
+    for (const a of answers) assert.ok([200, 429].includes(a.status), `${a.p}: ${a.status} ${a.text.slice(0, 200)}`);
+    const delivered = answers.filter((a) => a.status === 200).reduce((n, a) => n + records(a.p, a.text), 0);
+    assert.equal(delivered, CAP);
+    assert.equal(await usedRecords(made.org.id), CAP);
+    assert.equal(await liveHolds(made.org.id), 0);
+  });
+
+  test('a key revoked on one node is refused by every node within a second', async () => {
+    const made = await accounts.createKey('Cluster Revoke', 'rev@example.com', 'partner');
+    // Every node has seen the new key (the announcement, or the lookup of an unknown key).
+    for (const n of nodes) assert.equal((await get(n.base, '/v1/events?limit=1', made.key)).status, 200);
+    const revokedAt = performance.now();
+    assert.equal((await accounts.revoke(made.keyId)).revoked, true);
+    const refusedAfter = await Promise.all(
+      nodes.map(async (n) => {
+        for (;;) {
+          const r = await get(n.base, '/v1/events?limit=1', made.key);
+          if (r.status === 401) return performance.now() - revokedAt;
+          assert.equal(r.status, 200);
+          if (performance.now() - revokedAt > 5000) return Infinity;
+          await delay(20);
+        }
+      }),
+    );
+    assert.ok(refusedAfter.every((ms) => ms <= 1000), `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`);
+  });
+
+  test('SIGKILL one node under load, three times: no charge lost, none doubled, its holds come back', async () => {
+    const capped = await accounts.createKey('Cluster Crash Capped', 'crash@example.com', 'community');
+    const open = await accounts.createKey('Cluster Crash Partner', 'partner@example.com', 'partner');
+    let received = 0;
+    let inFlightAtKill = 0;
+    let inFlight = 0;
+    let stop = false;
+    const LIMIT = 3;
+    const loop = async (key: string, i: number): Promise<void> => {
+      let n = i;
+      while (!stop) {
+        inFlight++;
+        try {
+          const a = await get(lb.base, `/v1/events?limit=${LIMIT}&offset=${n++ % 40}`, key);
+          if (a.status === 200) received += records('/v1/events', a.text);
+          else assert.ok([429, 502, 503].includes(a.status), `${a.status} ${a.text.slice(0, 200)}`);
+        } catch {
+          // A connection cut by the kill: nginx had no answer for it.
+        } finally {
+          inFlight--;
+        }
+      }
+    };
+    const cappedHeld: number[] = [];
+    for (let cycle = 0; cycle < 3; cycle++) {
+      stop = false;
+      const clients = Array.from({ length: 8 }, (_, i) => loop(open.key, i));
+      await delay(600);
+      const victim = nodes[cycle % NODES]!;
+      // The capped organization's reservation taken on the victim: it must not stay locked.
+      const hold = get(victim.base, '/v1/events.csv?limit=10', capped.key).catch(() => null);
+      await delay(5);
+      inFlightAtKill += inFlight;
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      await hold;
+      cappedHeld.push(await liveHolds(capped.org.id));
+      await delay(400);
+      stop = true;
+      await Promise.all(clients);
+      // Back on its ports: nginx's upstream list names them.
+      nodes[cycle % NODES] = await startNodeNo(cycle % NODES, victim);
+    }
+    const used = await usedRecords(open.org.id);
+    assert.ok(used >= received, `the ledger holds every record received (${used} ≥ ${received})`);
+    // Charged and never received: only answers cut off by a kill (each at most LIMIT records).
+    assert.ok(used - received <= inFlightAtKill * LIMIT, `no double charge: ${used - received} records charged beyond those received, with ${inFlightAtKill} requests in flight at the kills`);
+    // After the holds' lifetime, nothing is held and the capped organization has all but what it was charged.
+    await delay(HOLD_MS + 500);
+    assert.equal(await liveHolds(capped.org.id), 0);
+    const usage = await get(lb.base, '/v1/usage', capped.key);
+    assert.equal(usage.status, 200, usage.text);
+    const body = JSON.parse(usage.text) as { records: { used: number; remaining: number } };
+    assert.equal(body.records.used, await usedRecords(capped.org.id));
+    assert.equal(body.records.remaining, CAP - body.records.used);
+  });
+
+  test('a new snapshot recorded in the ledger while three nodes serve: no failed request, every answer one snapshot', async () => {
+    const made = await accounts.createKey('Cluster Snapshots', 'snap@example.com', 'partner');
+    const q = '/v1/events?limit=5';
+    const before = await get(nodes[0]!.base, q, made.key);
+    const etagA = before.headers.etag;
+    assert.ok(etagA);
+    // The same snapshot gives the same answer, ETag included, on every node.
+    for (const n of nodes.slice(1)) {
+      const other = await get(n.base, q, made.key);
+      assert.equal(other.headers.etag, etagA, n.name);
+      assert.equal(other.text, before.text, n.name);
+    }
+    let stop = false;
+    const seen: { status: number; etag: string; body: string }[] = [];
+    const clients = Array.from({ length: 6 }, async () => {
+      while (!stop) {
+        const a = await get(lb.base, q, made.key);
+        seen.push({ status: a.status, etag: a.headers.etag ?? '', body: a.text });
+      }
+    });
+    const later = new Date(NOW.getTime() + 24 * 3600_000);
+    const manifest = await buildInChild(fx.dataDir, later, [], { DATABASE_URL: db.url });
+    const etagsB = new Set<string>();
+    const deadline = Date.now() + 20_000;
+    while (etagsB.size < NODES && Date.now() < deadline) {
+      etagsB.clear();
+      for (const n of nodes) {
+        const r = await get(n.base, '/readyz');
+        if ((JSON.parse(r.text) as { snapshot: string }).snapshot === manifest.id) etagsB.add(n.name);
+      }
+      await delay(100);
+    }
+    assert.equal(etagsB.size, NODES, 'every node switched to the new snapshot');
+    await delay(300);
+    stop = true;
+    await Promise.all(clients);
+    const after = await get(nodes[1]!.base, q, made.key);
+    const etagB = after.headers.etag;
+    assert.notEqual(etagB, etagA);
+    assert.ok(seen.length > 0);
+    const bodies = new Map([[etagA, before.text], [etagB, after.text]]);
+    for (const s of seen) {
+      assert.equal(s.status, 200, s.body);
+      assert.ok(bodies.has(s.etag), `an answer of one of the two snapshots (${s.etag})`);
+      assert.equal(s.body, bodies.get(s.etag));
+    }
+  });
+});
