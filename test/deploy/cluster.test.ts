@@ -150,6 +150,25 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     assert.ok(refusedAfter.every((ms) => ms <= 1000), `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`);
   });
 
+  test("a key's requests a minute: its plan's rate on each node, so at least that and at most N times it behind N nodes", async () => {
+    const RPM = 4;
+    await accounts.setPlan({ name: 'tight', monthlyRecordLimit: null, excludedCategories: [], attributionRequired: false, requestsPerMinute: RPM });
+    const made = await accounts.createKey('Cluster Rate', 'rate@example.com', 'tight');
+    const statuses: number[] = [];
+    for (let i = 0; i < NODES * RPM * 2; i++) statuses.push((await get(lb.base, `/v1/events?limit=1&offset=${i}`, made.key)).status);
+    const ok = statuses.filter((s) => s === 200).length;
+    assert.deepEqual([...new Set(statuses)].sort(), [200, 429]);
+    // The buckets refill continuously (one request every 15 s at 4 a minute): a node may allow one more meanwhile.
+    assert.ok(ok >= RPM && ok <= NODES * (RPM + 1), `${ok} allowed, between ${RPM} and ${NODES} × (${RPM} + 1)`);
+    // Round-robin spread them: every node's own bucket for the key is empty now.
+    for (const n of nodes) {
+      const r = await get(n.base, '/v1/events?limit=1', made.key);
+      assert.equal(r.status, 429, n.name);
+      assert.ok(Number(r.headers['retry-after']) > 0, 'says when to retry');
+      assert.match(r.text, new RegExp(`may make ${RPM} requests a minute`));
+    }
+  });
+
   test('SIGKILL one node under load, three times: no charge lost, none doubled, its holds come back', async () => {
     const capped = await accounts.createKey('Cluster Crash Capped', 'crash@example.com', 'community');
     const open = await accounts.createKey('Cluster Crash Partner', 'partner@example.com', 'partner');
@@ -205,6 +224,33 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     const body = JSON.parse(usage.text) as { records: { used: number; remaining: number } };
     assert.equal(body.records.used, await usedRecords(capped.org.id));
     assert.equal(body.records.remaining, CAP - body.records.used);
+  });
+
+  test('a snapshot the nodes cannot load: they keep serving theirs and say so in /readyz and metrics', async () => {
+    const serving = (JSON.parse((await get(nodes[0]!.base, '/readyz')).text) as { snapshot: string }).snapshot;
+    await recordSnapshot(settings(), 'missing-from-the-volume');
+    for (const n of nodes) {
+      let body: { snapshot: string; snapshot_pending?: { id: string; reason: string } } = { snapshot: '' };
+      for (let i = 0; i < 100 && !body.snapshot_pending; i++) {
+        const r = await get(n.base, '/readyz');
+        assert.equal(r.status, 200, 'still ready: it serves the snapshot it has');
+        body = JSON.parse(r.text) as typeof body;
+        if (!body.snapshot_pending) await delay(50);
+      }
+      assert.equal(body.snapshot, serving);
+      assert.equal(body.snapshot_pending?.id, 'missing-from-the-volume');
+      const metrics = await (await fetch(`http://127.0.0.1:${n.adminPort}/metrics`)).text();
+      assert.match(metrics, /^snapshot_behind\{wanted="missing-from-the-volume"\} 1$/m);
+    }
+    await recordSnapshot(settings(), serving);
+    for (const n of nodes) {
+      let pending: unknown = true;
+      for (let i = 0; i < 100 && pending; i++) {
+        pending = (JSON.parse((await get(n.base, '/readyz')).text) as { snapshot_pending?: unknown }).snapshot_pending;
+        if (pending) await delay(50);
+      }
+      assert.equal(pending, undefined, `${n.name} is back on the snapshot the ledger names`);
+    }
   });
 
   test('a new snapshot recorded in the ledger while three nodes serve: no failed request, every answer one snapshot', async () => {
