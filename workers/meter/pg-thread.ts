@@ -179,7 +179,7 @@ const unavailable = (id: number, detail = 'The usage ledger cannot be reached ri
 const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, code: 'invalid_api_key', detail });
 
 /** This node's open holds: what a commit needs to know before it reaches the database. */
-const holds = new Map<number, { readonly orgId: string; readonly keyId: string; readonly amount: number }>();
+const holds = new Map<number, { readonly orgId: string; readonly keyId: string; readonly amount: number; readonly expiresAtMs: number }>();
 
 interface OrgState {
   readonly limit: number | null;
@@ -384,7 +384,8 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
 
   // Committed: the holds are real now, and the releases and commits gone.
   for (const id of [...settled, ...ops.flatMap((o) => (o.op === 'release' ? [o.reservation] : []))]) holds.delete(id);
-  for (const h of newHolds) holds.set(h.id, { orgId: h.orgId, keyId: h.keyId, amount: h.amount });
+  const expiresAtMs = Date.now() + data.holdTtlMs;
+  for (const h of newHolds) holds.set(h.id, { orgId: h.orgId, keyId: h.keyId, amount: h.amount, expiresAtMs });
   const out: MeterReply[] = [];
   for (const r of replies) {
     if (r.ok && 'reservation' in r && r.reservation !== null) out.push({ ...r, reservation: newHolds[r.reservation]!.id });
@@ -476,6 +477,9 @@ port.on('message', (m: readonly MeterRequest[] | { op: 'close' }) => {
 /** Expired holds and spent links are swept by every node now and then; the statements are idempotent. */
 const SWEEP_EVERY_MS = 3600_000;
 const sweep = setInterval(() => {
+  // A hold whose answer never came back (neither committed nor released) is dead in the ledger too.
+  const nowMs = Date.now();
+  for (const [id, h] of holds) if (h.expiresAtMs < nowMs) holds.delete(id);
   if (!healthy) return;
   void rows(pool, 'meter_holds_sweep').catch(() => undefined);
   void accounts.purgeExpired(Date.now()).catch(() => undefined);
