@@ -97,6 +97,19 @@ export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
   return (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest;
 }
 
+/** Records `id` as the snapshot every node serves, with what to do when the ledger cannot be reached. */
+async function recordInLedger(cfg: Config, id: string): Promise<void> {
+  if (!cfg.database) return;
+  const { recordSnapshot } = await import('../workers/meter/pg.ts');
+  try {
+    await recordSnapshot(cfg.database, id);
+  } catch (err) {
+    throw new CliError(
+      `snapshot ${id} is in ${path.join(cfg.dataDir, 'snapshots')}, but the shared ledger (DATABASE_URL) could not record it (${(err as Error).message}); the nodes keep serving the previous one. Once PostgreSQL answers: family-events snapshot publish ${id}`,
+    );
+  }
+}
+
 export function registerSnapshotCommands(program: Command): void {
   const snapshot = program.command('snapshot').description('Build and inspect event snapshots under DATA_DIR/snapshots.');
 
@@ -112,11 +125,26 @@ export function registerSnapshotCommands(program: Command): void {
     .action(async (flags: BuildFlags) => {
       const cfg = cliConfig();
       const { manifest } = await runBuild(cfg, flags, !flags.json);
-      if (cfg.database) {
-        const { recordSnapshot } = await import('../workers/meter/pg.ts');
-        await recordSnapshot(cfg.database, manifest.id);
-      }
+      if (cfg.database) await recordInLedger(cfg, manifest.id);
       process.stdout.write(flags.json ? `${JSON.stringify(manifest)}\n` : `${table(manifest)}\n`);
+    });
+
+  snapshot
+    .command('publish')
+    .description('Make a snapshot under DATA_DIR/snapshots the one every node serves (DATABASE_URL): the current one by default, or an earlier one to roll back to.')
+    .argument('[id]', 'snapshot id (a directory under DATA_DIR/snapshots)')
+    .addOption(jsonOption())
+    .action(async (wanted: string | undefined, flags: { json?: boolean }) => {
+      const cfg = cliConfig();
+      if (!cfg.database) throw new CliError('publish records the snapshot in the shared ledger: set DATABASE_URL (one node without it serves DATA_DIR/snapshots/current).');
+      const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
+      const id = wanted ?? (await currentSnapshotId(cfg.dataDir));
+      if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
+      const m = await readManifest(cfg.dataDir, id).catch(() => null);
+      if (!m) throw new CliError(`no snapshot ${id} under ${path.join(cfg.dataDir, 'snapshots')}; the nodes could not load it.`);
+      if (m.schema_version !== SNAPSHOT_SCHEMA_VERSION) throw new CliError(`snapshot ${id} has layout ${m.schema_version}; this version serves ${SNAPSHOT_SCHEMA_VERSION}. Build a new one.`);
+      await recordInLedger(cfg, id);
+      process.stdout.write(flags.json ? `${JSON.stringify({ snapshot: id })}\n` : `every node now switches to snapshot ${id}\n`);
     });
 
   snapshot

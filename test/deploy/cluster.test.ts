@@ -9,10 +9,14 @@
 //   node held come back once its holds expire (LEDGER_HOLD_MS).
 // - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type pg from 'pg';
 import { Agent, request } from 'undici';
+import { REPO_ROOT } from '../../server/config.ts';
 import { PgAccounts } from '../../workers/meter/pg-store.ts';
 import { migrate, openPool, recordSnapshot } from '../../workers/meter/pg.ts';
 import { currentSnapshotId } from '../../workers/snapshot/store.ts';
@@ -26,6 +30,8 @@ const CAP = 25;
 /** Records a dead node's holds keep from their organization, at most this long (the nodes' LEDGER_HOLD_MS). */
 const HOLD_MS = 4000;
 const NGINX = findNginx();
+const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
+const execFileP = promisify(execFile);
 const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.ics', '/v1/feed.rss', '/v1/feed.json'] as const;
 const missing = await postgresMissing();
 const skip = missing ?? (NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false);
@@ -242,7 +248,9 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
       const metrics = await (await fetch(`http://127.0.0.1:${n.adminPort}/metrics`)).text();
       assert.match(metrics, /^snapshot_behind\{wanted="missing-from-the-volume"\} 1$/m);
     }
-    await recordSnapshot(settings(), serving);
+    // Rolled back by the operator's command, as the README says.
+    const published = await execFileP(process.execPath, [BIN, 'snapshot', 'publish', serving, '--json'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: fx.dataDir, DATABASE_URL: db.url } });
+    assert.deepEqual(JSON.parse(published.stdout), { snapshot: serving });
     for (const n of nodes) {
       let pending: unknown = true;
       for (let i = 0; i < 100 && pending; i++) {
