@@ -14,16 +14,21 @@ export interface Period {
   readonly lastDay: string;
 }
 
+let lastPeriod: Period = { month: '', startMs: 0, resetMs: -1, firstDay: '', lastDay: '' };
+
+/** The quota period holding an instant. Every quota decision asks (luxon's zone math is not cheap), so the month in hand is kept. */
 export function periodAt(ms: number): Period {
+  if (ms >= lastPeriod.startMs && ms < lastPeriod.resetMs) return lastPeriod;
   const start = DateTime.fromMillis(ms, { zone: ZONE }).startOf('month');
   const next = start.plus({ months: 1 });
-  return {
+  lastPeriod = {
     month: start.toFormat('yyyy-MM'),
     startMs: start.toMillis(),
     resetMs: next.toMillis(),
     firstDay: start.toISODate() ?? '',
     lastDay: next.minus({ days: 1 }).toISODate() ?? '',
   };
+  return lastPeriod;
 }
 
 let lastDay = { fromMs: 0, toMs: -1, day: '' };
