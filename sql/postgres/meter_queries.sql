@@ -1,5 +1,8 @@
 -- The metering thread's statements on the shared ledger (workers/meter/pg-thread.ts): one batch of
 -- a node's reservations and charges is one transaction of these, in this order.
+-- Hold expiry is judged at statement_timestamp(), never now(): now() is when the transaction
+-- began, before it waited for the organizations' locks, and a hold another node has since seen
+-- expire (and granted its records to someone else) must not be charged here as if still alive.
 
 -- query: meter_lock_orgs
 -- Serializes every node's batches that touch these organizations (ordered by id: no deadlock).
@@ -22,20 +25,20 @@ GROUP BY org_id
 -- query: meter_held
 SELECT org_id, sum(amount) AS amount
 FROM quota_holds
-WHERE org_id = ANY($org_ids::text[]) AND expires_at > now()
+WHERE org_id = ANY($org_ids::text[]) AND expires_at > statement_timestamp()
 GROUP BY org_id
 
 -- query: meter_live_holds
 -- The holds this batch settles or gives back that are still alive: an expired one's records may
 -- already have gone to another request, so it can no longer be charged.
-SELECT id, org_id, key_id, amount FROM quota_holds WHERE id = ANY($ids::bigint[]) AND expires_at > now()
+SELECT id, org_id, key_id, amount FROM quota_holds WHERE id = ANY($ids::bigint[]) AND expires_at > statement_timestamp()
 
 -- query: meter_hold_ids
 SELECT nextval(pg_get_serial_sequence('quota_holds', 'id')) AS id FROM generate_series(1, $n::int)
 
 -- query: meter_hold_insert
 INSERT INTO quota_holds (id, org_id, key_id, amount, node, expires_at) OVERRIDING SYSTEM VALUE
-SELECT h.id, h.org_id, h.key_id, h.amount, $node, now() + make_interval(secs => $ttl_s::double precision)
+SELECT h.id, h.org_id, h.key_id, h.amount, $node, statement_timestamp() + make_interval(secs => $ttl_s::double precision)
 FROM unnest($ids::bigint[], $org_ids::text[], $key_ids::text[], $amounts::bigint[]) AS h (id, org_id, key_id, amount)
 
 -- query: meter_hold_delete
