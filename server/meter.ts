@@ -70,6 +70,9 @@ export class Meter {
       worker = tsWorker(THREAD, { workerData: data });
     }
     const meter = new Meter(worker, logger, metrics);
+    // The shared ledger's thread posts the accounts before it has finished connecting (LISTEN, the
+    // current snapshot) and answers `unavailable` until then: it has started once it says how it is.
+    const startedBy: MeterMessage['type'] = config.database ? 'health' : 'accounts';
     return new Promise((resolve, reject) => {
       let started = false;
       worker.on('message', (m: MeterMessage) => {
@@ -78,7 +81,7 @@ export class Meter {
           return;
         }
         meter.receive(m);
-        if (!started && (m.type === 'accounts' || m.type === 'health')) {
+        if (!started && m.type === startedBy) {
           started = true;
           meter.alive = true;
           resolve(meter);

@@ -62,6 +62,7 @@ async function probe(): Promise<void> {
     await readSnapshot();
     setHealth(true, 'ok');
   } catch (err) {
+    if (closing) return;
     setHealth(false, `PostgreSQL unreachable: ${(err as Error).message}`);
     probing = setTimeout(probe, PROBE_MS);
   }
@@ -127,6 +128,11 @@ async function listen(): Promise<void> {
   });
   await client.connect();
   await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+  // Closed meanwhile: a listener kept now would keep the thread alive after close().
+  if (closing) {
+    await client.end().catch(() => undefined);
+    return;
+  }
   listener = client;
 }
 
