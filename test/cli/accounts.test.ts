@@ -229,7 +229,7 @@ for (const backend of [
         const city = encodeURIComponent(best[0]);
         const byId = new Map(fx.rows.map((r) => [r.id, r]));
 
-        // On PostgreSQL the server's LEDGER_DIR (its own) holds only the test helper's default key.
+        // On PostgreSQL the server meters on the database (the test helper's default key is made there too).
         const ts = await startTestServer(fx.dataDir, database ? { DATABASE_URL: database.url } : { LEDGER_DIR: ledgerDir });
         try {
           // The kids plan allows 5 requests a minute per key: this test makes 4 with it.

@@ -1,20 +1,21 @@
 // Durability of the usage ledger: a real `family-events serve` process is killed with SIGKILL while
 // 16 keep-alive clients are mid-request, three times over; after each restart the ledger (over
-// /v1/usage and straight from usage.sqlite) holds every record the clients received, and no more.
+// /v1/usage and straight from the store: usage.sqlite, or usage_days of the PostgreSQL ledger) holds
+// every record the clients received, and no more. Run once per ledger backend: the embedded one
+// (LEDGER_DIR) and PostgreSQL (DATABASE_URL, a database of its own; skipped with the reason where
+// no PostgreSQL server answers).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import * as v from 'valibot';
 import { REPO_ROOT } from '../../server/config.ts';
 import { UsageSchema } from '../../server/schemas.ts';
+import { ledgerBackends, testLedger, type TestLedger } from '../ledger.ts';
 import { freePort } from '../ports.ts';
-import { NOW, NOW_ISO, provisionKey, sampleFixture, type Fixture, type OracleRow } from './helpers.ts';
+import { NOW, NOW_ISO, sampleFixture, type Fixture, type OracleRow } from './helpers.ts';
 
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 const LOOPS = 16;
@@ -38,7 +39,8 @@ interface Serve {
 }
 
 let fixture: Fixture;
-let ledgerDir: string;
+/** The ledger of the backend whose suite is running (the suites run one after the other). */
+let ledger: TestLedger;
 /** The process started last; after() makes sure it is gone. */
 let current: Serve | null = null;
 
@@ -46,7 +48,7 @@ function alive(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
-/** Starts `family-events serve` on fresh ports over the shared DATA_DIR and LEDGER_DIR; resolves once /readyz says 200. */
+/** Starts `family-events serve` on fresh ports over the shared DATA_DIR and the suite's ledger; resolves once /readyz says 200. */
 async function serve(): Promise<Serve> {
   const port = await freePort();
   let adminPort = await freePort();
@@ -56,7 +58,7 @@ async function serve(): Promise<Serve> {
     env: {
       PATH: process.env.PATH ?? '',
       DATA_DIR: fixture.dataDir,
-      LEDGER_DIR: ledgerDir,
+      ...ledger.env,
       PORT: String(port),
       ADMIN_PORT: String(adminPort),
       HOST: '127.0.0.1',
@@ -292,19 +294,6 @@ function explainable(unanswered: readonly Sent[], records: number, requests: num
   return reach[requests]?.[records] === 1;
 }
 
-/** Usage per organization straight from the durable file, not through the server. */
-function ledgerTotals(): Map<string, { records: number; requests: number }> {
-  const db = new Database(path.join(ledgerDir, 'usage.sqlite'), { readonly: true, fileMustExist: true });
-  try {
-    const rows = db
-      .prepare('SELECT org_id, sum(records) AS records, sum(requests) AS requests FROM usage_days WHERE day >= ? AND day <= ? GROUP BY org_id')
-      .all(MONTH_FIRST, MONTH_LAST) as { org_id: string; records: number; requests: number }[];
-    return new Map(rows.map((r) => [r.org_id, { records: r.records, requests: r.requests }]));
-  } finally {
-    db.close();
-  }
-}
-
 async function checkLedger(s: Serve, cycleNo: number): Promise<void> {
   const reports = new Map<string, v.InferOutput<typeof UsageSchema>>();
   for (const org of orgs) {
@@ -315,7 +304,8 @@ async function checkLedger(s: Serve, cycleNo: number): Promise<void> {
     assert.equal(body.organization.id, org.id);
     reports.set(org.id, body);
   }
-  const file = ledgerTotals();
+  // Usage per organization straight from the durable store, not through the server.
+  const file = await ledger.usageByOrg(MONTH_FIRST, MONTH_LAST);
   for (const org of orgs) {
     const body = reports.get(org.id);
     assert.ok(body);
@@ -347,8 +337,8 @@ async function checkLedger(s: Serve, cycleNo: number): Promise<void> {
       assert.equal(body.records.limit, COMMUNITY_CAP);
       assert.equal(body.records.remaining, COMMUNITY_CAP - used, what);
     }
-    // The numbers come from the durable file.
-    assert.deepEqual(file.get(org.id) ?? { records: 0, requests: 0 }, { records: used, requests: count }, `usage.sqlite vs /v1/usage: ${what}`);
+    // The numbers come from the durable store.
+    assert.deepEqual(file.get(org.id) ?? { records: 0, requests: 0 }, { records: used, requests: count }, `the ledger's usage_days vs /v1/usage: ${what}`);
     org.before = { records: used, requests: count };
   }
 }
@@ -363,78 +353,90 @@ function mostCommon(values: Iterable<string>): string {
   return best[0];
 }
 
-describe('usage ledger survives SIGKILL under load', () => {
-  let server: Serve | null = null;
-
-  before(async () => {
-    fixture = await sampleFixture();
-    ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'fe-crash-ledger-'));
-    const live = fixture.rows.filter((r: OracleRow) => r.end_ms >= NOW.getTime());
-    const city = mostCommon(live.map((r) => r.venue_city));
-    const category = mostCommon(live.flatMap((r) => r.categories).filter((c) => c !== 'festivals' && c !== 'seasonal'));
-    const inCity = live.filter((r) => r.venue_city === city).length;
-    const inCategory = live.filter((r) => r.categories.includes(category)).length;
-    const free = live.filter((r) => r.is_free).length;
-    for (const n of [inCity, inCategory, free]) assert.ok(n > 10 && n < live.length, `a filter matching ${n} of ${live.length} events says little`);
-    partnerFilters = [
-      { filter: '', approx: live.length },
-      { filter: `category=${encodeURIComponent(category)}`, approx: inCategory },
-      { filter: `city=${encodeURIComponent(city)}`, approx: inCity },
-      { filter: 'is_free=true', approx: free },
-    ];
-    const a1 = provisionKey(ledgerDir, { plan: 'partner', org: 'Crash partner A' });
-    const a2 = provisionKey(ledgerDir, { plan: 'partner', org: 'Crash partner A' });
-    const b = provisionKey(ledgerDir, { plan: 'partner', org: 'Crash partner B' });
-    const c = provisionKey(ledgerDir, { plan: 'community', org: 'Crash community' });
-    assert.equal(a1.orgId, a2.orgId, 'two keys of one organization');
-    const org = (label: string, plan: Org['plan'], id: string, keys: string[]): Org => ({
-      label,
-      plan,
-      id,
-      keys,
-      received: 0,
-      ok: 0,
-      unanswered: [],
-      cycle: { received: 0, ok: 0, unanswered: [] },
-      before: { records: 0, requests: 0 },
-    });
-    orgs = [org('partner A', 'partner', a1.orgId, [a1.key, a2.key]), org('partner B', 'partner', b.orgId, [b.key]), org('community', 'community', c.orgId, [c.key])];
-    server = await serve();
-  });
-
-  after(async () => {
-    if (current) await killHard(current);
-    await fixture?.cleanup();
-    if (ledgerDir) await rm(ledgerDir, { recursive: true, force: true });
-  });
-
-  KILL_AFTER_RESPONSES.forEach((killAfter, i) => {
-    test(`kill -9 #${i + 1} mid-load, restart: usage ≥ records received, every surplus an unanswered request charged once`, { timeout: 60_000 }, async () => {
-      assert.ok(server, 'no server running (an earlier cycle failed to restart it)');
-      const running = server;
-      server = null;
-      let cycle: Cycle;
-      try {
-        const ended = await loadAndKill(running, killAfter);
-        cycle = ended.cycle;
-        assert.equal(ended.signal, 'SIGKILL', `the server was not killed by our SIGKILL (it had exited by itself?): ${running.stderr()}`);
-      } finally {
-        await killHard(running);
-      }
-      assert.deepEqual(cycle.anomalies, [], 'answers before the kill');
-      const partnerOk = cycle.sent.filter((x) => x.done && x.org.plan === 'partner').length;
-      assert.ok(partnerOk > 0, 'no partner response arrived before the kill: the load never ran');
-      // Restarting on the same LEDGER_DIR also shows that the killed process's writer lock is gone.
-      server = await serve();
-      await checkLedger(server, i + 1);
-    });
-  });
-
-  test('the kills hit requests in flight, and the Community key was served', () => {
-    // Guards the test itself: without unanswered requests no kill landed under load.
-    const unanswered = orgs.reduce((n, o) => n + o.unanswered.length, 0);
-    assert.ok(unanswered > 0, 'no request was in flight at any kill');
-    const community = orgs.find((o) => o.plan === 'community');
-    assert.ok(community && community.ok > 0, 'the Community key never got a 200');
-  });
+// The snapshot and the partner filters, once for both backends.
+before(async () => {
+  fixture = await sampleFixture();
+  const live = fixture.rows.filter((r: OracleRow) => r.end_ms >= NOW.getTime());
+  const city = mostCommon(live.map((r) => r.venue_city));
+  const category = mostCommon(live.flatMap((r) => r.categories).filter((c) => c !== 'festivals' && c !== 'seasonal'));
+  const inCity = live.filter((r) => r.venue_city === city).length;
+  const inCategory = live.filter((r) => r.categories.includes(category)).length;
+  const free = live.filter((r) => r.is_free).length;
+  for (const n of [inCity, inCategory, free]) assert.ok(n > 10 && n < live.length, `a filter matching ${n} of ${live.length} events says little`);
+  partnerFilters = [
+    { filter: '', approx: live.length },
+    { filter: `category=${encodeURIComponent(category)}`, approx: inCategory },
+    { filter: `city=${encodeURIComponent(city)}`, approx: inCity },
+    { filter: 'is_free=true', approx: free },
+  ];
 });
+
+after(async () => {
+  await fixture?.cleanup();
+});
+
+for (const backend of await ledgerBackends()) {
+  describe(`usage ledger survives SIGKILL under load, on ${backend.name}`, { skip: backend.skip }, () => {
+    let server: Serve | null = null;
+
+    before(async () => {
+      ledger = await testLedger(backend, 'crash');
+      partnerTotals.clear();
+      const a1 = await ledger.provisionKey({ plan: 'partner', org: 'Crash partner A' });
+      const a2 = await ledger.provisionKey({ plan: 'partner', org: 'Crash partner A' });
+      const b = await ledger.provisionKey({ plan: 'partner', org: 'Crash partner B' });
+      const c = await ledger.provisionKey({ plan: 'community', org: 'Crash community' });
+      assert.equal(a1.orgId, a2.orgId, 'two keys of one organization');
+      const org = (label: string, plan: Org['plan'], id: string, keys: string[]): Org => ({
+        label,
+        plan,
+        id,
+        keys,
+        received: 0,
+        ok: 0,
+        unanswered: [],
+        cycle: { received: 0, ok: 0, unanswered: [] },
+        before: { records: 0, requests: 0 },
+      });
+      orgs = [org('partner A', 'partner', a1.orgId, [a1.key, a2.key]), org('partner B', 'partner', b.orgId, [b.key]), org('community', 'community', c.orgId, [c.key])];
+      server = await serve();
+    });
+
+    after(async () => {
+      if (current) await killHard(current);
+      current = null;
+      await ledger?.drop();
+    });
+
+    KILL_AFTER_RESPONSES.forEach((killAfter, i) => {
+      test(`kill -9 #${i + 1} mid-load, restart: usage ≥ records received, every surplus an unanswered request charged once`, { timeout: 60_000 }, async () => {
+        assert.ok(server, 'no server running (an earlier cycle failed to restart it)');
+        const running = server;
+        server = null;
+        let cycle: Cycle;
+        try {
+          const ended = await loadAndKill(running, killAfter);
+          cycle = ended.cycle;
+          assert.equal(ended.signal, 'SIGKILL', `the server was not killed by our SIGKILL (it had exited by itself?): ${running.stderr()}`);
+        } finally {
+          await killHard(running);
+        }
+        assert.deepEqual(cycle.anomalies, [], 'answers before the kill');
+        const partnerOk = cycle.sent.filter((x) => x.done && x.org.plan === 'partner').length;
+        assert.ok(partnerOk > 0, 'no partner response arrived before the kill: the load never ran');
+        // Restarting on the same ledger also shows that the killed process left nothing that stops
+        // the next one (the embedded ledger's writer lock; PostgreSQL's sessions and row locks).
+        server = await serve();
+        await checkLedger(server, i + 1);
+      });
+    });
+
+    test('the kills hit requests in flight, and the Community key was served', () => {
+      // Guards the test itself: without unanswered requests no kill landed under load.
+      const unanswered = orgs.reduce((n, o) => n + o.unanswered.length, 0);
+      assert.ok(unanswered > 0, 'no request was in flight at any kill');
+      const community = orgs.find((o) => o.plan === 'community');
+      assert.ok(community && community.ok > 0, 'the Community key never got a 200');
+    });
+  });
+}

@@ -13,6 +13,7 @@ import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts
 import { AccountsDb } from '../../workers/meter/store.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
 import type { Plan } from '../../workers/protocol.ts';
+import { provisionKeyIn } from '../ledger.ts';
 import { checkIfFeed } from './readers.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
@@ -121,7 +122,8 @@ export interface TestServer {
 /**
  * Starts the real server in-process on loopback ports chosen by the OS. `env` overrides the
  * defaults. Each server gets a ledger directory of its own (a ledger has one writer), unless
- * `env.LEDGER_DIR` names one; it is removed on stop() only when the helper made it.
+ * `env.LEDGER_DIR` names one; it is removed on stop() only when the helper made it. With
+ * `env.DATABASE_URL` the server meters on that PostgreSQL database, and the default key is made there.
  */
 export async function startTestServer(dataDir: string, env: Record<string, string> = {}): Promise<TestServer> {
   const ownLedger = env.LEDGER_DIR === undefined ? await mkdtemp(path.join(os.tmpdir(), 'fe-ledger-')) : null;
@@ -147,7 +149,7 @@ export async function startTestServer(dataDir: string, env: Record<string, strin
     partial = lines.pop() ?? '';
     for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
   });
-  const { key } = provisionKey(config.ledgerDir, { plan: UNMETERED, org: 'Search tests' });
+  const { key } = await provisionKeyIn({ ledgerDir: config.ledgerDir, databaseUrl: config.database?.url ?? null }, { plan: UNMETERED, org: 'Search tests' });
   const server = await startServer(config, { logStream: stream });
   const base = `http://127.0.0.1:${server.port}`;
   defaultKeys.set(base, key);
