@@ -13,44 +13,45 @@ WHERE o.id = ANY($org_ids::text[])
 ORDER BY o.id
 FOR NO KEY UPDATE OF o
 
--- query: meter_keys
-SELECT id, org_id, revoked_at, revoke_at FROM api_keys WHERE id = ANY($key_ids::text[])
+-- query: meter_state
+-- Everything the batch decides from, read in one statement after the locks are held (a statement
+-- of its own: under READ COMMITTED it sees what the nodes that held the locks before committed).
+-- used: records charged per organization and period (o, the period's place in first_days).
+SELECT
+  (SELECT coalesce(json_agg(json_build_object('id', k.id, 'revoked', k.revoked_at IS NOT NULL OR k.revoke_at <= statement_timestamp())), '[]')
+     FROM api_keys k WHERE k.id = ANY($key_ids::text[])) AS keys,
+  (SELECT coalesce(json_object_agg(h.org_id, h.amount), '{}')
+     FROM (SELECT org_id, sum(amount) AS amount FROM quota_holds
+           WHERE org_id = ANY($org_ids::text[]) AND expires_at > statement_timestamp() GROUP BY org_id) h) AS held,
+  (SELECT coalesce(json_object_agg(h.id, h.amount), '{}')
+     FROM quota_holds h WHERE h.id = ANY($hold_ids::bigint[]) AND h.expires_at > statement_timestamp()) AS live,
+  (SELECT coalesce(json_agg(json_build_object('org_id', u.org_id, 'o', p.o, 'records', u.records)), '[]')
+     FROM unnest($first_days::date[], $last_days::date[]) WITH ORDINALITY AS p (first_day, last_day, o)
+     CROSS JOIN LATERAL (SELECT org_id, sum(records) AS records FROM usage_days
+                         WHERE org_id = ANY($org_ids::text[]) AND day BETWEEN p.first_day AND p.last_day GROUP BY org_id) u) AS used
 
--- query: meter_used
-SELECT org_id, sum(records) AS records
-FROM usage_days
-WHERE org_id = ANY($org_ids::text[]) AND day BETWEEN $first_day::date AND $last_day::date
-GROUP BY org_id
-
--- query: meter_held
-SELECT org_id, sum(amount) AS amount
-FROM quota_holds
-WHERE org_id = ANY($org_ids::text[]) AND expires_at > statement_timestamp()
-GROUP BY org_id
-
--- query: meter_live_holds
--- The holds this batch settles or gives back that are still alive: an expired one's records may
--- already have gone to another request, so it can no longer be charged.
-SELECT id, org_id, key_id, amount FROM quota_holds WHERE id = ANY($ids::bigint[]) AND expires_at > statement_timestamp()
-
--- query: meter_hold_ids
-SELECT nextval(pg_get_serial_sequence('quota_holds', 'id')) AS id FROM generate_series(1, $n::int)
-
--- query: meter_hold_insert
-INSERT INTO quota_holds (id, org_id, key_id, amount, node, expires_at) OVERRIDING SYSTEM VALUE
-SELECT h.id, h.org_id, h.key_id, h.amount, $node, statement_timestamp() + make_interval(secs => $ttl_s::double precision)
-FROM unnest($ids::bigint[], $org_ids::text[], $key_ids::text[], $amounts::bigint[]) AS h (id, org_id, key_id, amount)
-
--- query: meter_hold_delete
-DELETE FROM quota_holds WHERE id = ANY($ids::bigint[])
-
--- query: meter_charge
-INSERT INTO usage_days (org_id, key_id, day, records, requests)
-SELECT c.org_id, c.key_id, c.day, c.records, c.requests
-FROM unnest($org_ids::text[], $key_ids::text[], $days::date[], $records::bigint[], $requests::bigint[]) AS c (org_id, key_id, day, records, requests)
-ON CONFLICT (org_id, day, key_id) DO UPDATE SET
-  records  = usage_days.records + excluded.records,
-  requests = usage_days.requests + excluded.requests
+-- query: meter_write
+-- The batch's writes in one statement: new holds (numbered here, returned in the order given),
+-- holds charged or given back deleted, charges added to each key's day.
+WITH ids AS MATERIALIZED (
+  SELECT nextval(pg_get_serial_sequence('quota_holds', 'id')) AS id, n.o
+  FROM generate_series(1, cardinality($hold_org_ids::text[])) AS n (o)
+), held AS (
+  INSERT INTO quota_holds (id, org_id, key_id, amount, node, expires_at) OVERRIDING SYSTEM VALUE
+  SELECT ids.id, h.org_id, h.key_id, h.amount, $node, statement_timestamp() + make_interval(secs => $ttl_s::double precision)
+  FROM unnest($hold_org_ids::text[], $hold_key_ids::text[], $hold_amounts::bigint[]) WITH ORDINALITY AS h (org_id, key_id, amount, o)
+  JOIN ids ON ids.o = h.o
+), gone AS (
+  DELETE FROM quota_holds WHERE id = ANY($done_ids::bigint[])
+), charged AS (
+  INSERT INTO usage_days (org_id, key_id, day, records, requests)
+  SELECT c.org_id, c.key_id, c.day, c.records, c.requests
+  FROM unnest($org_ids::text[], $key_ids::text[], $days::date[], $records::bigint[], $requests::bigint[]) AS c (org_id, key_id, day, records, requests)
+  ON CONFLICT (org_id, day, key_id) DO UPDATE SET
+    records  = usage_days.records + excluded.records,
+    requests = usage_days.requests + excluded.requests
+)
+SELECT id FROM ids ORDER BY o
 
 -- query: meter_holds_sweep
 -- Expired holds no longer count; their rows are deleted a while later, by whichever node sweeps.

@@ -16,7 +16,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type pg from 'pg';
 import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData, type QuotaState } from '../protocol.ts';
 import { dayAt, periodAt } from './period.ts';
-import { CHANGES_CHANNEL, migrate, one, openClient, openPool, pgQuery, rows } from './pg.ts';
+import { CHANGES_CHANNEL, migrate, one, openClient, openPool, rows } from './pg.ts';
 import { PgAccounts, PgUsage } from './pg-store.ts';
 import type { AccountsView } from './store.ts';
 
@@ -187,6 +187,17 @@ const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, co
 /** This node's open holds: what a commit needs to know before it reaches the database. */
 const holds = new Map<number, { readonly orgId: string; readonly keyId: string; readonly amount: number; readonly expiresAtMs: number }>();
 
+/** sql/postgres/meter_queries.sql › meter_state. */
+interface MeterState {
+  readonly keys: readonly { readonly id: string; readonly revoked: boolean }[];
+  /** Organization → records in live holds. */
+  readonly held: Readonly<Record<string, number>>;
+  /** Hold id → its amount, for the holds of this batch still alive. */
+  readonly live: Readonly<Record<string, number>>;
+  /** Records charged per organization in the period at place `o` (1-based) of the batch's periods. */
+  readonly used: readonly { readonly org_id: string; readonly o: number; readonly records: number }[];
+}
+
 interface OrgState {
   readonly limit: number | null;
   readonly plan: string;
@@ -237,16 +248,21 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
     for (const o of await rows<{ id: string; plan: string; monthly_record_limit: number | null }>(client, 'meter_lock_orgs', { org_ids: [...orgIds] })) {
       orgs.set(o.id, { limit: o.monthly_record_limit, plan: o.plan, used: new Map(), held: 0 });
     }
-    const keyRows = new Map((await rows<{ id: string; revoked_at: string | null; revoke_at: string | null }>(client, 'meter_keys', { key_ids: [...keyIds] })).map((k) => [k.id, k]));
-    for (const h of await rows<{ org_id: string; amount: number }>(client, 'meter_held', { org_ids: [...orgIds] })) orgs.get(h.org_id)!.held = h.amount;
-    const live = new Map((await rows<{ id: number; amount: number }>(client, 'meter_live_holds', { ids: holdIds })).map((h) => [h.id, h.amount]));
-
-    const periodStarts = new Set(ops.flatMap((o) => ('atMs' in o ? [periodAt(o.atMs).startMs] : [])));
-    for (const startMs of periodStarts) {
-      const p = periodAt(startMs);
-      const used = new Map((await rows<{ org_id: string; records: number }>(client, 'meter_used', { org_ids: [...orgIds], first_day: p.firstDay, last_day: p.lastDay })).map((r) => [r.org_id, r.records]));
-      for (const [id, org] of orgs) org.used.set(startMs, used.get(id) ?? 0);
-    }
+    // One statement for everything else the batch decides from (after the locks: see meter_state).
+    const periods = [...new Set(ops.flatMap((o) => ('atMs' in o ? [periodAt(o.atMs).startMs] : [])))].map((ms) => periodAt(ms));
+    const state = await one<MeterState>(client, 'meter_state', {
+      key_ids: [...keyIds],
+      org_ids: [...orgIds],
+      hold_ids: holdIds,
+      first_days: periods.map((p) => p.firstDay),
+      last_days: periods.map((p) => p.lastDay),
+    });
+    if (!state) throw new Error('meter_state returned no row');
+    const revoked = new Map(state.keys.map((k) => [k.id, k.revoked]));
+    for (const [orgId, amount] of Object.entries(state.held)) orgs.get(orgId)!.held = amount;
+    const live = new Map(Object.entries(state.live).map(([id, amount]) => [Number(id), amount]));
+    for (const org of orgs.values()) for (const p of periods) org.used.set(p.startMs, 0);
+    for (const u of state.used) orgs.get(u.org_id)?.used.set(periods[u.o - 1]!.startMs, u.records);
 
     const quota = (key: KeyInfo, atMs: number): QuotaState => {
       const org = orgs.get(key.orgId)!;
@@ -278,9 +294,9 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
     /** A key that may be used now: known here, its organization locked, and not revoked in the database. */
     const activeKey = (id: number, keyId: string): KeyInfo | MeterReply => {
       const key = keysById.get(keyId);
-      const row = keyRows.get(keyId);
-      if (key === undefined || row === undefined) return refused(id, 'This API key does not exist (any more). Create one on the website\'s account page (/account).');
-      if (row.revoked_at !== null || (row.revoke_at !== null && Date.parse(row.revoke_at) <= Date.now())) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
+      const isRevoked = revoked.get(keyId);
+      if (key === undefined || isRevoked === undefined) return refused(id, 'This API key does not exist (any more). Create one on the website\'s account page (/account).');
+      if (isRevoked) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
       if (!orgs.has(key.orgId)) return refused(id, 'This API key belongs to no organization.');
       return key;
     };
@@ -353,31 +369,23 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
       }
     }
 
-    if (newHolds.length > 0) {
-      const ids = await rows<{ id: number }>(client, 'meter_hold_ids', { n: newHolds.length });
-      newHolds.forEach((h, i) => (h.id = ids[i]!.id));
-      await client.query(
-        pgQuery('meter_hold_insert', {
-          ids: newHolds.map((h) => h.id),
-          org_ids: newHolds.map((h) => h.orgId),
-          key_ids: newHolds.map((h) => h.keyId),
-          amounts: newHolds.map((h) => h.amount),
-          node: data.nodeName,
-          ttl_s: data.holdTtlMs / 1000,
-        }),
-      );
-    }
     const released = ops.flatMap((o) => (o.op === 'release' && !settled.includes(o.reservation) && holds.has(o.reservation) ? [o.reservation] : []));
-    if (settled.length + released.length > 0) await rows(client, 'meter_hold_delete', { ids: [...settled, ...released] });
-    if (charged.size > 0) {
-      const c = [...charged.values()];
-      await rows(client, 'meter_charge', {
+    const c = [...charged.values()];
+    if (newHolds.length + settled.length + released.length + c.length > 0) {
+      const ids = await rows<{ id: number }>(client, 'meter_write', {
+        hold_org_ids: newHolds.map((h) => h.orgId),
+        hold_key_ids: newHolds.map((h) => h.keyId),
+        hold_amounts: newHolds.map((h) => h.amount),
+        node: data.nodeName,
+        ttl_s: data.holdTtlMs / 1000,
+        done_ids: [...settled, ...released],
         org_ids: c.map((r) => r.orgId),
         key_ids: c.map((r) => r.keyId),
         days: c.map((r) => r.day),
         records: c.map((r) => r.records),
         requests: c.map((r) => r.requests),
       });
+      newHolds.forEach((h, i) => (h.id = ids[i]!.id));
     }
     await client.query('COMMIT');
   } catch (err) {

@@ -50,7 +50,7 @@ describe('the PostgreSQL ledger connection', { skip: missing ?? false }, () => {
     } finally {
       client.release();
     }
-    assert.throws(() => pgQuery('meter_keys', {}), /needs parameter \$key_ids/);
+    assert.throws(() => pgQuery('meter_state', {}), /needs parameter \$key_ids/);
   });
 
   test('an announcement reaches a listener at its commit, and never from a rolled-back transaction', async () => {
