@@ -71,6 +71,17 @@ export interface ServerOptions {
   readonly poolThreads: number;
   /** Extra node flags, e.g. --cpu-prof for a profile of the main thread under load. */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Settings on top of the bench's own (DATABASE_URL, NODE_NAME, PUBLIC_BASE_URL, WEB_BASE_URL…).
+   * DATABASE_URL is never inherited from the bench's environment: the server is on the embedded
+   * ledger unless this names a database.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The API key every request carries. By default a new key on BENCH_PLAN in the embedded ledger
+   * of DATA_DIR (benchKey); a server on the PostgreSQL ledger needs one made there (PgAccounts).
+   */
+  readonly key?: string;
 }
 
 /**
@@ -99,15 +110,19 @@ export function benchKey(dataDir: string): string {
 
 /** Starts `node bin/family-events.js serve` and resolves once /readyz answers 200. */
 export async function startServer(o: ServerOptions): Promise<Child> {
-  const [port, adminPort] = [await freePort(), await freePort()];
-  const key = benchKey(o.dataDir);
+  const port = await freePort();
+  let adminPort = await freePort();
+  while (adminPort === port) adminPort = await freePort();
+  const key = o.key ?? benchKey(o.dataDir);
   // stdout straight into a file: logging is part of the product's cost, but a pipe read by this
   // process would add our own CPU time to the figures.
   const fd = openSync(o.logFile, 'a');
+  const inherited = { ...process.env };
+  delete inherited.DATABASE_URL;
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
     cwd: REPO_ROOT,
     env: {
-      ...process.env,
+      ...inherited,
       DATA_DIR: o.dataDir,
       HOST: '127.0.0.1',
       PORT: String(port),
@@ -116,6 +131,7 @@ export async function startServer(o: ServerOptions): Promise<Child> {
       LOG_LEVEL: o.logLevel,
       POOL_THREADS: String(o.poolThreads),
       DEMO_RATE_PER_MINUTE: '100000000',
+      ...o.env,
     },
     stdio: ['ignore', fd, fd],
   });

@@ -1,0 +1,126 @@
+// nginx with the shipped site (deploy/nginx/family-events.conf) in front of one API node or several,
+// as the benchmark of several nodes measures it: the site as shipped, with only its upstream's
+// `server` line (one per node: nginx's round-robin), its listen address and its log directory
+// substituted, included in an http block like Debian's nginx.conf. (test/deploy/nginx.ts does the
+// same for the tests, with a worse http block the site must hold against.)
+import { spawn } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { BenchError, freePort, REPO_ROOT, sleep } from './common.ts';
+
+export const NGINX_SITE = path.join(REPO_ROOT, 'deploy', 'nginx', 'family-events.conf');
+
+/** nginx on PATH or where Debian puts it; null when it is not installed. */
+export function findNginx(): string | null {
+  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
+    if (!dir) continue;
+    const file = path.join(dir, 'nginx');
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+export interface Nginx {
+  readonly base: string;
+  /** The master's pid; its workers are its children (nginxPids). */
+  readonly pid: number;
+  readonly workers: number;
+  errorLog(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** `from` must occur in the shipped site exactly once: a changed site fails here, not in a confusing figure. */
+function substitute(text: string, from: string, to: string): string {
+  const n = text.split(from).length - 1;
+  if (n !== 1) throw new BenchError(`deploy/nginx/family-events.conf must contain "${from}" exactly once (found ${n})`);
+  return text.replace(from, to);
+}
+
+/** Starts nginx in front of the nodes on `upstreamPorts` and resolves once it accepts connections. */
+export async function startNginx(bin: string, upstreamPorts: readonly number[], o: { workers?: number } = {}): Promise<Nginx> {
+  const workers = o.workers ?? 1;
+  const prefix = await mkdtemp(path.join(os.tmpdir(), 'fe-bench-nginx-'));
+  const logs = path.join(prefix, 'logs');
+  await mkdir(logs);
+  await mkdir(path.join(prefix, 'temp'));
+  const port = await freePort();
+  let site = substitute(readFileSync(NGINX_SITE, 'utf8'), 'server 127.0.0.1:8080;', upstreamPorts.map((p) => `server 127.0.0.1:${p};`).join('\n    '));
+  site = substitute(site, 'listen 80 default_server;', `listen 127.0.0.1:${port} default_server;`);
+  site = substitute(site, '/var/log/nginx/', `${logs}/`);
+  await writeFile(path.join(prefix, 'family-events.conf'), site);
+  const temp = (name: string): string => `${name}_temp_path ${path.join(prefix, 'temp', name)};`;
+  const conf = [
+    'daemon off;',
+    `worker_processes ${workers};`,
+    // As root, nginx hands its workers to `nobody`, who cannot enter the 0700 temp prefix.
+    process.getuid?.() === 0 ? 'user root;' : '',
+    `pid ${path.join(prefix, 'nginx.pid')};`,
+    `error_log ${path.join(logs, 'error.log')} warn;`,
+    'events { worker_connections 1024; }',
+    'http {',
+    `  ${temp('client_body')} ${temp('proxy')} ${temp('fastcgi')} ${temp('uwsgi')} ${temp('scgi')}`,
+    // What Debian's nginx.conf gives the http block (sendfile, mime types, gzip on: the site turns it off).
+    '  sendfile on; tcp_nopush on;',
+    '  types { application/json json; text/csv csv; application/rss+xml rss; text/html html; }',
+    '  default_type application/octet-stream;',
+    '  gzip on;',
+    `  access_log ${path.join(logs, 'http.access.log')};`,
+    `  include ${path.join(prefix, 'family-events.conf')};`,
+    '}',
+    '',
+  ].join('\n');
+  const confFile = path.join(prefix, 'nginx.conf');
+  await writeFile(confFile, conf);
+  const child = spawn(bin, ['-p', `${prefix}/`, '-c', confFile, '-e', path.join(logs, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  let exited = false;
+  const exit = new Promise<void>((resolve) => {
+    for (const e of ['exit', 'error']) child.once(e, () => ((exited = true), resolve()));
+  });
+  const errorLog = (): Promise<string> => readFile(path.join(logs, 'error.log'), 'utf8').catch(() => '');
+  const stop = async (): Promise<void> => {
+    // SIGQUIT: graceful shutdown (wrk has stopped; nothing is in flight).
+    if (!exited) child.kill('SIGQUIT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exit;
+    clearTimeout(timer);
+    await rm(prefix, { recursive: true, force: true });
+  };
+  for (let attempt = 0; ; attempt++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (up) break;
+    if (exited || attempt > 250) {
+      const why = `nginx ${exited ? 'exited at start' : `did not accept connections on ${port}`}: ${stderr}\n${await errorLog()}`;
+      await stop();
+      throw new BenchError(why);
+    }
+    await sleep(20);
+  }
+  return { base: `http://127.0.0.1:${port}`, pid: child.pid ?? -1, workers, errorLog, stop };
+}
+
+/** The master and its workers (children by /proc/<pid>/stat's ppid). */
+export async function nginxPids(master: number): Promise<number[]> {
+  const out = [master];
+  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // "pid (comm) state ppid …": comm may hold spaces, so count from its closing parenthesis.
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === master) out.push(Number(pid));
+  }
+  return out;
+}
