@@ -13,7 +13,7 @@ import { BenchError, freePort, REPO_ROOT, sleep } from './common.ts';
 
 export const NGINX_SITE = path.join(REPO_ROOT, 'deploy', 'nginx', 'family-events.conf');
 
-/** nginx on PATH or where Debian puts it; null when it is not installed. */
+/** nginx on PATH or where Debian puts it; null when it is not installed (the tests use it too). */
 export function findNginx(): string | null {
   for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
     if (!dir) continue;
@@ -37,8 +37,11 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-/** `from` must occur in the shipped site exactly once: a changed site fails here, not in a confusing figure. */
-function substitute(text: string, from: string, to: string): string {
+/**
+ * `from` must occur in the shipped site exactly once: a changed site fails here, not in a confusing
+ * figure or answer. The tests (test/deploy/nginx.ts) substitute with it too.
+ */
+export function substitute(text: string, from: string, to: string): string {
   const n = text.split(from).length - 1;
   if (n !== 1) throw new BenchError(`deploy/nginx/family-events.conf must contain "${from}" exactly once (found ${n})`);
   return text.replace(from, to);

@@ -4,31 +4,20 @@
 // port and the log directory substituted.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { REPO_ROOT } from '../../server/config.ts';
+import { findNginx, substitute } from '../../bench/lib/nginx.ts';
 import { freePort } from '../ports.ts';
 
 const SITE = path.join(REPO_ROOT, 'deploy', 'nginx', 'family-events.conf');
 export const SITE_TEXT = readFileSync(SITE, 'utf8');
 
-export function findNginx(): string | null {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
-    if (!dir) continue;
-    const file = path.join(dir, 'nginx');
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
+export { findNginx };
 
 // ---------------------------------------------------------------- nginx
 
@@ -40,13 +29,6 @@ export interface Nginx {
   errorLog(): Promise<string>;
   accessLog(): Promise<string>;
   stop(): Promise<void>;
-}
-
-/** `from` must occur in the shipped site exactly once: a changed site fails here, not in a confusing answer. */
-function substitute(text: string, from: string, to: string): string {
-  const n = text.split(from).length - 1;
-  assert.equal(n, 1, `deploy/nginx/family-events.conf must contain "${from}" exactly once (found ${n})`);
-  return text.replace(from, to);
 }
 
 /**

@@ -75,20 +75,7 @@ async function write<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>
 }
 
 /** Runs `fn` on one snapshot of the database: reads that must agree with each other. */
-async function snapshot<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const out = await fn(client);
-    await client.query('COMMIT');
-    return out;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
+const snapshot = <T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => transaction(pool, fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 
 export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
   constructor(private readonly pool: pg.Pool) {}

@@ -120,11 +120,14 @@ export async function one<T>(db: Queryable, name: string, params: Readonly<Recor
   return (await db.query(pgQuery(name, params))).rows[0] as T | undefined;
 }
 
-/** Runs `fn` in one transaction on one pooled client; rolls back on any error. */
-export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in one transaction on one pooled client; rolls back on any error. `begin` may ask for
+ * more than READ COMMITTED (reads that must agree: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY').
+ */
+export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
