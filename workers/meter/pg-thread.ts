@@ -16,6 +16,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type pg from 'pg';
 import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData, type QuotaState } from '../protocol.ts';
 import { dayAt, periodAt } from './period.ts';
+import { KEY_REFUSALS, quotaState } from './rules.ts';
 import { CHANGES_CHANNEL, migrate, one, openClient, openPool, rows } from './pg.ts';
 import { PgAccounts, PgUsage } from './pg-store.ts';
 import type { AccountsView } from './store.ts';
@@ -266,18 +267,9 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
 
     const quota = (key: KeyInfo, atMs: number): QuotaState => {
       const org = orgs.get(key.orgId)!;
-      const p = periodAt(atMs);
-      const used = org.used.get(p.startMs) ?? 0;
-      return {
-        orgId: key.orgId,
-        plan: org.plan,
-        limit: org.limit,
-        used,
-        remaining: org.limit === null ? null : Math.max(0, org.limit - used - org.held),
-        periodStartMs: p.startMs,
-        resetMs: p.resetMs,
-      };
+      return quotaState(key.orgId, org.plan, org.limit, org.used.get(periodAt(atMs).startMs) ?? 0, org.held, atMs);
     };
+
     const charge = (key: KeyInfo, records: number, atMs: number): void => {
       const day = dayAt(atMs);
       const k = `${key.keyId}\0${day}`;
@@ -295,9 +287,9 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
     const activeKey = (id: number, keyId: string): KeyInfo | MeterReply => {
       const key = keysById.get(keyId);
       const isRevoked = revoked.get(keyId);
-      if (key === undefined || isRevoked === undefined) return refused(id, 'This API key does not exist (any more). Create one on the website\'s account page (/account).');
-      if (isRevoked) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
-      if (!orgs.has(key.orgId)) return refused(id, 'This API key belongs to no organization.');
+      if (key === undefined || isRevoked === undefined) return refused(id, KEY_REFUSALS.unknown);
+      if (isRevoked) return refused(id, KEY_REFUSALS.revoked);
+      if (!orgs.has(key.orgId)) return refused(id, KEY_REFUSALS.orphan);
       return key;
     };
 
@@ -407,7 +399,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
       const asked = usageOps.get(r.id)!;
       const key = keysById.get(asked.keyId)!;
       const org = view?.orgs.get(key.orgId);
-      out.push(org ? { ...r, usage: await usage.report(org, view?.plans.get(org.plan) ?? key.plan, asked.atMs) } : refused(r.id, 'This API key belongs to no organization.'));
+      out.push(org ? { ...r, usage: await usage.report(org, view?.plans.get(org.plan) ?? key.plan, asked.atMs) } : refused(r.id, KEY_REFUSALS.orphan));
     } else out.push(r);
   }
   return { replies: out, charges, commitMs };

@@ -2,7 +2,7 @@
 // sessions and rolled keys live, when a key counts as revoked, and the /v1/usage body. Plain code,
 // so the PostgreSQL thread does not load SQLite to know them.
 import { timingSafeEqual } from 'node:crypto';
-import type { Plan, UsageBody } from '../protocol.ts';
+import type { Plan, QuotaState, UsageBody } from '../protocol.ts';
 import { daysBetween, dayAt, isoLocal, periodAt } from './period.ts';
 
 /** A sign-in link is valid for at most this long, whatever the caller asks. */
@@ -56,5 +56,26 @@ export function usageBody(org: { readonly id: string; readonly name: string }, p
     requests: { count: requests },
     // Every day of the period so far, zeros included, so a chart needs no gap-filling.
     by_day: daysBetween(p.firstDay, dayAt(atMs)).map((date) => ({ date, records: byDay.get(date)?.records ?? 0, requests: byDay.get(date)?.requests ?? 0 })),
+  };
+}
+
+/** What a key is told when its grant is refused, by either ledger's metering thread. */
+export const KEY_REFUSALS = {
+  unknown: "This API key does not exist (any more). Create one on the website's account page (/account).",
+  revoked: 'This API key has been revoked; use another key of your organization, or create a new one.',
+  orphan: 'This API key belongs to no organization.',
+} as const;
+
+/** An organization's quota at `atMs`: `used` charged in the period, `held` set aside for answers being computed. */
+export function quotaState(orgId: string, plan: string, limit: number | null, used: number, held: number, atMs: number): QuotaState {
+  const p = periodAt(atMs);
+  return {
+    orgId,
+    plan,
+    limit,
+    used,
+    remaining: limit === null ? null : Math.max(0, limit - used - held),
+    periodStartMs: p.startMs,
+    resetMs: p.resetMs,
   };
 }

@@ -11,6 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState } from '../protocol.ts';
 import { dayAt, periodAt } from './period.ts';
+import { KEY_REFUSALS, quotaState } from './rules.ts';
 import { AccountsDb, UsageDb, takeWriterLock, type AccountsView } from './store.ts';
 
 if (!parentPort) throw new Error('workers/meter/thread.ts runs as a worker thread');
@@ -82,18 +83,7 @@ function planOf(key: KeyInfo): Plan {
 
 function quota(key: KeyInfo, atMs: number): QuotaState {
   const plan = planOf(key);
-  const p = periodOf(key.orgId, atMs);
-  const hold = held.get(key.orgId) ?? 0;
-  const limit = plan.monthlyRecordLimit;
-  return {
-    orgId: key.orgId,
-    plan: plan.name,
-    limit,
-    used: p.used,
-    remaining: limit === null ? null : Math.max(0, limit - p.used - hold),
-    periodStartMs: p.startMs,
-    resetMs: p.resetMs,
-  };
+  return quotaState(key.orgId, plan.name, plan.monthlyRecordLimit, periodOf(key.orgId, atMs).used, held.get(key.orgId) ?? 0, atMs);
 }
 
 /** Charges of this batch, summed per key and day: one upsert per key a batch, not one per request. */
@@ -125,8 +115,8 @@ const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, co
 /** A key that may still be used: known and not revoked, as of the accounts file right now. */
 function activeKey(id: number, keyId: string): KeyInfo | MeterReply {
   const key = keysById.get(keyId);
-  if (key === undefined) return refused(id, 'This API key does not exist (any more). Create one on the website\'s account page (/account).');
-  if (key.revoked) return refused(id, 'This API key has been revoked; use another key of your organization, or create a new one.');
+  if (key === undefined) return refused(id, KEY_REFUSALS.unknown);
+  if (key.revoked) return refused(id, KEY_REFUSALS.revoked);
   return key;
 }
 
@@ -208,7 +198,7 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
       }
       const org = view.orgs.get(key.orgId);
       if (!org) {
-        now.push(refused(r.id, 'This API key belongs to no organization.'));
+        now.push(refused(r.id, KEY_REFUSALS.orphan));
         return 0;
       }
       // Read inside this batch's transaction, so it includes the charges just before it.
