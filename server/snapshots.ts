@@ -33,8 +33,8 @@ export class Snapshots {
   private recheck = false;
   /** With a shared ledger: the snapshot it names (null until it has named one: follow `current`). */
   private named: string | null = null;
-  /** The snapshot last asked for that could not be loaded, and why. */
-  private failure: { readonly id: string; readonly reason: string } | null = null;
+  /** The snapshot last asked for that could not be loaded, why (public: /readyz), and when. */
+  private failure: { readonly id: string; readonly reason: string; readonly atMs: number } | null = null;
 
   constructor(
     private readonly dataDir: string,
@@ -77,7 +77,7 @@ export class Snapshots {
 
   /** A snapshot this node was asked to serve and could not load, while it serves the previous one. */
   get pending(): { readonly id: string; readonly reason: string } | null {
-    return this.failure;
+    return this.failure && { id: this.failure.id, reason: this.failure.reason };
   }
 
   /** Checks now, and once more after a check in progress (events can arrive mid-check). */
@@ -106,12 +106,13 @@ export class Snapshots {
       if (id !== null) this.failure = null;
       return;
     }
-    if (this.failure?.id === id && !this.recheckFailed()) return;
+    // A snapshot that failed is tried again now and then (a shared volume may have been slow), not on every poll.
+    if (this.failure?.id === id && Date.now() - this.failure.atMs < RETRY_FAILED_MS) return;
     let manifest: Manifest;
     try {
       manifest = await readManifest(this.dataDir, id);
     } catch (err) {
-      this.failed(id, `manifest unreadable: ${(err as Error).message}`);
+      this.failed(id, 'its manifest cannot be read from the snapshot directory (see the log)');
       this.log.warn({ snapshot: id, err: (err as Error).message }, 'snapshot manifest unreadable; staying on the current snapshot');
       return;
     }
@@ -124,7 +125,7 @@ export class Snapshots {
     const t0 = performance.now();
     const { ready, errors } = await this.pool.prepare(ref, PREPARE_TIMEOUT_MS);
     if (errors.length) {
-      this.failed(id, `workers could not load it: ${errors.join('; ')}`);
+      this.failed(id, 'the query workers could not load it (see the log)');
       this.log.error({ snapshot: id, errors }, 'workers could not load the snapshot; staying on the current snapshot');
       return;
     }
@@ -135,16 +136,9 @@ export class Snapshots {
     this.log.info({ snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) }, 'serving snapshot');
   }
 
-  private failedAtMs = 0;
-
+  /** `reason` is served by /readyz to anyone: what failed, never a path or a worker's error (those are logged). */
   private failed(id: string, reason: string): void {
-    this.failure = { id, reason };
-    this.failedAtMs = Date.now();
-  }
-
-  /** A snapshot that failed is tried again now and then (a shared volume may have been slow), not on every poll. */
-  private recheckFailed(): boolean {
-    return Date.now() - this.failedAtMs >= RETRY_FAILED_MS;
+    this.failure = { id, reason, atMs: Date.now() };
   }
 
   stop(): void {
