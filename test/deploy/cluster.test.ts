@@ -8,6 +8,8 @@
 //   clients received, never more than they could have been charged for, and the records the dead
 //   node held come back once its holds expire (LEDGER_HOLD_MS).
 // - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
+// - A visitor of the website signs in, makes a key and revokes it with each request on the next
+//   node: sessions, sign-in links and form tokens are the cluster's, not one node's.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -22,6 +24,8 @@ import { migrate, openPool, recordSnapshot } from '../../workers/meter/pg.ts';
 import { currentSnapshotId } from '../../workers/snapshot/store.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 import { buildInChild, NOW, PUBLIC, sampleFixture, WEB, type Fixture } from '../server/helpers.ts';
+import { FormBrowser, hiddenFields } from '../server/web/form-browser.ts';
+import { Outbox } from '../server/web/outbox.ts';
 import { findNginx, startNginx, type Nginx } from './nginx.ts';
 import { startNode, stopNodes, type ApiNode } from './nodes.ts';
 
@@ -154,6 +158,56 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
       }),
     );
     assert.ok(refusedAfter.every((ms) => ms <= 1000), `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`);
+  });
+
+  test('the website over three nodes, each request on the next one: sign in by mail, make a key that every node takes, revoke it', async () => {
+    // The nodes share DATA_DIR (so the cookie secret and the outbox) and the ledger (so sessions,
+    // links and keys); nothing else of a visit may live in one node's memory.
+    const outbox = new Outbox(fx.dataDir);
+    const b = new FormBrowser(nodes[0]!.base, WEB);
+    let step = 0;
+    const next = (): FormBrowser => {
+      b.base = nodes[step++ % NODES]!.base;
+      return b;
+    };
+    const email = 'web-cluster@example.org';
+    const seen = await outbox.names();
+    const form = await next().get('/account/sign-in');
+    assert.equal(form.status, 200);
+    const sent = await next().post('/account/sign-in', { ...hiddenFields(form.text, '/account/sign-in'), email });
+    assert.equal(sent.status, 303);
+    assert.equal(sent.headers.get('location'), '/account/sign-in/sent');
+    const link = new URL((await outbox.next(seen, 5000, (m) => m.to === email)).link);
+    const confirm = await next().get(link.pathname + link.search);
+    assert.equal(confirm.status, 200);
+    const done = await next().post('/account/confirm', hiddenFields(confirm.text, '/account/confirm'));
+    assert.equal(done.status, 303, done.text.slice(0, 300));
+    assert.equal(done.headers.get('location'), '/account');
+    const dash = await next().get('/account');
+    assert.equal(dash.status, 200);
+    assert.ok(dash.text.includes(email), 'the dashboard, on another node than the sign-in, names the account');
+    const made = await next().post('/account/keys', hiddenFields(dash.text, '/account/keys'));
+    assert.equal(made.status, 200, made.text.slice(0, 300));
+    const key = /bsc_live_[A-Za-z0-9]{32,}/.exec(made.text)?.[0];
+    assert.ok(key, 'the new-key page shows the key');
+    for (const n of nodes) {
+      const r = await get(n.base, '/v1/events?limit=1', key);
+      assert.equal(r.status, 200, `${n.name} takes the key made on another: ${r.text.slice(0, 200)}`);
+    }
+    const used = await next().get('/account');
+    assert.equal(/data-usage="used">([\d,]+)</.exec(used.text)?.[1], '3', 'the dashboard counts the record each node delivered');
+    const revoked = await next().post('/account/keys/revoke', hiddenFields(used.text, '/account/keys/revoke'));
+    assert.equal(revoked.status, 303, revoked.text.slice(0, 300));
+    const revokedAt = performance.now();
+    for (const n of nodes) {
+      for (;;) {
+        const r = await get(n.base, '/v1/events?limit=1', key);
+        if (r.status === 401) break;
+        assert.equal(r.status, 200);
+        assert.ok(performance.now() - revokedAt <= 1000, `${n.name} still takes the key revoked on the website a second later`);
+        await delay(20);
+      }
+    }
   });
 
   test("a key's requests a minute: its plan's rate on each node, so at least that and at most N times it behind N nodes", async () => {

@@ -26,7 +26,8 @@ export class FormBrowser {
   readonly jar = new Map<string, string>();
 
   constructor(
-    private readonly base: string,
+    /** Where requests go; a test may move it between servers, as a load balancer would. */
+    public base: string,
     /** The website's origin, which our forms' POSTs carry. */
     private readonly origin: string,
     /**
