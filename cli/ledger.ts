@@ -30,16 +30,15 @@ export function registerLedgerCommands(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       const settings = database('ledger migrate');
       const { migrateLedger } = await import('../workers/meter/admin.ts');
-      const { migrations } = await import('../workers/meter/pg.ts');
+      const { migrationLabel, migrations } = await import('../workers/meter/pg.ts');
       const applied = await migrateLedger(settings);
       const all = migrations();
       const named = applied.map((v) => ({ version: v, name: all.find((m) => m.version === v)?.name ?? '' }));
       const version = Math.max(0, ...all.map((m) => m.version));
-      const label = (m: { version: number; name: string }): string => `${String(m.version).padStart(4, '0')}_${m.name}`;
       print(
         o.json,
         { applied: named, version },
-        named.length > 0 ? [...named.map((m) => `applied ${label(m)}`), `the ledger schema is at version ${version}`].join('\n') : `the ledger schema is current (version ${version}); nothing to apply`,
+        named.length > 0 ? [...named.map((m) => `applied ${migrationLabel(m)}`), `the ledger schema is at version ${version}`].join('\n') : `the ledger schema is current (version ${version}); nothing to apply`,
       );
     });
 
@@ -58,9 +57,9 @@ export function registerLedgerCommands(program: Command): void {
       const settings = database(`ledger copy ${SUPPORTED}`);
       const dir = cliConfig().ledgerDir;
       const { copySqliteToPostgres, describeRows } = await import('../workers/meter/copy.ts');
-      const { migrations } = await import('../workers/meter/pg.ts');
+      const { migrationLabel, migrations } = await import('../workers/meter/pg.ts');
       const done = await copySqliteToPostgres(dir, settings);
-      const migrated = done.migrated.map((v) => `${String(v).padStart(4, '0')}_${migrations().find((m) => m.version === v)?.name ?? ''}`);
+      const migrated = done.migrated.map((v) => migrationLabel({ version: v, name: migrations().find((m) => m.version === v)?.name ?? '' }));
       const r = done.rows;
       print(
         o.json,

@@ -21,7 +21,6 @@ import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
 import { createMailer } from './web/mail.ts';
-import { loadSecret } from './web/session.ts';
 import { createSite } from './web/site.ts';
 
 export const ROUTES: readonly AnyRoute[] = [eventsRoute, eventRoute, csvRoute, rssRoute, jsonFeedRoute, icsFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
@@ -84,7 +83,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     openapi: () => (openapi ??= Buffer.from(JSON.stringify(openApiDocument(ROUTES, config, version)))),
   };
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: logger });
-  const site = createSite({ ...svc, mailer, webSecret: loadSecret(config.ledgerDir) }, logger);
+  const site = createSite({ ...svc, mailer, webSecret: () => meter.webSecret }, logger);
   const handle = createHandler(ROUTES, svc, logger, site);
 
   let drained: (() => void) | null = null;

@@ -4,6 +4,7 @@
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
 import type { Worker } from 'node:worker_threads';
 import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type PgMeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
+import { loadSecret } from '../workers/meter/web-secret.ts';
 import { tsWorker } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
@@ -49,7 +50,16 @@ export class Meter {
     private readonly worker: Worker,
     private readonly logger: Logger,
     private readonly metrics: Metrics | null,
+    private secret: Buffer,
   ) {}
+
+  /**
+   * The website's signing key: LEDGER_DIR/web-secret, or on the shared ledger the cluster's, once
+   * the thread has read it (before that the ledger is not ready and account pages answer 503).
+   */
+  get webSecret(): Buffer {
+    return this.secret;
+  }
 
   /**
    * Starts the thread; resolves once the ledger is open and the accounts are read. On the shared
@@ -57,19 +67,21 @@ export class Meter {
    * routes `unavailable`, and the thread keeps reconnecting.
    */
   static start(config: Config, logger: Logger, metrics: Metrics | null = null): Promise<Meter> {
+    const ownSecret = loadSecret(config.ledgerDir);
     let worker: Worker;
     if (config.database) {
       const data: PgMeterWorkerData = {
         database: config.database,
         nodeName: config.nodeName,
         holdTtlMs: config.ledgerHoldMs,
+        webSecret: ownSecret.toString('base64url'),
       };
       worker = tsWorker(PG_THREAD, { workerData: data });
     } else {
       const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
       worker = tsWorker(THREAD, { workerData: data });
     }
-    const meter = new Meter(worker, logger, metrics);
+    const meter = new Meter(worker, logger, metrics, ownSecret);
     // The shared ledger's thread posts the accounts before it has finished connecting (LISTEN, the
     // current snapshot) and answers `unavailable` until then: it has started once it says how it is.
     const startedBy: MeterMessage['type'] = config.database ? 'health' : 'accounts';
@@ -226,6 +238,9 @@ export class Meter {
         this.healthy = m.ok;
         this.healthDetail = m.detail;
         this.metrics?.ledgerHealth(m.ok);
+        return;
+      case 'web_secret':
+        this.secret = Buffer.from(m.secret, 'base64url');
         return;
       case 'snapshot':
         this.snapshotId = m.id;

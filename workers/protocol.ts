@@ -463,6 +463,8 @@ export type MeterMessage =
   | { readonly type: 'health'; readonly ok: boolean; readonly detail: string }
   /** The snapshot the shared ledger says every node should answer from (at start, and on each change). */
   | { readonly type: 'snapshot'; readonly id: string }
+  /** The website's signing key every node of the shared ledger uses (base64url), once it is known. */
+  | { readonly type: 'web_secret'; readonly secret: string }
   | { readonly type: 'closed' };
 
 export interface MeterWorkerData {
@@ -478,4 +480,6 @@ export interface PgMeterWorkerData {
   readonly nodeName: string;
   /** How long a hold of records lives unless charged or released: a dead node's holds come back after it. */
   readonly holdTtlMs: number;
+  /** This node's own website key (LEDGER_DIR/web-secret, base64url): the cluster's if no node has set one. */
+  readonly webSecret: string;
 }

@@ -56,8 +56,8 @@ export interface AccountDeps {
   readonly mailer: Pick<Mailer, 'send'>;
   /** Null: e-mail sign-in only. */
   readonly provider: Provider | null;
-  /** The key of CSRF tokens (session.ts loadSecret). */
-  readonly secret: Buffer;
+  /** The key of CSRF tokens and signed cookies, as the ledger has it now (Meter.webSecret). */
+  readonly secret: () => Buffer;
   readonly log: Logger;
 }
 

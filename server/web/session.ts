@@ -3,8 +3,6 @@
 // accounts store (hashed); this module never sees a database. The API host reads no cookie at all:
 // server/http.ts copies the Cookie header, and only server/web/ looks at it.
 import { createHmac, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parse, serialize } from 'cookie';
 import type { Request } from '../http.ts';
 
@@ -52,7 +50,12 @@ export function clearCookie(names: CookieNames, name: string): string {
  * id, or before sign-in the pre-session id), so a token is worthless to any other browser.
  */
 export class Csrf {
-  constructor(private readonly secret: Buffer) {}
+  /** `secret` is asked at every use: on the shared ledger the cluster's key replaces the node's own once PostgreSQL answers. */
+  constructor(private readonly key: () => Buffer) {}
+
+  private get secret(): Buffer {
+    return this.key();
+  }
 
   token(binding: string): string {
     return createHmac('sha256', this.secret).update('csrf\0').update(binding).digest('base64url');
@@ -97,24 +100,4 @@ export function formFields(req: Request): URLSearchParams | null {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded' || req.body === null) return null;
   return new URLSearchParams(Buffer.from(req.body).toString('utf8'));
-}
-
-const SECRET_FILE = 'web-secret';
-
-/**
- * The key of the CSRF tokens and signed cookies, kept beside the accounts store (every server on
- * the same ledger signs alike). Made once, read at start-up.
- */
-export function loadSecret(ledgerDir: string): Buffer {
-  const file = path.join(ledgerDir, SECRET_FILE);
-  if (!existsSync(file)) {
-    mkdirSync(ledgerDir, { recursive: true });
-    try {
-      writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      // Another server made it first: read theirs.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
-  return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
 }

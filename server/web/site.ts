@@ -51,8 +51,8 @@ export interface SiteServices {
   readonly openapi: () => Buffer;
   /** Sign-in mail (account pages). */
   readonly mailer: Pick<Mailer, 'send'>;
-  /** The key of CSRF tokens and signed cookies (session.ts loadSecret). */
-  readonly webSecret: Buffer;
+  /** The key of CSRF tokens and signed cookies, as the ledger has it now (Meter.webSecret). */
+  readonly webSecret: () => Buffer;
 }
 
 const HTML_TYPE = 'text/html; charset=utf-8';

@@ -66,3 +66,15 @@ SELECT snapshot_id, published_at FROM current_snapshot
 -- query: current_snapshot_set
 INSERT INTO current_snapshot (snapshot_id, published_at) VALUES ($snapshot_id, now())
 ON CONFLICT (only_row) DO UPDATE SET snapshot_id = excluded.snapshot_id, published_at = excluded.published_at
+
+-- query: web_secret_share
+-- The cluster's website key: $candidate (this node's own) when no node has set one, else the one
+-- set. A node racing another's first insert can see neither row (its snapshot predates that
+-- commit): the caller asks again.
+WITH seeded AS (
+  INSERT INTO web_secret (secret) VALUES ($candidate) ON CONFLICT (only_row) DO NOTHING RETURNING secret
+)
+SELECT secret FROM seeded
+UNION ALL
+SELECT secret FROM web_secret
+LIMIT 1

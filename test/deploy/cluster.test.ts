@@ -9,7 +9,8 @@
 //   node held come back once its holds expire (LEDGER_HOLD_MS).
 // - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
 // - A visitor of the website signs in, makes a key and revokes it with each request on the next
-//   node: sessions, sign-in links and form tokens are the cluster's, not one node's.
+//   node: sessions, sign-in links and the key that signs forms are the cluster's, not one node's
+//   (each node has a LEDGER_DIR of its own).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -51,7 +52,8 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
   const settings = () => ({ url: db.url, poolMax: 2, statementTimeoutMs: 5000 });
 
   const startNodeNo = (i: number, ports?: { port: number; adminPort: number }): Promise<ApiNode> =>
-    startNode({ name: `node-${i}`, dataDir: fx.dataDir, databaseUrl: db.url, env: { QUERY_TIMEOUT_MS: '2000', LEDGER_HOLD_MS: String(HOLD_MS), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB }, ports });
+    // A LEDGER_DIR (so a web-secret file) of its own: the cluster's key is the ledger's.
+    startNode({ name: `node-${i}`, dataDir: fx.dataDir, databaseUrl: db.url, env: { LEDGER_DIR: path.join(fx.dataDir, `ledger-node-${i}`), QUERY_TIMEOUT_MS: '2000', LEDGER_HOLD_MS: String(HOLD_MS), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB }, ports });
 
   async function get(base: string, pathAndQuery: string, key?: string): Promise<{ status: number; headers: Record<string, string>; text: string }> {
     const res = await request(`${base}${pathAndQuery}`, { dispatcher, headers: key ? { authorization: `Bearer ${key}` } : {}, headersTimeout: 20_000, bodyTimeout: 20_000 });
@@ -161,8 +163,9 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
   });
 
   test('the website over three nodes, each request on the next one: sign in by mail, make a key that every node takes, revoke it', async () => {
-    // The nodes share DATA_DIR (so the cookie secret and the outbox) and the ledger (so sessions,
-    // links and keys); nothing else of a visit may live in one node's memory.
+    // The nodes share DATA_DIR (the outbox) and the ledger (sessions, links, keys and the key that
+    // signs forms and cookies), each with a LEDGER_DIR of its own; nothing else of a visit may live
+    // in one node's memory.
     const outbox = new Outbox(fx.dataDir);
     const b = new FormBrowser(nodes[0]!.base, WEB);
     let step = 0;

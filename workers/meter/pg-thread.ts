@@ -58,6 +58,7 @@ async function probe(): Promise<void> {
   if (closing) return;
   try {
     await migrate(data.database, `family-events ${data.nodeName} migrate`);
+    await shareWebSecret();
     await refresh();
     await listen();
     await readSnapshot();
@@ -138,6 +139,22 @@ async function listen(): Promise<void> {
 }
 
 let lastSnapshot: string | null = null;
+
+let webSecret: string | null = null;
+
+/**
+ * The website key of every node on this ledger, told to the main thread before the ledger is
+ * reported healthy (the account pages answer 503 until then, so no form of theirs is checked with
+ * a key that is about to change). It never changes once set.
+ */
+async function shareWebSecret(): Promise<void> {
+  if (webSecret !== null) return;
+  const ask = (): Promise<{ secret: string } | undefined> => one<{ secret: string }>(pool, 'web_secret_share', { candidate: data.webSecret });
+  const row = (await ask()) ?? (await ask());
+  if (row === undefined) throw new Error('the web_secret row is neither there nor insertable');
+  webSecret = row.secret;
+  post({ type: 'web_secret', secret: row.secret });
+}
 
 async function readSnapshot(): Promise<void> {
   const row = await one<{ snapshot_id: string }>(pool, 'current_snapshot_get');

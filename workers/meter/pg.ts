@@ -150,6 +150,9 @@ export interface Migration {
   readonly sql: string;
 }
 
+/** A migration as its file is named, without .sql: 0001_ledger. */
+export const migrationLabel = (m: { readonly version: number; readonly name: string }): string => `${String(m.version).padStart(4, '0')}_${m.name}`;
+
 /** sql/postgres/NNNN_name.sql, in order. */
 export function migrations(): Migration[] {
   return readdirSync(POSTGRES_SQL)

@@ -1,14 +1,12 @@
 // The account pages' browser-side primitives, each rule on its own: cookie attributes (__Host- and
 // Secure on https), CSRF tokens bound to their browser, signed values, the same-origin rule for
-// POSTs, form bodies, and the shared secret. A real browser holds them to it in the end-to-end tests.
+// POSTs and form bodies (the secret itself: test/workers/meter/web-secret.test.ts). A real browser
+// holds them to it in the end-to-end tests.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Request } from '../../../server/http.ts';
-import { clearCookie, cookieNames, Csrf, formFields, loadSecret, newToken, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
+import { clearCookie, cookieNames, Csrf, formFields, newToken, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
 
 const req = (headers: Record<string, string>, body: string | null = null): Request =>
   ({ method: 'POST', path: '/', rawQuery: '', targetLength: 1, headerBytes: 0, headers, remoteAddress: '', signal: new AbortController().signal, receivedAt: 0, body: body === null ? null : Buffer.from(body), bodyTooLarge: false }) as Request;
@@ -35,8 +33,8 @@ test('tokens: 256 bits, distinct, base64url; stored as SHA-256 hex', () => {
 });
 
 test('CSRF tokens are bound to their browser; signed values refuse any change', () => {
-  const csrf = new Csrf(Buffer.alloc(32, 7));
-  const other = new Csrf(Buffer.alloc(32, 8));
+  const csrf = new Csrf(() => Buffer.alloc(32, 7));
+  const other = new Csrf(() => Buffer.alloc(32, 8));
   fc.assert(
     fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (a, b) => {
       assert.ok(csrf.check(a, csrf.token(a)));
@@ -71,17 +69,4 @@ test('form bodies: only application/x-www-form-urlencoded', () => {
   assert.equal(formFields(req({ 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, 'email=a%40b.example&x=1'))?.get('email'), 'a@b.example');
   assert.equal(formFields(req({ 'content-type': 'application/json' }, '{"email":"a@b"}')), null);
   assert.equal(formFields(req({ 'content-type': 'application/x-www-form-urlencoded' }, null)), null);
-});
-
-test('the secret is made once, 600, and read back the same by every server on the ledger', async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-secret-'));
-  try {
-    const a = loadSecret(dir);
-    const b = loadSecret(dir);
-    assert.equal(a.length, 32);
-    assert.deepEqual(a, b);
-    assert.equal((await stat(path.join(dir, 'web-secret'))).mode & 0o777, 0o600);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 });
