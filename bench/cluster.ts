@@ -24,7 +24,7 @@ import { repeatedPath } from './scenarios.ts';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, sleep, stamp, table, wholeArg, writeResult } from './lib/common.ts';
 import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset } from './lib/dataset.ts';
 import { crossCheck } from './lib/load.ts';
-import { findNginx, nginxPids, startNginx, type Nginx } from './lib/nginx.ts';
+import { DEBIAN_HTTP, findNginx, nginxPids, startNginx, type Nginx } from './lib/nginx.ts';
 import { describeServer, freshDatabase, postgresMissing, probe, serverInfo, type BenchDatabase, type PgServerInfo, type Probe } from './lib/pg-ledger.ts';
 import { BENCH_PLAN, counterDelta, cpuTicks, headerObject, scrapeCounters, startServer, TICK_US, type Child, type Counters } from './lib/server.ts';
 import { ensureWrk, runWrk, type WrkResult } from './lib/wrk.ts';
@@ -389,7 +389,7 @@ try {
     results.push(await measure(b, requestPath, pgClient));
 
     if (nginxBin) {
-      const lb1 = await startNginx(nginxBin, [portOf(node1)], { workers: nginxWorkers });
+      const lb1 = await startNginx(nginxBin, [portOf(node1)], { workers: nginxWorkers, http: DEBIAN_HTTP });
       running.push(lb1);
       const c: Target = { id: 'c', base: lb1.base, headers, nodes: [node1], nginx: lb1, ledger: 'postgres' };
       await checkSame(c, requestPath, reference);
@@ -400,7 +400,7 @@ try {
       log('starting node-2 on the same database');
       const node2 = await startServer({ ...nodeOpts('node-2'), env: pgEnv('node-2'), key: pgKey });
       running.push(node2);
-      const lb2 = await startNginx(nginxBin, [portOf(node1), portOf(node2)], { workers: nginxWorkers });
+      const lb2 = await startNginx(nginxBin, [portOf(node1), portOf(node2)], { workers: nginxWorkers, http: DEBIAN_HTTP });
       running.push(lb2);
       const d: Target = { id: 'd', base: lb2.base, headers, nodes: [node1, node2], nginx: lb2, ledger: 'postgres' };
       await checkSame(d, requestPath, reference);

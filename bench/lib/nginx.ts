@@ -1,8 +1,8 @@
 // nginx with the shipped site (deploy/nginx/family-events.conf) in front of one API node or several,
-// as the benchmark of several nodes measures it: the site as shipped, with only its upstream's
-// `server` line (one per node: nginx's round-robin), its listen address and its log directory
-// substituted, included in an http block like Debian's nginx.conf. (test/deploy/nginx.ts does the
-// same for the tests, with a worse http block the site must hold against.)
+// for the benchmark of several nodes and for the tests (test/deploy/nginx.ts): the site as shipped,
+// with only its upstream's `server` line (one per node: nginx's round-robin), its listen address
+// and its log directory substituted, included in an http block the caller describes (the bench:
+// Debian's nginx.conf; the tests: a worse one the site must hold against).
 import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -28,18 +28,41 @@ export function findNginx(): string | null {
   return null;
 }
 
+/** What Debian's nginx.conf gives the http block the site is included in (the site turns gzip off). */
+export const DEBIAN_HTTP: readonly string[] = [
+  'sendfile on; tcp_nopush on;',
+  'types { application/json json; text/csv csv; application/rss+xml rss; text/html html; }',
+  'default_type application/octet-stream;',
+  'gzip on;',
+];
+
 export interface Nginx {
   readonly base: string;
+  readonly port: number;
   /** The master's pid; its workers are its children (nginxPids). */
   readonly pid: number;
   readonly workers: number;
+  /** A file of its log directory ('' before it exists): error.log, family-events.access.log… */
+  readLog(name: string): Promise<string>;
   errorLog(): Promise<string>;
   stop(): Promise<void>;
 }
 
+export interface NginxOptions {
+  /** worker_processes (1 by default). */
+  readonly workers?: number;
+  /**
+   * The http block's own directives, besides the temp paths, the access log and the site: what the
+   * caller wants the site to be included in (Debian's defaults; the tests' worse ones).
+   */
+  readonly http: readonly string[];
+  readonly workerConnections?: number;
+  readonly errorLogLevel?: 'info' | 'notice' | 'warn' | 'error';
+}
+
 /**
  * `from` must occur in the shipped site exactly once: a changed site fails here, not in a confusing
- * figure or answer. The tests (test/deploy/nginx.ts) substitute with it too.
+ * figure or answer.
  */
 export function substitute(text: string, from: string, to: string): string {
   const n = text.split(from).length - 1;
@@ -47,10 +70,14 @@ export function substitute(text: string, from: string, to: string): string {
   return text.replace(from, to);
 }
 
-/** Starts nginx in front of the nodes on `upstreamPorts` and resolves once it accepts connections. */
-export async function startNginx(bin: string, upstreamPorts: readonly number[], o: { workers?: number } = {}): Promise<Nginx> {
+/**
+ * Starts nginx with the shipped site in front of the nodes on `upstreamPorts` (several: nginx's
+ * round-robin), in a prefix of its own under the temp directory, and resolves once it accepts
+ * connections. Throws, with nginx's own words, when it does not start.
+ */
+export async function startNginx(bin: string, upstreamPorts: readonly number[], o: NginxOptions): Promise<Nginx> {
   const workers = o.workers ?? 1;
-  const prefix = await mkdtemp(path.join(os.tmpdir(), 'fe-bench-nginx-'));
+  const prefix = await mkdtemp(path.join(os.tmpdir(), 'fe-nginx-'));
   const logs = path.join(prefix, 'logs');
   await mkdir(logs);
   await mkdir(path.join(prefix, 'temp'));
@@ -63,18 +90,15 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
   const conf = [
     'daemon off;',
     `worker_processes ${workers};`,
-    // As root, nginx hands its workers to `nobody`, who cannot enter the 0700 temp prefix.
+    // As root, nginx hands its workers to `nobody`, who cannot enter the 0700 temp prefix; the
+    // directive is ignored (with a notice) when not run as root.
     process.getuid?.() === 0 ? 'user root;' : '',
     `pid ${path.join(prefix, 'nginx.pid')};`,
-    `error_log ${path.join(logs, 'error.log')} warn;`,
-    'events { worker_connections 1024; }',
+    `error_log ${path.join(logs, 'error.log')} ${o.errorLogLevel ?? 'warn'};`,
+    `events { worker_connections ${o.workerConnections ?? 1024}; }`,
     'http {',
     `  ${temp('client_body')} ${temp('proxy')} ${temp('fastcgi')} ${temp('uwsgi')} ${temp('scgi')}`,
-    // What Debian's nginx.conf gives the http block (sendfile, mime types, gzip on: the site turns it off).
-    '  sendfile on; tcp_nopush on;',
-    '  types { application/json json; text/csv csv; application/rss+xml rss; text/html html; }',
-    '  default_type application/octet-stream;',
-    '  gzip on;',
+    ...o.http.map((line) => `  ${line}`),
     `  access_log ${path.join(logs, 'http.access.log')};`,
     `  include ${path.join(prefix, 'family-events.conf')};`,
     '}',
@@ -89,15 +113,16 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
   const exit = new Promise<void>((resolve) => {
     for (const e of ['exit', 'error']) child.once(e, () => ((exited = true), resolve()));
   });
-  const errorLog = (): Promise<string> => readFile(path.join(logs, 'error.log'), 'utf8').catch(() => '');
+  const readLog = (name: string): Promise<string> => readFile(path.join(logs, name), 'utf8').catch(() => '');
   const stop = async (): Promise<void> => {
-    // SIGQUIT: graceful shutdown (wrk has stopped; nothing is in flight).
-    if (!exited) child.kill('SIGQUIT');
+    // SIGTERM: nginx's fast shutdown (the master takes its workers with it), whatever is in flight.
+    if (!exited) child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exit;
     clearTimeout(timer);
     await rm(prefix, { recursive: true, force: true });
   };
+  // Up once it accepts a connection; bounded by a count of attempts, not a duration.
   for (let attempt = 0; ; attempt++) {
     const up = await new Promise<boolean>((resolve) => {
       const s = net.connect({ host: '127.0.0.1', port }, () => {
@@ -108,13 +133,13 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
     });
     if (up) break;
     if (exited || attempt > 250) {
-      const why = `nginx ${exited ? 'exited at start' : `did not accept connections on ${port}`}: ${stderr}\n${await errorLog()}`;
+      const why = `nginx ${exited ? 'exited at start' : `did not accept connections on ${port}`}: ${stderr}\n${await readLog('error.log')}`;
       await stop();
       throw new BenchError(why);
     }
     await sleep(20);
   }
-  return { base: `http://127.0.0.1:${port}`, pid: child.pid ?? -1, workers, errorLog, stop };
+  return { base: `http://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: () => readLog('error.log'), stop };
 }
 
 /** The master and its workers (children by /proc/<pid>/stat's ppid). */
