@@ -67,6 +67,13 @@ SELECT snapshot_id, published_at FROM current_snapshot
 INSERT INTO current_snapshot (snapshot_id, published_at) VALUES ($snapshot_id, now())
 ON CONFLICT (only_row) DO UPDATE SET snapshot_id = excluded.snapshot_id, published_at = excluded.published_at
 
+-- query: current_snapshot_first
+-- The first snapshot of an empty shared volume, when the ledger names none yet: a ledger that
+-- already names one keeps it (a node that lost its volume does not overrule the builder).
+INSERT INTO current_snapshot (snapshot_id, published_at) VALUES ($snapshot_id, now())
+ON CONFLICT (only_row) DO NOTHING
+RETURNING snapshot_id
+
 -- query: web_secret_share
 -- The cluster's website key: $candidate (this node's own) when no node has set one, else the one
 -- set. A node racing another's first insert can see neither row (its snapshot predates that

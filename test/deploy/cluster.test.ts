@@ -8,11 +8,15 @@
 //   clients received, never more than they could have been charged for, and the records the dead
 //   node held come back once its holds expire (LEDGER_HOLD_MS).
 // - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
+// - Three nodes started at once on an empty shared volume and an empty database: one sample
+//   snapshot, the same on every node, with the same ETags.
 // - A visitor of the website signs in, makes a key and revokes it with each request on the next
 //   node: sessions, sign-in links and the key that signs forms are the cluster's, not one node's
 //   (each node has a LEDGER_DIR of its own).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -21,7 +25,7 @@ import type pg from 'pg';
 import { Agent, request } from 'undici';
 import { REPO_ROOT } from '../../server/config.ts';
 import { PgAccounts } from '../../workers/meter/pg-store.ts';
-import { migrate, openPool, recordSnapshot } from '../../workers/meter/pg.ts';
+import { migrate, migrations, openPool, recordSnapshot } from '../../workers/meter/pg.ts';
 import { currentSnapshotId } from '../../workers/snapshot/store.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 import { buildInChild, NOW, PUBLIC, sampleFixture, WEB, type Fixture } from '../server/helpers.ts';
@@ -380,5 +384,49 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
       assert.ok(bodies.has(s.etag), `an answer of one of the two snapshots (${s.etag})`);
       assert.equal(s.body, bodies.get(s.etag));
     }
+  });
+});
+
+describe('three nodes started at once on an empty shared volume and an empty database', { skip: missing ?? false }, () => {
+  let db: TestDatabase;
+  let dir: string;
+  let nodes: ApiNode[] = [];
+
+  before(async () => {
+    db = await testDatabase('cluster_empty');
+    dir = await mkdtemp(path.join(os.tmpdir(), 'fe-cluster-empty-'));
+  });
+  after(async () => {
+    await stopNodes(nodes);
+    await db?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('they migrate the ledger once between them, build one sample snapshot and serve it alike', async () => {
+    // What `npm start` on three fresh machines does, configured as the README says (one DATA_DIR,
+    // DATABASE_URL, PUBLIC_BASE_URL and WEB_BASE_URL for all): each finds no snapshot.
+    const started = await Promise.allSettled(
+      [0, 1, 2].map((i) => startNode({ name: `fresh-${i}`, dataDir: dir, databaseUrl: db.url, env: { LEDGER_DIR: path.join(dir, `ledger-fresh-${i}`), FAMILY_EVENTS_NOW: NOW.toISOString(), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB } })),
+    );
+    nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    assert.deepEqual(started.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason).slice(0, 2000)), []);
+    const builders = nodes.filter((n) => n.output().includes('no snapshot under')).map((n) => n.name);
+    assert.equal(builders.length, 1, `one node built the snapshot, the others waited for it: ${builders.join(', ')}`);
+    const ids = await Promise.all(nodes.map(async (n) => ((await (await fetch(`${n.base}/readyz`)).json()) as { snapshot: string }).snapshot));
+    assert.equal(new Set(ids).size, 1, `one snapshot on every node: ${ids.join(', ')}`);
+    const ledger = openPool({ url: db.url, poolMax: 1, statementTimeoutMs: 5000 }, 'cluster test');
+    try {
+      const applied = await ledger.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+      assert.deepEqual(applied.rows.map((r) => r.version), migrations().map((m) => m.version), 'each migration applied once');
+      const recorded = await ledger.query<{ snapshot_id: string }>('SELECT snapshot_id FROM current_snapshot');
+      assert.deepEqual(recorded.rows.map((r) => r.snapshot_id), [ids[0]], 'the ledger names the snapshot they serve');
+    } finally {
+      await ledger.end();
+    }
+    assert.deepEqual((await readdir(path.join(dir, 'snapshots'))).filter((f) => f !== 'current'), [ids[0]], 'one snapshot on the volume, none half-built');
+    const answers = await Promise.all(nodes.map((n) => fetch(`${n.base}/v1/demo/events?limit=5`).then(async (r) => ({ status: r.status, etag: r.headers.get('etag'), body: await r.text() }))));
+    for (const a of answers) assert.equal(a.status, 200, a.body.slice(0, 300));
+    assert.equal(new Set(answers.map((a) => a.etag)).size, 1, `the same ETag on every node: ${answers.map((a) => a.etag).join(', ')}`);
+    assert.equal(new Set(answers.map((a) => a.body)).size, 1, 'the same body on every node');
   });
 });

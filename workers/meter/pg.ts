@@ -204,18 +204,45 @@ export async function migrate(s: PgSettings, application = 'family-events migrat
   }
 }
 
+// Another fixed number: "a node is building the first snapshot of an empty shared volume".
+const FIRST_BUILD_LOCK = 0x66616d6c7931n;
+
+/**
+ * Runs `build` while holding the cluster's first-build lock, so that nodes started together on an
+ * empty shared volume build one snapshot between them: the others wait, then find it (`build`
+ * checks again). Session-level: a builder that dies releases it. Null when PostgreSQL cannot be
+ * reached: the caller builds without it (a node alone finds nothing to race).
+ */
+export async function withFirstBuildLock<T>(s: PgSettings, build: () => Promise<T>): Promise<{ readonly value: T } | null> {
+  const client = openClient(s, 'family-events first snapshot');
+  try {
+    await client.connect();
+    await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [FIRST_BUILD_LOCK.toString()] });
+  } catch {
+    await client.end().catch(() => undefined);
+    return null;
+  }
+  try {
+    return { value: await build() };
+  } finally {
+    // Ending the session releases the lock.
+    await client.end().catch(() => undefined);
+  }
+}
+
 /**
  * Makes `snapshotId` the one every node serves: recorded in the shared ledger and announced, after
- * the builder has published it to the shared snapshot directory.
+ * the builder has published it to the shared snapshot directory. `onlyIfNone`: unless the ledger
+ * names one already (the first snapshot of a new cluster).
  */
-export async function recordSnapshot(s: PgSettings, snapshotId: string): Promise<void> {
+export async function recordSnapshot(s: PgSettings, snapshotId: string, o: { onlyIfNone?: boolean } = {}): Promise<void> {
   await migrate(s);
   const client = openClient(s, 'family-events snapshot');
   await client.connect();
   try {
     await client.query('BEGIN');
-    await client.query(pgQuery('current_snapshot_set', { snapshot_id: snapshotId }));
-    await announce(client, 'snapshot');
+    const set = await client.query(pgQuery(o.onlyIfNone ? 'current_snapshot_first' : 'current_snapshot_set', { snapshot_id: snapshotId }));
+    if (!o.onlyIfNone || set.rowCount === 1) await announce(client, 'snapshot');
     await client.query('COMMIT');
   } finally {
     await client.end().catch(() => undefined);

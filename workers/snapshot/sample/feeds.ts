@@ -298,7 +298,8 @@ export async function renderSampleFeeds(opts: RenderOptions): Promise<Map<string
   const files = new Map<string, string>();
   for (const m of buildModels(opts.gazetteer, sample, opts.window)) {
     const file = path.join(dir, `${m.source.id}.${EXT[m.source.format]}`);
-    const tmp = `${file}.tmp`;
+    // Per process: a snapshot build run beside another (by hand, or a node without the ledger's lock) renders the same files.
+    const tmp = `${file}.${process.pid}.tmp`;
     await writeFile(tmp, await renderFeed(m, stamp));
     await rename(tmp, file);
     files.set(m.source.id, file);
