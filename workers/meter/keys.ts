@@ -1,7 +1,7 @@
 // API keys: `bsc_live_` and 40 base62 characters from the CSPRNG (238 bits). Only the SHA-256 of a
 // key is stored and looked up: a lookup by digest tells a caller nothing about how close a guess
 // came to a stored key, which comparing key strings could.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'bsc_live_';
 const SECRET_LENGTH = 40;
@@ -24,8 +24,9 @@ export function newKey(): string {
   return KEY_PREFIX + randomBase62(SECRET_LENGTH);
 }
 
+/** Hashed on every keyed request: the one-shot crypto.hash, a third of createHash's cost (no Hash object). */
 export function keyHash(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** How an operator tells keys apart without the key: its last four characters. */
