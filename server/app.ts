@@ -72,6 +72,24 @@ function sentence(errors: readonly ParamError[]): string {
 const API_PATH = /^\/(?:v\d+(?:\/|$)|api(?:\/|$)|healthz$|readyz$)/;
 export const isApiPath = (path: string): boolean => API_PATH.test(path);
 
+/** What a valid query string parses to: the route's parameters, and the key it carries (live routes). */
+interface Parsed {
+  readonly params: object;
+  readonly apiKey: string | undefined;
+}
+
+/** A matched request on its way through validation. */
+interface Matched {
+  readonly req: Request;
+  readonly route: AnyRoute;
+  readonly pathParam: string;
+  readonly prefix: RouteRequest['prefix'];
+  readonly memoKey: string;
+  readonly remembered: Parsed | undefined;
+}
+
+const withQuotaHeaders = (r: Reply, q: QuotaState, nowMs: number): Reply => ({ ...r, headers: [...r.headers, ...quotaHeaders(q, nowMs)] });
+
 export function createHandler(routes: readonly AnyRoute[], svc: Services, log: Logger, website: (req: Request) => Reply | Promise<Reply>): (req: Request) => Reply | Promise<Reply> {
   const table = new Map<string, AnyRoute>();
   /** Templated routes by the path before their parameter, e.g. '/v1/events/' → /v1/events/{id}. */
@@ -98,16 +116,15 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
   };
 
   /** A valid query string's parameters, and on live routes the key it carries (not a parameter: the apiKey scheme). */
-  const parsedMemo = new LRUCache<string, { readonly params: object; readonly apiKey: string | undefined }>({ max: PARSE_MEMO_ENTRIES });
+  const parsedMemo = new LRUCache<string, Parsed>({ max: PARSE_MEMO_ENTRIES });
 
   /** A refusal or a 304 on a live route still tells the caller where its quota stands. */
   const withQuota = (r: Reply, a: Account): Reply | Promise<Reply> => {
     if ((r.status < 400 && r.status !== 304) || r.headers.some(([k]) => k === 'X-Quota-Limit')) return r;
     const nowMs = svc.config.now().getTime();
-    const add = (q: QuotaState): Reply => ({ ...r, headers: [...r.headers, ...quotaHeaders(q, nowMs)] });
     const known = svc.meter.lastQuota(a.orgId);
-    if (known && nowMs >= known.periodStartMs && nowMs < known.resetMs) return add(known);
-    return svc.meter.peek(a.keyId, nowMs).then((p) => (p.ok ? add(p.quota) : r));
+    if (known && nowMs >= known.periodStartMs && nowMs < known.resetMs) return withQuotaHeaders(r, known, nowMs);
+    return svc.meter.peek(a.keyId, nowMs).then((p) => (p.ok ? withQuotaHeaders(r, p.quota, nowMs) : r));
   };
   const run = (route: AnyRoute, rr: RouteRequest, params: unknown): Reply | Promise<Reply> => {
     try {
@@ -116,6 +133,45 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     } catch (err) {
       return fail(err, route.path);
     }
+  };
+
+  // Named functions made once, not closures made per request: under tsx each named closure costs
+  // an Object.defineProperty of its name (esbuild's keepNames) on every request.
+  /** The route's path parameter and query parameters, then its handler. */
+  const validated = (c: Matched, account: Account | null): Reply | Promise<Reply> => {
+    const { req, route, pathParam } = c;
+    if (route.pathParam) {
+      const checked = v.safeParse(route.pathParam.schema, pathParam);
+      if (!checked.success) {
+        return { ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}: ${route.pathParam.name} ${checked.issues[0].message}.`), route: route.path };
+      }
+    }
+    const rr: RouteRequest = { http: req, prefix: c.prefix, account, pathParam };
+    if (c.remembered !== undefined) return run(route, rr, c.remembered.params);
+    const { values, errors } = parseQuery(req.rawQuery);
+    const known = paramEntries(route);
+    const keyParam = route.access === 'live' ? API_KEY_PARAM : null;
+    const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k) && k !== keyParam);
+    if (unknown.length) {
+      const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
+      return {
+        ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
+        route: route.path,
+      };
+    }
+    if (errors.length) return { ...problemReply(web, 'invalid_parameter', sentence(errors), errors), route: route.path };
+    const parsed = v.safeParse(route.params, values);
+    if (!parsed.success) {
+      const errs = issuesToErrors(parsed.issues);
+      return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
+    }
+    parsedMemo.set(c.memoKey, { params: parsed.output, apiKey: keyParam === null ? undefined : values[keyParam] });
+    return run(route, rr, parsed.output);
+  };
+  /** A live route's answer once the caller is known, with its quota headers. */
+  const proceed = (c: Matched, a: Account): Reply | Promise<Reply> => {
+    const out = validated(c, a);
+    return out instanceof Promise ? out.then((r) => withQuota(r, a)) : withQuota(out, a);
   };
 
   return (req) => {
@@ -141,44 +197,15 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
         route: route.path,
       };
     }
-    const validated = (account: Account | null): Reply | Promise<Reply> => {
-      if (route.pathParam) {
-        const checked = v.safeParse(route.pathParam.schema, pathParam);
-        if (!checked.success) {
-          return { ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}: ${route.pathParam.name} ${checked.issues[0].message}.`), route: route.path };
-        }
-      }
-      const rr: RouteRequest = { http: req, prefix, account, pathParam };
-      // Pollers repeat the exact same query string: its parse (a pure function of route and
-      // string) is remembered, so a cached answer costs no validation work.
-      const memoKey = `${route.path}?${req.rawQuery}`;
-      const remembered = parsedMemo.get(memoKey);
-      if (remembered !== undefined) return run(route, rr, remembered.params);
-      const { values, errors } = parseQuery(req.rawQuery);
-      const known = paramEntries(route);
-      const keyParam = route.access === 'live' ? API_KEY_PARAM : null;
-      const unknown = Object.keys(values).filter((k) => !Object.hasOwn(known, k) && k !== keyParam);
-      if (unknown.length) {
-        const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
-        return {
-          ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
-          route: route.path,
-        };
-      }
-      if (errors.length) return { ...problemReply(web, 'invalid_parameter', sentence(errors), errors), route: route.path };
-      const parsed = v.safeParse(route.params, values);
-      if (!parsed.success) {
-        const errs = issuesToErrors(parsed.issues);
-        return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
-      }
-      parsedMemo.set(memoKey, { params: parsed.output, apiKey: keyParam === null ? undefined : values[keyParam] });
-      return run(route, rr, parsed.output);
-    };
-    if (route.access !== 'live') return validated(null);
+    // Pollers repeat the exact same query string: its parse (a pure function of route and string)
+    // is remembered, so a cached answer costs no validation work.
+    const memoKey = `${route.path}?${req.rawQuery}`;
+    const remembered = parsedMemo.get(memoKey);
+    const call: Matched = { req, route, pathParam, prefix, memoKey, remembered };
+    if (route.access !== 'live') return validated(call, null);
 
     // Live routes: who is calling comes first (401 before any 400), and every answer after that
     // carries the caller's quota headers.
-    const remembered = parsedMemo.get(`${route.path}?${req.rawQuery}`);
     const apiKey = remembered ? remembered.apiKey : parseQuery(req.rawQuery).values[API_KEY_PARAM];
     let account: Account | Promise<Account>;
     try {
@@ -186,10 +213,6 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     } catch (err) {
       return fail(err, route.path);
     }
-    const proceed = (a: Account): Reply | Promise<Reply> => {
-      const out = validated(a);
-      return out instanceof Promise ? out.then((r) => withQuota(r, a)) : withQuota(out, a);
-    };
-    return account instanceof Promise ? account.then(proceed, (err: unknown) => fail(err, route.path)) : proceed(account);
+    return account instanceof Promise ? account.then((a) => proceed(call, a), (err: unknown) => fail(err, route.path)) : proceed(call, account);
   };
 }

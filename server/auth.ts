@@ -53,16 +53,18 @@ export function presentedKey(req: Request, apiKeyParam: string | undefined): str
   return key;
 }
 
+/** The account of a key, or why the key is refused. */
+function verdict(k: KeyInfo | null | undefined): Account {
+  if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one on the website\'s account page (/account).');
+  if (k.revoked) throw invalid('This API key has been revoked; use another key of your organization, or create a new one.');
+  return toAccount(k);
+}
+
 export function authenticate(meter: Meter, req: Request, apiKeyParam: string | undefined): Account | Promise<Account> {
   const key = presentedKey(req, apiKeyParam);
   if (!KEY_FORMAT.test(key)) throw invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.');
   const hash = keyHash(key);
   const known = meter.key(hash);
-  const verdict = (k: KeyInfo | null | undefined): Account => {
-    if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one on the website\'s account page (/account).');
-    if (k.revoked) throw invalid('This API key has been revoked; use another key of your organization, or create a new one.');
-    return toAccount(k);
-  };
   if (known !== undefined) return verdict(known);
   return meter.lookup(hash).then((r) => {
     if (r !== null && 'ok' in r) throw meterError(r);

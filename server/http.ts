@@ -284,90 +284,110 @@ export interface ListenOptions {
   readonly onFinished?: (f: Finished) => void;
 }
 
-export function listen(opts: ListenOptions): Promise<HttpServer> {
-  const app: TemplatedApp = uws.App();
-  app.any('/*', (res, req) => {
-    const aborts = new Aborts();
-    // done: the response may no longer be touched; reported: onFinished has run (exactly once).
-    const state: State = { done: false, reported: false };
-    res.onAborted(() => {
-      const wasDone = state.done;
-      state.done = true;
-      // A stream still being written is stopped whether or not its head went out.
-      aborts.abort();
-      if (wasDone || state.reported) return;
-      state.reported = true;
-      opts.onFinished?.({ request, reply: null, status: 499, bytes: 0, aborted: true });
-    });
-    const copied = copyRequest(res, req, aborts, state, opts.trustProxy);
-    const isHead = copied.method === 'HEAD';
-    let request: Request = copied;
-    const report = (reply: Reply, bytes: number): void => {
-      if (state.reported) return;
-      state.reported = true;
-      opts.onFinished?.({ request, reply, status: reply.status, bytes, aborted: false });
-    };
-    const finish = (reply: Reply, corked: boolean): void => {
-      const body = reply.body;
-      if (state.done) {
-        if (isStream(body)) body.cancel();
-        return;
-      }
-      if (isStream(body)) {
-        // The client may leave mid-body: the producer stops with it.
-        aborts.signal().addEventListener('abort', () => body.cancel(), { once: true });
-        const write = (): void => sendStream(res, reply, body, isHead, state, (bytes) => report(reply, bytes));
-        if (corked) write();
-        else res.cork(write);
-        return;
-      }
-      let bytes = 0;
-      const write = (): void => {
-        bytes = send(res, reply, body, isHead, state);
-      };
-      if (corked) write();
-      else res.cork(write);
-      report(reply, bytes);
-    };
-    const run = (): void => {
-      let out: Reply | Promise<Reply>;
-      try {
-        out = opts.handler(request);
-      } catch (err) {
-        out = Promise.reject(err as Error);
-      }
-      answer(out, request.body === null && !request.bodyTooLarge);
-    };
-    const answer = (out: Reply | Promise<Reply>, corked: boolean): void => {
-      if (out instanceof Promise) {
-        out.then(
-          (reply) => finish(reply, false),
-          // The application answers its own errors; this is the last line of defence, still a problem.
-          () => finish({ status: 500, headers: [['Content-Type', 'application/problem+json']], body: LAST_RESORT }, false),
-        );
-      } else {
-        // Answered synchronously (a cache hit): uWS has us corked already, unless a body was awaited.
-        finish(out, corked);
-      }
-    };
-    if (!hasBody(copied.headers)) {
-      run();
+/**
+ * One request and its answer. A class rather than closures made per request: under tsx every named
+ * closure costs an Object.defineProperty of its name (esbuild's keepNames), a measurable share of
+ * a cached answer's main-thread time.
+ */
+class Exchange {
+  // done: the response may no longer be touched; reported: onFinished has run (exactly once).
+  readonly state: State = { done: false, reported: false };
+  readonly aborts = new Aborts();
+  request: Request;
+  readonly isHead: boolean;
+
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+    private readonly opts: ListenOptions,
+  ) {
+    res.onAborted(() => this.aborted());
+    this.request = copyRequest(res, req, this.aborts, this.state, opts.trustProxy);
+    this.isHead = this.request.method === 'HEAD';
+  }
+
+  private aborted(): void {
+    const wasDone = this.state.done;
+    this.state.done = true;
+    // A stream still being written is stopped whether or not its head went out.
+    this.aborts.abort();
+    if (wasDone || this.state.reported) return;
+    this.state.reported = true;
+    this.opts.onFinished?.({ request: this.request, reply: null, status: 499, bytes: 0, aborted: true });
+  }
+
+  report(reply: Reply, bytes: number): void {
+    if (this.state.reported) return;
+    this.state.reported = true;
+    this.opts.onFinished?.({ request: this.request, reply, status: reply.status, bytes, aborted: false });
+  }
+
+  finish(reply: Reply, corked: boolean): void {
+    const body = reply.body;
+    if (this.state.done) {
+      if (isStream(body)) body.cancel();
       return;
     }
-    // The body arrives in chunks after this callback returns; uWS wants onData registered now.
-    // The handler runs once it is whole (or once it is known to be too large: the rest is drained).
+    const res = this.res;
+    if (isStream(body)) {
+      // The client may leave mid-body: the producer stops with it.
+      this.aborts.signal().addEventListener('abort', () => body.cancel(), { once: true });
+      const write = (): void => sendStream(res, reply, body, this.isHead, this.state, (bytes) => this.report(reply, bytes));
+      if (corked) write();
+      else res.cork(write);
+      return;
+    }
+    let bytes = 0;
+    if (corked) bytes = send(res, reply, body, this.isHead, this.state);
+    else res.cork(() => (bytes = send(res, reply, body, this.isHead, this.state)));
+    this.report(reply, bytes);
+  }
+
+  run(): void {
+    let out: Reply | Promise<Reply>;
+    try {
+      out = this.opts.handler(this.request);
+    } catch (err) {
+      out = Promise.reject(err as Error);
+    }
+    const corked = this.request.body === null && !this.request.bodyTooLarge;
+    if (out instanceof Promise) {
+      out.then(
+        (reply) => this.finish(reply, false),
+        // The application answers its own errors; this is the last line of defence, still a problem.
+        () => this.finish({ status: 500, headers: [['Content-Type', 'application/problem+json']], body: LAST_RESORT }, false),
+      );
+    } else {
+      // Answered synchronously (a cache hit): uWS has us corked already, unless a body was awaited.
+      this.finish(out, corked);
+    }
+  }
+
+  /** The body arrives in chunks after uWS's callback returns; the handler runs once it is whole (or known to be too large: the rest is drained). */
+  readBody(): void {
     const chunks: Buffer[] = [];
     let size = 0;
-    res.onData((chunk, isLast) => {
+    const copied = this.request;
+    this.res.onData((chunk, isLast) => {
       if (size <= MAX_BODY_BYTES) {
         size += chunk.byteLength;
         // uWS reuses the chunk's memory after this call returns: copy it.
         if (size <= MAX_BODY_BYTES) chunks.push(Buffer.from(new Uint8Array(chunk)));
       }
-      if (!isLast || state.done) return;
-      request = size > MAX_BODY_BYTES ? { ...copied, bodyTooLarge: true } : { ...copied, body: Buffer.concat(chunks) };
-      run();
+      if (!isLast || this.state.done) return;
+      this.request = size > MAX_BODY_BYTES ? { ...copied, bodyTooLarge: true } : { ...copied, body: Buffer.concat(chunks) };
+      this.run();
     });
+  }
+}
+
+export function listen(opts: ListenOptions): Promise<HttpServer> {
+  const app: TemplatedApp = uws.App();
+  app.any('/*', (res, req) => {
+    const exchange = new Exchange(res, req, opts);
+    // uWS wants onData registered in this callback, before it returns.
+    if (hasBody(exchange.request.headers)) exchange.readBody();
+    else exchange.run();
   });
   return listening(app, opts);
 }
