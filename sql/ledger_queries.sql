@@ -118,6 +118,10 @@ VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at
 -- query: login_token_get
 SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash
 
+-- query: login_tokens_recent
+-- Links sent to one address (any purpose) since $since: its mail limit.
+SELECT count(*) AS n FROM login_tokens WHERE lower(email) = lower($email) AND created_at > $since
+
 -- query: login_token_spend
 UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
 

@@ -311,8 +311,17 @@ export type Role = 'owner' | 'member';
 /** Why an account operation did nothing. */
 export type AccountRefusal = {
   readonly ok: false;
-  readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid';
+  readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid' | 'limited';
 };
+
+/**
+ * At most `max` links (sign-in and invitation alike) to one address in `windowMs`, counted in the
+ * ledger, so the limit holds across nodes and restarts; beyond it, the refusal `limited`.
+ */
+export interface MailLimit {
+  readonly max: number;
+  readonly windowMs: number;
+}
 
 export type SpentLoginToken =
   | { readonly ok: true; readonly email: string; readonly purpose: LoginPurpose; readonly orgId: string | null }
@@ -366,7 +375,15 @@ export type NewKey = { readonly ok: true; readonly keyId: string; readonly key: 
 /** Every account operation, as the metering thread runs it (workers/meter/store.ts AccountsDb). */
 export interface AccountCalls {
   /** A sign-in or invitation link's token (stored hashed). Answers alike whether the address has an account. */
-  issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number): { readonly ok: true; readonly token: string } | AccountRefusal;
+  issueLoginToken(
+    email: string,
+    purpose: LoginPurpose,
+    orgId: string | null,
+    bindingHash: string,
+    ttlMs: number,
+    nowMs?: number,
+    limit?: MailLimit | null,
+  ): { readonly ok: true; readonly token: string } | AccountRefusal;
   /** Spends a token once, from the browser it was issued to, before it expires. */
   spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken;
   /** The account of a proven e-mail address, made (with an organization on Community) on first sign-in. */

@@ -13,7 +13,7 @@ import type { Reply, Request } from '../http.ts';
 import type { Logger } from '../log.ts';
 import type { Meter, MeterFailure } from '../meter.ts';
 import { RateLimiter } from '../ratelimit.ts';
-import type { OrgOfUser, SpentLoginToken } from '../../workers/protocol.ts';
+import type { MailLimit, OrgOfUser, SpentLoginToken } from '../../workers/protocol.ts';
 import { SECURITY_HEADERS, securityHeaders, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
 import { OidcError, type OidcClient, type OidcTransaction } from './oidc.ts';
@@ -72,8 +72,8 @@ const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
 /** The pre-session cookie outlives a sign-in link comfortably; it is replaced at every sign-in. */
 const PRE_MAX_AGE_S = 24 * 3600;
 const SIGN_INS_PER_ADDRESS_PER_MINUTE = 10;
-const MAILS_PER_EMAIL = 3;
-const MAIL_WINDOW_MS = 10 * 60_000;
+/** Links mailed to one address (sign-in and invitation alike), counted in the ledger: exact across nodes. */
+const MAIL_LIMIT: MailLimit = { max: 3, windowMs: 10 * 60_000 };
 
 /** An e-mail address as a form gives it; `empty` is what to say when the field is left blank. */
 const emailField = (empty: string) =>
@@ -113,33 +113,6 @@ async function must<T>(p: Promise<T | MeterFailure>): Promise<T> {
   return r;
 }
 
-/**
- * At most `max` events per key in a sliding window: the per-address mail limit (3 in 10 minutes
- * does not fit a token bucket whose burst equals its per-minute rate). Keys idle for a whole window
- * are dropped as calls arrive, so the map holds recent senders only.
- */
-class SlidingWindow {
-  private readonly seen = new Map<string, number[]>();
-  private sweptAt = 0;
-
-  constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
-  ) {}
-
-  take(key: string, nowMs = performance.now()): boolean {
-    if (nowMs - this.sweptAt > this.windowMs) {
-      for (const [k, times] of this.seen) if ((times.at(-1) ?? 0) <= nowMs - this.windowMs) this.seen.delete(k);
-      this.sweptAt = nowMs;
-    }
-    const recent = (this.seen.get(key) ?? []).filter((t) => t > nowMs - this.windowMs);
-    const allowed = recent.length < this.max;
-    if (allowed) recent.push(nowMs);
-    this.seen.set(key, recent);
-    return allowed;
-  }
-}
-
 interface Live {
   readonly token: string;
   readonly userId: string;
@@ -152,7 +125,6 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const names = cookieNames(config.webBaseUrl);
   const csrf = new Csrf(deps.secret);
   const addressLimiter = new RateLimiter(SIGN_INS_PER_ADDRESS_PER_MINUTE);
-  const mailLimiter = new SlidingWindow(MAILS_PER_EMAIL, MAIL_WINDOW_MS);
   const preBinding = (pre: string): string => `pre\0${pre}`;
   const sessionBinding = (s: Live): string => `session\0${s.sessionId}`;
 
@@ -225,7 +197,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
 
   /** Issues a sign-in link bound to the asking browser and mails it. */
   const mailLink = async (email: string, bindingHash: string): Promise<void> => {
-    const issued = await must(accounts.issueLoginToken(email, 'sign_in', null, bindingHash, LOGIN_TTL_MS));
+    const issued = await must(accounts.issueLoginToken(email, 'sign_in', null, bindingHash, LOGIN_TTL_MS, Date.now(), MAIL_LIMIT));
+    // Past the address's mail limit: nothing is sent, and the answer (already gone) said the same.
     if (!issued.ok) return;
     const link = `${config.webBaseUrl}/account/confirm?token=${encodeURIComponent(issued.token)}`;
     await deps.mailer.send({
@@ -249,15 +222,13 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     }
     const email = parsed.output;
     // The answer leaves before anything that depends on the address happens: whether a link is
-    // issued (the address's mail limit), the token's committed write and the mail all come after
-    // it, so neither its bytes nor its timing tell one address from another. setImmediate, not a
-    // direct call: the message to the metering thread would otherwise go out before the answer,
-    // and that thread's commit would compete with the answer for the CPU of a busy machine.
-    if (mailLimiter.take(email.toLowerCase())) {
-      setImmediate(() => {
-        void mailLink(email, tokenHash(pre)).catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed'));
-      });
-    }
+    // issued (the address's mail limit, counted in the ledger), the token's committed write and
+    // the mail all come after it, so neither its bytes nor its timing tell one address from
+    // another. setImmediate, not a direct call: the message to the metering thread would otherwise
+    // go out before the answer, and its commit would compete with the answer for a busy CPU.
+    setImmediate(() => {
+      void mailLink(email, tokenHash(pre)).catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed'));
+    });
     return redirect('/account/sign-in/sent', route);
   };
 
@@ -392,10 +363,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const email = parsed.output;
     const members = await must(accounts.members(ok.org.id));
     if (members.some((m) => m.email !== null && m.email.toLowerCase() === email.toLowerCase())) return again(`${email} is already a member of ${ok.org.name}.`);
-    if (!mailLimiter.take(email.toLowerCase())) return again('This address was sent several mails in the last minutes; try again later.');
     // Bound to no browser: the invitee opens it in theirs (the store does not check an invitation's binding).
-    const issued = await must(accounts.issueLoginToken(email, 'invite', ok.org.id, '', INVITE_TTL_MS));
-    if (!issued.ok) return forbidden(route);
+    const issued = await must(accounts.issueLoginToken(email, 'invite', ok.org.id, '', INVITE_TTL_MS, Date.now(), MAIL_LIMIT));
+    if (!issued.ok) return issued.reason === 'limited' ? again('This address was sent several mails in the last minutes; try again later.') : forbidden(route);
     const inviter = members.find((m) => m.user_id === ok.s.userId)?.email ?? 'A member';
     const link = `${config.webBaseUrl}/account/invite?token=${encodeURIComponent(issued.token)}`;
     try {

@@ -139,6 +139,14 @@ UPDATE sessions SET revoked_at = $now WHERE user_id = $user_id AND revoked_at IS
 INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at)
 VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at)
 
+-- query: login_token_address_lock
+-- Until the commit: the count and insert of links to one address, on any node, one at a time.
+SELECT pg_advisory_xact_lock(hashtext(lower($email::text)))
+
+-- query: login_tokens_recent
+-- Links sent to one address (any purpose) since $since: its mail limit.
+SELECT count(*)::int AS n FROM login_tokens WHERE lower(email) = lower($email::text) AND created_at > $since
+
 -- query: login_token_get
 -- Locked until the spend commits: a second spender, on any node, waits and then reads it used.
 SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash FOR UPDATE

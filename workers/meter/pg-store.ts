@@ -11,6 +11,7 @@ import type {
   KeyInfo,
   KeySummary,
   LoginPurpose,
+  MailLimit,
   Member,
   NewKey,
   OrgOfUser,
@@ -173,21 +174,38 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
 
   // --- The website's accounts -----------------------------------------------------------------
 
-  async issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number, nowMs = Date.now()): Promise<{ ok: true; token: string } | AccountRefusal> {
+  async issueLoginToken(
+    email: string,
+    purpose: LoginPurpose,
+    orgId: string | null,
+    bindingHash: string,
+    ttlMs: number,
+    nowMs = Date.now(),
+    limit: MailLimit | null = null,
+  ): Promise<{ ok: true; token: string } | AccountRefusal> {
     // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
     if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
     if (orgId !== null && (await this.orgById(orgId)) === undefined) return refuse('unknown_org');
-    const token = newToken();
-    await run(this.pool, 'login_token_insert', {
-      token_hash: keyHash(token),
-      email: email.trim(),
-      purpose,
-      org_id: orgId,
-      binding_hash: bindingHash,
-      now: msIso(nowMs),
-      expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+    const address = email.trim();
+    return write(this.pool, async (c): Promise<{ ok: true; token: string } | AccountRefusal> => {
+      if (limit !== null) {
+        // Every node's links to this address wait here for each other until the commit.
+        await run(c, 'login_token_address_lock', { email: address });
+        const recent = await one<{ n: number }>(c, 'login_tokens_recent', { email: address, since: msIso(nowMs - limit.windowMs) });
+        if ((recent?.n ?? 0) >= limit.max) return refuse('limited');
+      }
+      const token = newToken();
+      await run(c, 'login_token_insert', {
+        token_hash: keyHash(token),
+        email: address,
+        purpose,
+        org_id: orgId,
+        binding_hash: bindingHash,
+        now: msIso(nowMs),
+        expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+      });
+      return { ok: true, token };
     });
-    return { ok: true, token };
   }
 
   async spendLoginToken(token: string, bindingHash: string, nowMs: number): Promise<SpentLoginToken> {

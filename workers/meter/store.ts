@@ -13,6 +13,7 @@ import type {
   KeyInfo,
   KeySummary,
   LoginPurpose,
+  MailLimit,
   Member,
   NewKey,
   OrgOfUser,
@@ -243,21 +244,34 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
 
   // --- The website's accounts -----------------------------------------------------------------
 
-  issueLoginToken(email: string, purpose: LoginPurpose, orgId: string | null, bindingHash: string, ttlMs: number, nowMs = Date.now()): { ok: true; token: string } | AccountRefusal {
+  issueLoginToken(
+    email: string,
+    purpose: LoginPurpose,
+    orgId: string | null,
+    bindingHash: string,
+    ttlMs: number,
+    nowMs = Date.now(),
+    limit: MailLimit | null = null,
+  ): { ok: true; token: string } | AccountRefusal {
     // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
     if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
     if (orgId !== null && this.orgById(orgId) === undefined) return refuse('unknown_org');
-    const token = newToken();
-    this.run('login_token_insert', {
-      token_hash: keyHash(token),
-      email: email.trim(),
-      purpose,
-      org_id: orgId,
-      binding_hash: bindingHash,
-      now: msIso(nowMs),
-      expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+    const address = email.trim();
+    // Counted and inserted in one write transaction: no other link to the address in between.
+    return this.write(() => {
+      if (limit !== null && (this.get<{ n: number }>('login_tokens_recent', { email: address, since: msIso(nowMs - limit.windowMs) })?.n ?? 0) >= limit.max) return refuse('limited');
+      const token = newToken();
+      this.run('login_token_insert', {
+        token_hash: keyHash(token),
+        email: address,
+        purpose,
+        org_id: orgId,
+        binding_hash: bindingHash,
+        now: msIso(nowMs),
+        expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+      });
+      return { ok: true as const, token };
     });
-    return { ok: true, token };
   }
 
   spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken {

@@ -132,6 +132,26 @@ for (const backend of BACKENDS) {
     }
 
     describe('sign-in links', () => {
+      test('an address gets at most its limit of links in a window, sign-in and invitation alike, whatever its case', async () => {
+        const limit = { max: 3, windowMs: 10 * MIN };
+        const owner = await newUser();
+        const email = freshEmail();
+        const t0 = Date.now();
+        const at = (i: number, ms: number) => a.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, t0 + ms, limit);
+        for (let i = 0; i < 2; i++) assert.ok((await at(i, i * MIN)).ok, `link ${i + 1}`);
+        assert.ok((await a.issueLoginToken(email, 'invite', owner.org.id, '', 10 * MIN, t0 + 2 * MIN, limit)).ok, 'an invitation counts as the third');
+        assert.deepEqual(await at(3, 3 * MIN), { ok: false, reason: 'limited' });
+        assert.deepEqual(await a.issueLoginToken(email, 'invite', owner.org.id, '', 10 * MIN, t0 + 4 * MIN, limit), { ok: false, reason: 'limited' });
+        assert.ok((await a.issueLoginToken(freshEmail(), 'sign_in', null, binding('x'), 10 * MIN, t0 + 4 * MIN, limit)).ok, 'another address is not limited');
+        // The first link (t0) leaves the window windowMs later; the next one then fills it again.
+        assert.ok((await at(5, 10 * MIN + 1)).ok, 'a link leaves the window after windowMs');
+        assert.deepEqual(await at(6, 10 * MIN + 2), { ok: false, reason: 'limited' });
+        // Links issued without a limit (none is asked) count toward it all the same.
+        const other = freshEmail();
+        for (let i = 0; i < 4; i++) assert.ok((await a.issueLoginToken(other, 'sign_in', null, binding('x'), 10 * MIN, t0 + 4 * MIN)).ok, 'without a limit, the store issues');
+        assert.deepEqual(await a.issueLoginToken(other, 'sign_in', null, binding('x'), 10 * MIN, t0 + 5 * MIN, limit), { ok: false, reason: 'limited' });
+      });
+
       test('a token is spent once, from the browser it was issued to, and carries what it was issued for', async () => {
         const email = freshEmail();
         const b = binding('pre-session cookie A');
@@ -491,6 +511,15 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
       const results = await together(16, (node) => node.spendLoginToken(issued.token, b, Date.now()));
       assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
       assert.ok(results.every((r) => r.ok || r.reason === 'used'));
+    }
+  });
+
+  test('links asked for one address on two nodes at once: exactly its limit issued', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `limit${round}@nodes.example`;
+      const results = await together(16, (node, i) => node.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, Date.now(), { max: 3, windowMs: 10 * MIN }));
+      assert.equal(results.filter((r) => r.ok).length, 3, JSON.stringify(results));
+      assert.ok(results.every((r) => r.ok || r.reason === 'limited'));
     }
   });
 
