@@ -210,11 +210,14 @@ const FIRST_BUILD_LOCK = 0x66616d6c7931n;
 /**
  * Runs `build` while holding the cluster's first-build lock, so that nodes started together on an
  * empty shared volume build one snapshot between them: the others wait, then find it (`build`
- * checks again). Session-level: a builder that dies releases it. Null when PostgreSQL cannot be
- * reached: the caller builds without it (a node alone finds nothing to race).
+ * checks again), however long that build takes. Session-level: a builder that dies releases it.
+ * Null when PostgreSQL cannot be reached: the caller builds without it (a node alone finds nothing
+ * to race).
  */
 export async function withFirstBuildLock<T>(s: PgSettings, build: () => Promise<T>): Promise<{ readonly value: T } | null> {
-  const client = openClient(s, 'family-events first snapshot');
+  // The wait lasts as long as the other node's build, which the statement timeout (and the
+  // client's query timeout beside it) is not sized for: a day instead.
+  const client = openClient({ ...s, statementTimeoutMs: 24 * 3_600_000 }, 'family-events first snapshot');
   try {
     await client.connect();
     await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [FIRST_BUILD_LOCK.toString()] });
