@@ -15,8 +15,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type pg from 'pg';
 import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData, type QuotaState } from '../protocol.ts';
-import { dayAt, periodAt } from './period.ts';
-import { KEY_REFUSALS, quotaState } from './rules.ts';
+import { periodAt } from './period.ts';
+import { addCharge, KEY_REFUSALS, quotaState, type DayCharge } from './rules.ts';
 import { CHANGES_CHANNEL, migrate, one, openClient, openPool, rows } from './pg.ts';
 import { PgAccounts, PgUsage } from './pg-store.ts';
 import type { AccountsView } from './store.ts';
@@ -259,7 +259,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
   const started = performance.now();
   const newHolds: { id: number; orgId: string; keyId: string; amount: number }[] = [];
   const settled: number[] = [];
-  const charged = new Map<string, { orgId: string; keyId: string; day: string; records: number; requests: number }>();
+  const charged = new Map<string, DayCharge>();
   try {
     await client.query('BEGIN');
     const orgs = new Map<string, OrgState>();
@@ -288,13 +288,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
     };
 
     const charge = (key: KeyInfo, records: number, atMs: number): void => {
-      const day = dayAt(atMs);
-      const k = `${key.keyId}\0${day}`;
-      const row = charged.get(k);
-      if (row) {
-        row.records += records;
-        row.requests++;
-      } else charged.set(k, { orgId: key.orgId, keyId: key.keyId, day, records, requests: 1 });
+      addCharge(charged, key, records, atMs);
       const org = orgs.get(key.orgId)!;
       const startMs = periodAt(atMs).startMs;
       org.used.set(startMs, (org.used.get(startMs) ?? 0) + records);

@@ -79,3 +79,23 @@ export function quotaState(orgId: string, plan: string, limit: number | null, us
     resetMs: p.resetMs,
   };
 }
+
+/** A batch's charges to one key on one day: one usage row, written once when the batch commits. */
+export interface DayCharge {
+  readonly orgId: string;
+  readonly keyId: string;
+  readonly day: string;
+  records: number;
+  requests: number;
+}
+
+/** Adds one charged response to the batch's rows, summed per key and day (America/Los_Angeles). */
+export function addCharge(rows: Map<string, DayCharge>, key: { readonly keyId: string; readonly orgId: string }, records: number, atMs: number): void {
+  const day = dayAt(atMs);
+  const k = `${key.keyId}\0${day}`;
+  const row = rows.get(k);
+  if (row) {
+    row.records += records;
+    row.requests++;
+  } else rows.set(k, { orgId: key.orgId, keyId: key.keyId, day, records, requests: 1 });
+}

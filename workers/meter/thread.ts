@@ -10,8 +10,8 @@
 // operations there (the main thread never runs SQL). Those commit on their own, before the batch.
 import { parentPort, workerData } from 'node:worker_threads';
 import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState } from '../protocol.ts';
-import { dayAt, periodAt } from './period.ts';
-import { KEY_REFUSALS, quotaState } from './rules.ts';
+import { periodAt } from './period.ts';
+import { addCharge, KEY_REFUSALS, quotaState, type DayCharge } from './rules.ts';
 import { AccountsDb, UsageDb, takeWriterLock, type AccountsView } from './store.ts';
 
 if (!parentPort) throw new Error('workers/meter/thread.ts runs as a worker thread');
@@ -87,16 +87,10 @@ function quota(key: KeyInfo, atMs: number): QuotaState {
 }
 
 /** Charges of this batch, summed per key and day: one upsert per key a batch, not one per request. */
-const unwritten = new Map<string, { orgId: string; keyId: string; day: string; records: number; requests: number }>();
+const unwritten = new Map<string, DayCharge>();
 
 function charge(key: KeyInfo, records: number, atMs: number): void {
-  const day = dayAt(atMs);
-  const k = `${key.keyId}\0${day}`;
-  const row = unwritten.get(k);
-  if (row) {
-    row.records += records;
-    row.requests++;
-  } else unwritten.set(k, { orgId: key.orgId, keyId: key.keyId, day, records, requests: 1 });
+  addCharge(unwritten, key, records, atMs);
   periodOf(key.orgId, atMs).used += records;
 }
 
