@@ -90,36 +90,36 @@ export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'se
  */
 export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
   const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
-  /** The current snapshot if this version serves it, else a build of the configured sources. */
-  const ensure = async (): Promise<Manifest> => {
+  const current = async (): Promise<Manifest | null> => {
     const id = await currentSnapshotId(cfg.dataDir);
-    const manifest = id ? await readManifest(cfg.dataDir, id) : null;
-    if (manifest?.schema_version === SNAPSHOT_SCHEMA_VERSION) return manifest;
+    return id ? readManifest(cfg.dataDir, id) : null;
+  };
+  /** `found` if this version serves it, else a build of the configured sources. */
+  const servedOrBuilt = async (found: Manifest | null): Promise<Manifest> => {
+    if (found?.schema_version === SNAPSHOT_SCHEMA_VERSION) return found;
     process.stderr.write(
-      manifest
-        ? `family-events: snapshot ${manifest.id} has layout ${manifest.schema_version}, this version serves ${SNAPSHOT_SCHEMA_VERSION}; rebuilding from ${cfg.sourcesFile}…\n`
+      found
+        ? `family-events: snapshot ${found.id} has layout ${found.schema_version}, this version serves ${SNAPSHOT_SCHEMA_VERSION}; rebuilding from ${cfg.sourcesFile}…\n`
         : `family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`,
     );
     return (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest;
   };
+  const found = await current();
   // A snapshot to serve already (every start but the first): no lock to take.
-  const id = await currentSnapshotId(cfg.dataDir);
-  if (id && (await readManifest(cfg.dataDir, id))?.schema_version === SNAPSHOT_SCHEMA_VERSION) return ensure();
-  if (cfg.database) {
-    const { recordSnapshot, withFirstBuildLock } = await import('../workers/meter/pg.ts');
-    const database = cfg.database;
-    const built = await withFirstBuildLock(database, async () => {
-      const manifest = await ensure();
-      // A new cluster's first snapshot is the one its ledger names, as a later `snapshot build` is.
-      // Not recorded (PostgreSQL went away meanwhile): the nodes serve the volume's `current`, the same one.
-      await recordSnapshot(database, manifest.id, { onlyIfNone: true }).catch((err: unknown) =>
-        process.stderr.write(`family-events: snapshot ${manifest.id} is not recorded in the shared ledger (${(err as Error).message}); \`family-events snapshot publish\` records it\n`),
-      );
-      return manifest;
-    });
-    if (built) return built.value;
-  }
-  return ensure();
+  if (found?.schema_version === SNAPSHOT_SCHEMA_VERSION || !cfg.database) return servedOrBuilt(found);
+  const { recordSnapshot, withFirstBuildLock } = await import('../workers/meter/pg.ts');
+  const database = cfg.database;
+  const built = await withFirstBuildLock(database, async () => {
+    // Looked at again under the lock: another node may have built it meanwhile.
+    const manifest = await servedOrBuilt(await current());
+    // A new cluster's first snapshot is the one its ledger names, as a later `snapshot build` is.
+    // Not recorded (PostgreSQL went away meanwhile): the nodes serve the volume's `current`, the same one.
+    await recordSnapshot(database, manifest.id, { onlyIfNone: true }).catch((err: unknown) =>
+      process.stderr.write(`family-events: snapshot ${manifest.id} is not recorded in the shared ledger (${(err as Error).message}); \`family-events snapshot publish\` records it\n`),
+    );
+    return manifest;
+  });
+  return built ? built.value : servedOrBuilt(await current());
 }
 
 /** Records `id` as the snapshot every node serves, with what to do when the ledger cannot be reached. */
