@@ -5,7 +5,7 @@ import type { Registry, Source } from '../registry.ts';
 import type { DropReason, EventRow, RawEvent } from '../types.ts';
 import { parseAges } from './ages.ts';
 import { classify } from './categories.ts';
-import { bareHost, imageUrl, organizerUrl, ticketUrl } from './links.ts';
+import { bareHost, imageUrl, organizerKey, resolveOrganizer, type VettedOrganizer } from './links.ts';
 import { normalizePrice } from './price.ts';
 import { eventSpan, isoLocal } from './times.ts';
 import { fold, plainText, summarize, words } from './text.ts';
@@ -38,8 +38,8 @@ export interface NormalizeContext {
   readonly rank: number;
   /** Every registry feed address: never published as an organizer_url. */
   readonly feedAddresses: ReadonlySet<string>;
-  /** Registry organizers by folded name, for events an aggregator republishes. */
-  readonly organizerSites: ReadonlyMap<string, string>;
+  /** Registry organizers by organizerKey(name), for events an aggregator republishes. */
+  readonly organizers: ReadonlyMap<string, VettedOrganizer>;
   readonly windowStartMs: number;
   readonly windowEndMs: number;
 }
@@ -57,7 +57,7 @@ export function sourceContext(
     source,
     rank: rank >= 0 ? rank : registry.sources.length,
     feedAddresses: new Set(registry.sources.filter((s) => /^https?:/.test(s.url)).map((s) => s.url)),
-    organizerSites: new Map([...registry.sources, source].map((s) => [fold(s.organizer.name), s.organizer.url])),
+    organizers: new Map([...registry.sources, source].map((s) => [organizerKey(s.organizer.name), s.organizer])),
     windowStartMs: window.start.toMillis(),
     windowEndMs: window.end.toMillis(),
   };
@@ -79,10 +79,9 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
   if (!Number.isFinite(startMs)) return 'no_start';
   if (endMs < ctx.windowStartMs || startMs > ctx.windowEndMs) return 'outside_window';
 
-  // The event's organizer: the feed's own organizer, unless an aggregator names another one.
-  const upstreamOrg = plainText(raw.organizerName);
-  const organizer = upstreamOrg ?? src.organizer.name;
-  const vettedSite = ctx.organizerSites.get(fold(organizer)) ?? (upstreamOrg ? null : src.organizer.url);
+  // The event's organizer and its links: the registry's, whatever the item claims (links.ts).
+  const org = resolveOrganizer({ name: plainText(raw.organizerName), url: raw.organizerUrl, ticketUrl: raw.ticketUrl }, src.organizer, ctx.organizers, ctx.feedAddresses);
+  const organizer = org.organizer;
 
   const resolved = resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer });
   // An event placed elsewhere is not ours: the source's default venue would move it here.
@@ -93,7 +92,6 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
   const { categories, tags } = classify(raw.categories, title, description, raw.schemaTypes);
   const price = normalizePrice(raw, src.free_by_default, { title, description: raw.description });
   const summary = summarize(raw.summary, description);
-  const orgUrl = organizerUrl(upstreamOrg ? raw.organizerUrl : null, vettedSite, ctx.feedAddresses);
   // With no upstream id the event is its title, start and place (the same title on the same day in
   // two towns is two events). Coordinates stand in only for a place with no name, so that the id
   // of an event at a named place stays what it was.
@@ -117,7 +115,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
     venue_lat: Math.round(venue.lat * 1e6) / 1e6,
     venue_lng: Math.round(venue.lng * 1e6) / 1e6,
     organizer,
-    organizer_url: orgUrl,
+    organizer_url: org.organizerUrl,
     categories,
     tags,
     image_url: imageUrl(raw.imageUrl),
@@ -125,7 +123,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
     price_min: price.min,
     price_max: price.max,
     price_note: price.note,
-    ticket_url: ticketUrl(raw.ticketUrl, orgUrl ?? vettedSite),
+    ticket_url: org.ticketUrl,
     source: bareHost(src.organizer.url),
     destination: venue.destination || src.destination,
     age_min_months: range?.min_months ?? null,

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { bundledGazetteer } from '../../../../workers/snapshot/gazetteer.ts';
 import { eventId, ID_PREFIX, normalizeAll, sourceContext, splitCancelMarker } from '../../../../workers/snapshot/normalize/event.ts';
 import { parseCsv } from '../../../../workers/snapshot/parse/csv.ts';
+import { parseJsonLd } from '../../../../workers/snapshot/parse/jsonld.ts';
 import { parseRegistry } from '../../../../workers/snapshot/registry.ts';
 import { WINDOW } from '../parse/helpers.ts';
 
@@ -68,5 +69,48 @@ describe('identity of an event with no upstream id', () => {
     assert.equal(new Set(rows.map((r) => r.id)).size, 2);
     const [named] = (await normalize(['title,date,location,lat,lng', 'Mapathon,2026-11-16,Luter Hall,37.7793,-122.4193'].join('\n'))).rows;
     assert.equal(named!.id, eventId('mapathons', `Mapathon|${named!.start_datetime}|Luter Hall`));
+  });
+});
+
+describe('vetted links stay vetted', () => {
+  const registry = parseRegistry(
+    {
+      sources: [
+        { id: 'sfpl', url: 'sfpl.html', format: 'jsonld', organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'SFPL' },
+        { id: 'kids', url: 'kids.html', format: 'jsonld', organizer: { name: 'Bay Area Kids Calendar', url: 'https://www.bayareakidscalendar.example' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'Kids' },
+      ],
+    },
+    '(test)',
+  );
+  const page = (organizer: unknown, ticket: string) =>
+    `<html><script type="application/ld+json">${JSON.stringify({
+      '@context': 'https://schema.org',
+      '@type': 'Event',
+      '@id': 'https://example.org/e/1',
+      name: 'Toddler Storytime',
+      startDate: '2026-11-24T10:30:00-08:00',
+      location: { '@type': 'Place', name: 'Main Library', address: '100 Larkin St, San Francisco, CA 94102' },
+      organizer,
+      offers: { '@type': 'Offer', price: '0', url: ticket },
+    })}</script></html>`;
+  const one = (sourceIndex: number, html: string) => {
+    const ctx = sourceContext(registry, registry.sources[sourceIndex]!, bundledGazetteer(), WINDOW);
+    const { rows } = normalizeAll(parseJsonLd(html, { window: WINDOW }).events, ctx);
+    assert.equal(rows.length, 1);
+    return rows[0]!;
+  };
+
+  test('an item naming SFPL with links on a look-alike host is served with the registry\'s links only', () => {
+    const r = one(0, page({ '@type': 'Organization', name: 'San Francisco Public Library', url: 'https://sfpl-library.example/' }, 'https://sfpl-library.example/register'));
+    assert.equal(r.organizer, 'San Francisco Public Library');
+    assert.equal(r.organizer_url, 'https://sfpl.org/');
+    assert.equal(r.ticket_url, null);
+  });
+
+  test('an aggregator\'s item naming a registry organizer takes the registry\'s URL; an unknown one keeps its name, no link', () => {
+    const known = one(1, page({ '@type': 'Organization', name: 'san francisco public library', url: 'https://sfpl-library.example/' }, 'https://sfpl.org/events/1/register'));
+    assert.deepEqual([known.organizer, known.organizer_url, known.ticket_url], ['San Francisco Public Library', 'https://sfpl.org/', 'https://sfpl.org/events/1/register']);
+    const unknown = one(1, page({ '@type': 'Organization', name: 'Tiny Tots Music', url: 'https://tinytots.example/' }, 'https://tinytots.example/buy'));
+    assert.deepEqual([unknown.organizer, unknown.organizer_url, unknown.ticket_url], ['Tiny Tots Music', null, null]);
   });
 });
