@@ -28,12 +28,33 @@ const htmlToText = compile({
 const MARKUP = /[<&]/;
 
 // Feeds escape their HTML once more than they should (&amp;lt;p&amp;gt; in RSS, &amp;amp; in CMS
-// exports): while the text still looks like markup after a pass, it was markup, so decode again.
-const STILL_MARKUP = /<[a-z!/]|&(?:#\d+|#x[\da-f]+|[a-z]+);/i;
+// exports), and hostile items escape it many times: text that a browser would still read as a tag or
+// an entity (also a legacy one with no semicolon, "&lt" or "&amp"; a one-letter name never is one)
+// is decoded again, until a pass changes nothing.
+const STILL_MARKUP = /<[a-z!/?]|&(?:#|[a-z]{2})/i;
+// A run of escaped ampersands is one "&" escaped that many times: "&amp;amp;amp;lt;" is "<" escaped
+// four times. Collapsing the run decodes all of its levels in one pass, so the common way of nesting
+// costs no pass per level. (A numeric one must end there: "&#381;" is "Ž", not "&" and "1;".)
+const AMP_RUN = /&(?:amp;?|#0*38(?:;|(?!\d))|#x0*26(?:;|(?![\da-f])))+/gi;
+// Real feeds need two or three passes. Rarer nestings (escaping a letter of an entity's name, a
+// tag split by another tag) cost a pass per level; past this many, the input is hostile and what
+// is left of its markup is made inert instead of decoded.
+const MAX_PASSES = 16;
+const TAG = /<[a-z!/?]/i;
+const TAG_OPEN = /<(?=[a-z!/?])/gi;
+const ENTITY_OPEN = /&(?=#|[a-z]{2})/gi;
 
 const toPlain = memoize((input: string): string | null => {
-  let text = MARKUP.test(input) ? htmlToText(input) : input;
-  for (let pass = 0; pass < 3 && STILL_MARKUP.test(text); pass++) text = htmlToText(text);
+  let text = input;
+  let settled = !MARKUP.test(text);
+  for (let pass = 0; !settled && pass < MAX_PASSES; pass++) {
+    const next = htmlToText(text.replace(AMP_RUN, '&'));
+    settled = next === text || !STILL_MARKUP.test(next);
+    text = next;
+  }
+  // Past the bound, no "<" may open a tag and no "&" an entity for whoever reads this as HTML next
+  // (an RSS reader, a page): each becomes a look-alike that no parser reads as markup.
+  if (!settled || TAG.test(text)) text = text.replace(TAG_OPEN, '‹').replace(ENTITY_OPEN, '＆');
   text = text.replace(/\s+/g, ' ').trim();
   return text === '' ? null : text;
 });

@@ -20,6 +20,37 @@ describe('plainText', () => {
     assert.equal(t, 'Hello world');
   });
 
+  test('escaped four times or more is still decoded to the end: no live <img onerror> or <script> (issue 25)', () => {
+    const esc = (x: string) => x.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+    let img = '<img src=x onerror=alert(1)>Family day';
+    let script = '<script>alert(1)</script>Family day';
+    for (let depth = 0; depth < 40; depth++, img = esc(img), script = esc(script)) {
+      assert.equal(plainText(img), 'Family day', `img, depth ${depth}`);
+      assert.equal(plainText(script), 'Family day', `script, depth ${depth}`);
+    }
+    // Numeric, hex, upper-case and legacy (no semicolon) escapes of the ampersand nest the same way.
+    assert.equal(plainText('&#38;#38;#x26;AMP;lt;b&#38;amp;gt;x'), 'x');
+    assert.equal(plainText('&ampamplt;b&ampampgt;x'), 'x');
+    // "&#381;" is one character, not an escaped ampersand and "1;".
+    assert.equal(plainText('&#381;'), 'Ž');
+  });
+
+  test('past the pass bound, what still reads as markup is made inert, not left live', () => {
+    // The "#" of each numeric reference escaped at each level: no ampersand run to collapse, so one
+    // pass per level, 30 levels.
+    let s = '&#60;script&#62;alert(1)&#60;/script&#62;&#60;img src=x onerror=alert(2)&#62;';
+    for (let i = 0; i < 30; i++) s = s.replaceAll('#', '&#35;');
+    const out = plainText(s) ?? '';
+    assert.notEqual(out, '');
+    assert.doesNotMatch(out, /<[a-z!/?]/i);
+    assert.doesNotMatch(out, /&(?:#|[a-z]{2})/i);
+  });
+
+  test('plain ampersands and angle brackets in prose are kept', () => {
+    assert.equal(plainText('Q&A with AT&T: 1 < 2 > 0'), 'Q&A with AT&T: 1 < 2 > 0');
+    assert.equal(plainText('<p>Tom &amp; Jerry</p>'), 'Tom & Jerry');
+  });
+
   test('empty or whitespace-only becomes null', () => {
     assert.equal(plainText('  <p> </p> '), null);
     assert.equal(plainText(null), null);
