@@ -1,11 +1,17 @@
 // Upstream location text (+ optional coordinates) → one canonical venue per place.
-// Known venues come from the gazetteer; unknown ones are parsed from "name, street, City, CA ZIP"
-// and located at the upstream coordinates or, failing those, the ZIP's centroid or the city's centre.
-// Upstream coordinates outside every destination's area mean the event is not ours.
+// Known venues come from the gazetteer, when the upstream names them; any other place keeps the
+// upstream's name, its street line read by a US address parser (parse-address), its city or ZIP
+// looked up among the nine counties' places (sources/bayarea.json), and the best coordinates
+// present: the upstream's, a known venue's, the ZIP's centroid, the place's point.
+// Coordinates or an address outside the nine counties mean the event is not ours.
 import { createRequire } from 'node:module';
-import { areaCity, californiaZips, kmBetween, nearestWithin, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
+import { areaCity, bundledBayArea, californiaZips, kmBetween, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
 import { memoize } from './memo.ts';
 import { fold } from './text.ts';
+
+/** How the coordinates were found: the upstream's own, a known venue's, the ZIP's centroid, the place's point. */
+export type GeoPrecision = 'exact' | 'venue' | 'zip' | 'place';
+export const GEO_PRECISIONS: readonly GeoPrecision[] = ['exact', 'venue', 'zip', 'place'];
 
 export interface Venue {
   readonly key: string;
@@ -16,6 +22,7 @@ export interface Venue {
   readonly lat: number;
   readonly lng: number;
   readonly destination: string;
+  readonly precision: GeoPrecision;
 }
 
 export function formatAddress(v: Pick<Venue, 'street' | 'city' | 'zip'>): string {
@@ -25,7 +32,7 @@ export function formatAddress(v: Pick<Venue, 'street' | 'city' | 'zip'>): string
 
 function fromKnown(g: Gazetteer, k: KnownVenue): Venue {
   const city = g.cityByName.get(fold(k.city))!;
-  return { key: k.key, name: k.name, street: k.street, city: city.name, zip: k.zip, lat: k.lat, lng: k.lng, destination: city.destination };
+  return { key: k.key, name: k.name, street: k.street, city: city.name, zip: k.zip, lat: k.lat, lng: k.lng, destination: city.destination, precision: 'venue' };
 }
 
 function pick(candidates: readonly KnownVenue[] | undefined, organizer: string | null): KnownVenue | undefined {
@@ -35,8 +42,6 @@ function pick(candidates: readonly KnownVenue[] | undefined, organizer: string |
   return candidates.find((c) => fold(c.organizer) === org) ?? undefined;
 }
 
-const ZIP = /\b(9[4-6]\d{3})(?:-\d{4})?\b/;
-const STATE = /\b(?:ca|calif|california)\.?$/;
 // A ZIP ending a part ("Newark, DE 19716"); California's run from 90000 to 96199.
 const TRAILING_ZIP = /\b(\d{5})(?:-\d{4})?$/;
 const CALIFORNIA_ZIP = /^9[0-6]/;
@@ -83,49 +88,206 @@ function namesElsewhere(part: string): boolean {
   return f.countries.has(folded) || f.states.has(folded) || f.stateCodes.has(bare);
 }
 
+interface ParsedStreet {
+  readonly number?: string;
+  readonly street?: string;
+  readonly type?: string;
+  readonly city?: string;
+  readonly state?: string;
+  readonly zip?: string;
+}
+
+let streetParser: ((text: string) => ParsedStreet | null) | undefined;
+/** parse-address's US parser (a port of Perl's Geo::StreetAddress::US): ~20 µs a call. */
+function parseStreet(text: string): ParsedStreet | null {
+  streetParser ??= (createRequire(import.meta.url)('parse-address') as { parseLocation(t: string): ParsedStreet | null }).parseLocation;
+  return streetParser(text);
+}
+
 interface ParsedAddress {
-  readonly name: string | null;
+  /** The upstream's names for the place, building first (rooms last). */
+  readonly names: readonly string[];
   readonly street: string | null;
   readonly city: City | null;
   readonly zip: string | null;
-  /** The text names a country, state or ZIP outside California. */
+  /** The text names a country, state, California city or ZIP outside the nine counties. */
   readonly elsewhere: boolean;
 }
 
-/** Splits "Name, 123 Main St, Oakland, CA 94612" into its parts. */
-function parseAddress(g: Gazetteer, text: string): ParsedAddress {
-  const parts = text.split(/[,\n;]| - | – /).map((p) => p.trim()).filter((p) => p !== '');
+const COUNTRY_TAIL = /(?:^|[,\s])(?:united states(?: of america)?|u\.s\.a\.?|u\.s\.|usa|us)\.?$/i;
+const STATE_TAIL = /(?:^|[\s,])(?:ca|calif\.?|california)\.?$/i;
+const ZIP_TAIL = /(?:^|\s)(\d{5})(?:-\d{4})?$/;
+// A house number ("2825 Diamond Street", "1985 Louis Road") or a pier, starting a street line.
+const HOUSE = /(?:^|\s)(?:\d{1,6}[a-z]?(?:-\d{1,5})?\s+(?=[a-z0-9])|pier\s+\d+\b)/gi;
+// A number that belongs to a room, suite or floor is no house number.
+const UNIT_BEFORE = /\b(?:room|rm|suite|ste|unit|apt|bldg|building|floor|fl|no|number|studio|gallery|gate)\.?(?: ?#)?$|#$/i;
+// "Room 213", "Meeting Room B", "Children's Room", "Suite 200", "2nd Floor".
+const ROOM = /^(?:(?:[\w'’-]+\s+){0,3}(?:room|rm\.?)(?:\s+#?[\w-]{1,6})?|(?:suite|ste\.?|unit|floor|fl\.?|#)\s*[\w-]{1,6}|\d+(?:st|nd|rd|th)\s+floor)$/i;
+// A building a place name may lead ("Petaluma Regional Library", "Guerneville Library").
+const FACILITY = /\b(?:library|center|centre|park|museum|school|church|hall|theat(?:er|re)|community|recreation|pool|zoo|gardens?|plaza|farm|beach|marina|preserve|club|college|university|academy|ymca|playground|commons|campus|fairgrounds|auditorium|arena|stadium|branch)\b/i;
+
+/** Trailing spaces and commas off. */
+function trimTail(s: string): string {
+  let t = s.trimEnd();
+  while (t.endsWith(',')) t = t.slice(0, -1).trimEnd();
+  return t;
+}
+
+/** "1 Main St Suite 200" → "1 Main St": the suite is a room of the place, not its street line. */
+function withoutUnit(street: string): string {
+  const w = street.split(' ');
+  if (w.length >= 4 && /^(?:suite|ste\.?|unit|apt\.?|room|rm\.?|#)$/i.test(w.at(-2)!) && /^#?[\w-]{1,6}$/.test(w.at(-1)!)) return w.slice(0, -2).join(' ');
+  if (w.length >= 3 && /^#[\w-]{1,6}$/.test(w.at(-1)!)) return w.slice(0, -1).join(' ');
+  return street;
+}
+
+function isStreetLine(part: string): boolean {
+  return /^(?:\d{1,6}[a-z]?(?:-\d{1,5})?\s+[a-z0-9]|pier\s+\d+\b)/i.test(part);
+}
+
+/** Strips a trailing "CA 94131" / "California" / "94131" from a part. */
+function stripTail(part: string): { rest: string; zip: string | null; state: boolean } {
+  let rest = part.trim();
   let zip: string | null = null;
-  let city: City | null = null;
-  let street: string | null = null;
-  let elsewhere = false;
-  const rest: string[] = [];
-  for (const part of parts) {
-    let p = part;
-    if (namesElsewhere(p)) {
-      elsewhere = true;
-      continue;
-    }
-    const z = ZIP.exec(p);
-    if (z) {
-      zip = z[1] ?? null;
-      p = p.replace(ZIP, '').trim();
-    }
-    const folded = fold(p).replace(STATE, '').trim();
-    if (folded === '' || US.has(folded)) continue;
-    const c = g.cityByName.get(folded);
-    if (c && !city) {
-      city = c;
-      continue;
-    }
-    if (!street && /^(?:\d{1,6}[a-z]?\s|pier\s)/i.test(p)) {
-      street = p;
-      continue;
-    }
-    rest.push(p);
+  let state = false;
+  const z = ZIP_TAIL.exec(rest);
+  if (z) {
+    zip = z[1]!;
+    rest = rest.slice(0, z.index).trim();
   }
+  const st = STATE_TAIL.exec(rest);
+  if (st) {
+    state = true;
+    rest = rest.slice(0, st.index).replace(/,\s*$/, '').trim();
+  }
+  return { rest, zip, state };
+}
+
+/** A place the gazetteer names, spelled exactly as `text` (folded). CDPs need more than a bare name. */
+function placeNamed(g: Gazetteer, text: string, corroborated: boolean): City | null {
+  const c = g.cityByName.get(fold(text)) ?? g.cityByName.get(fold(text).replace(/\.$/, ''));
+  if (!c) return null;
+  return c.kind === 'cdp' || c.kind === 'postal' ? (corroborated ? c : null) : c;
+}
+
+/** "630 Summerfield Road Santa Rosa" → the place its last words name, and the words before it. */
+function placeEnding(g: Gazetteer, text: string, corroborated: boolean): { city: City; before: string } | null {
+  const words = text.split(/\s+/);
+  for (let n = Math.min(5, words.length - 1); n >= 1; n--) {
+    const city = placeNamed(g, words.slice(-n).join(' '), corroborated);
+    if (city) return { city, before: words.slice(0, -n).join(' ') };
+  }
+  return null;
+}
+
+/** A place named inside a building's name ("Northwest Santa Rosa Library", "Occidental Community Center"). */
+function placeInName(g: Gazetteer, name: string): City | null {
+  if (!FACILITY.test(name)) return null;
+  const words = name.replace(/[^\p{L}\p{N}.' -]/gu, ' ').split(/\s+/).filter(Boolean);
+  for (let i = 0; i < words.length; i++) {
+    for (let n = Math.min(4, words.length - i); n >= 1; n--) {
+      const c = g.cityByName.get(fold(words.slice(i, i + n).join(' ')));
+      // A whole-word place, not the facility word itself ("Library" is no town).
+      if (c && !FACILITY.test(words.slice(i, i + n).join(' '))) return c;
+    }
+  }
+  return null;
+}
+
+/**
+ * Reads "Name, Room, 123 Main St[,] City[,] CA ZIP[, USA]" — commas or none — into its parts. The
+ * street line and the city after it come from parse-address; the city must be a place of the nine
+ * counties (or a registry's own), else the address is elsewhere.
+ */
+function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
+  let text = text0;
+  while (COUNTRY_TAIL.test(text) && trimTail(text.replace(COUNTRY_TAIL, '')) !== '') text = trimTail(text.replace(COUNTRY_TAIL, ''));
+  const parts = text.split(/[,\n;|()]| - | – | — /).map((p) => p.trim()).filter((p) => p !== '');
+  let elsewhere = false;
+  const kept: string[] = [];
+  for (const part of parts) {
+    // "St. Helena" is an island and a Napa town: a place of ours is ours.
+    if (namesElsewhere(part) && !g.cityByName.has(fold(part))) elsewhere = true;
+    else kept.push(part);
+  }
+  const hasState = kept.some((p) => stripTail(p).state);
+  const zips = kept.map((p) => stripTail(p).zip).filter((z): z is string => z !== null);
+  const zip = zips.at(-1) ?? null;
+
+  // The street line: the rightmost house number whose parse gives a street.
+  let street: string | null = null;
+  let city: City | null = null;
+  let streetAt = -1;
+  let before = '';
+  let unknownCity = false;
+  outer: for (let i = kept.length - 1; i >= 0; i--) {
+    const part = kept[i]!;
+    for (const m of part.matchAll(HOUSE)) {
+      const at = m.index + (m[0].startsWith(' ') ? 1 : 0);
+      if (UNIT_BEFORE.test(part.slice(0, at).trimEnd())) continue;
+      const line = part.slice(at);
+      const rest = kept.slice(i + 1);
+      const parsed = /^pier\s/i.test(line) ? null : parseStreet([line, ...rest].join(', '));
+      if (!/^pier\s/i.test(line) && !(parsed?.number && parsed.street)) continue;
+      // The city may follow the street in the same part ("100 Larkin Street San Francisco").
+      const { rest: lineRest, zip: lineZip, state: lineState } = stripTail(line);
+      const corroborated = true;
+      // The parser splits street from city at the street type ("Street", "Rd"); the longest place
+      // name ending the line settles which words are the city ("… St North Richmond").
+      const named = parsed?.city ? placeNamed(g, parsed.city, corroborated) : null;
+      // Only when nothing but a state or ZIP follows the line: "1170 The Alameda, Berkeley" ends in no town.
+      const cityInLine = lineZip !== null || lineState || rest.length === 0 || stripTail(rest[0]!).rest === '';
+      const ending = cityInLine ? placeEnding(g, lineRest, corroborated) : null;
+      if (ending && /\s/.test(ending.before) && isStreetLine(ending.before)) {
+        street = ending.before;
+        city = ending.city;
+      } else street = lineRest;
+      if (!city && !named && parsed?.city && parsed.state && /^ca/i.test(parsed.state)) unknownCity = californiaZips().all.some((z) => fold(z.city) === fold(parsed.city!));
+      if (parsed?.state && !/^(?:ca|calif|california)\.?$/i.test(parsed.state)) elsewhere = true;
+      // "1 Main St Suite 200": the suite is a room of the place, not its street line.
+      street = withoutUnit(trimTail(street));
+      streetAt = i;
+      before = part.slice(0, at).trim();
+      break outer;
+    }
+  }
+
+  // The city: a part (after the street) that is a place, with its state and ZIP stripped.
+  const corroborated = street !== null || hasState || zip !== null;
+  const consumed = new Set<number>();
+  if (streetAt >= 0) consumed.add(streetAt);
+  for (let i = kept.length - 1; i >= 0 && !city; i--) {
+    if (i === streetAt) continue;
+    const { rest } = stripTail(kept[i]!);
+    const c = rest === '' ? null : placeNamed(g, rest, corroborated);
+    if (c) {
+      city = c;
+      consumed.add(i);
+    }
+  }
+  for (let i = 0; i < kept.length; i++) if (stripTail(kept[i]!).rest === '') consumed.add(i);
+  for (let i = 0; i < kept.length; i++) if (!consumed.has(i) && placeNamed(g, stripTail(kept[i]!).rest, true) === city && city) consumed.add(i);
+
+  // A ZIP of the nine counties names its city when the text names none.
+  const bayZip = zip ? bundledBayArea().zips.get(zip) : undefined;
+  if (!city && bayZip) city = g.cityByName.get(fold(bayZip.city)) ?? null;
+  // A California ZIP or postal city outside the nine counties, with no Bay Area place named.
+  if (!city && ((zip && !bayZip) || unknownCity)) elsewhere = true;
+
+  // The upstream's names: what is left, building before room; "… at Petaluma Regional Library" names the place after "at".
+  const names: string[] = [];
+  const rooms: string[] = [];
+  const candidates = [before, ...kept.filter((_, i) => !consumed.has(i))].filter((p) => p !== '' && !isStreetLine(p) && !US.has(fold(p)));
+  for (const c of candidates) {
+    const after = c.split(/ at (?:the )?/).slice(1).at(-1);
+    const named = after && /^\p{Lu}/u.test(after) && (g.venuesByName.has(fold(after)) || placeInName(g, after) || g.cityByName.has(fold(after)));
+    const name = named ? after : c;
+    (ROOM.test(name) ? rooms : names).push(name);
+  }
+  if (!city) for (const n of names) city ??= placeInName(g, n);
   // "Olympia Theatre, 72 Dame Street, Dublin, Ireland" is not in Dublin, CA.
-  return elsewhere ? { name: rest[0] ?? null, street: null, city: null, zip: null, elsewhere } : { name: rest[0] ?? null, street, city, zip, elsewhere };
+  if (elsewhere) return { names: [...names, ...rooms], street: null, city: null, zip: null, elsewhere };
+  return { names: [...names, ...rooms], street, city, zip, elsewhere };
 }
 
 export interface LocationInput {
@@ -134,10 +296,6 @@ export interface LocationInput {
   readonly lng: number | null;
   readonly organizer: string | null;
 }
-
-const NEAR_KM = 0.15;
-
-const nearestKnown = (g: Gazetteer, lat: number, lng: number): KnownVenue | undefined => nearestWithin(g.venues, lat, lng, NEAR_KM);
 
 const validCoord = (lat: number | null, lng: number | null): boolean =>
   lat !== null && lng !== null && Number.isFinite(lat) && Number.isFinite(lng) && Math.abs(lat) <= 90 && Math.abs(lng) <= 180 && !(lat === 0 && lng === 0);
@@ -176,49 +334,62 @@ function adhocKey(street: string | null, name: string, city: string): string {
   return `adhoc:${street ? streetKey(street, city) : `${fold(name)}|${fold(city)}`}`;
 }
 
+/** The known venue the upstream names, by its whole text or one of its names (a "Main Library" by organizer). */
+function namedVenue(g: Gazetteer, text: string, names: readonly string[], organizer: string | null): KnownVenue | undefined {
+  for (const n of [text, ...names]) {
+    const v = pick(g.venuesByName.get(fold(n)), organizer);
+    if (v) return v;
+  }
+  return undefined;
+}
+
 function resolveUncached(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
   const text = input.location?.replace(/\s+/g, ' ').trim() ?? '';
   const hasCoord = validCoord(input.lat, input.lng);
-  // Upstream coordinates are the most exact thing a feed says about a place: outside every
-  // destination's area the event is not ours, whatever Bay Area city its text shares a name with.
+  // Upstream coordinates are the most exact thing a feed says about a place: outside the nine
+  // counties the event is not ours, whatever Bay Area city its text shares a name with.
   if (hasCoord && !areaCity(g, input.lat!, input.lng!)) return 'outside_area';
   let parsed: ParsedAddress | null = null;
   if (text !== '') {
-    const whole = pick(g.venuesByName.get(fold(text)), input.organizer);
-    if (whole) return fromKnown(g, whole);
     parsed = parseAddress(g, text);
-    const byName = parsed.name ? pick(g.venuesByName.get(fold(parsed.name)), input.organizer) : undefined;
-    if (byName) return fromKnown(g, byName);
-    // Some streets carry no house number ("Central Park Dr", "Dolores St & 19th St"), so an
-    // unparsed leading part may be the street line itself.
-    const streetLine = parsed.street ?? parsed.name;
-    if (streetLine && parsed.city) {
-      const byStreet = g.venueByStreet.get(streetKey(streetLine, parsed.city.name));
-      if (byStreet) return fromKnown(g, byStreet);
+    // A known venue only when the upstream names it: never for coordinates near it, nor for its
+    // street under another name (two businesses share an address).
+    const known = namedVenue(g, text, parsed.names, input.organizer);
+    if (known) return fromKnown(g, known);
+    let atStreet = parsed.street && parsed.city ? g.venueByStreet.get(streetKey(parsed.street, parsed.city.name)) : undefined;
+    let building = parsed.names.find((n) => !ROOM.test(n));
+    // Some streets carry no house number ("Central Park Dr", "Dolores St & 19th St"): the part
+    // read as a name may be the street line itself.
+    if (!parsed.street && parsed.city && building) {
+      const line = building;
+      atStreet = g.venueByStreet.get(streetKey(line, parsed.city.name));
+      if (atStreet) building = parsed.names.find((n) => n !== line && !ROOM.test(n));
     }
+    if (atStreet && !building) return fromKnown(g, atStreet);
     const c = parsed.city;
     if (c && (!hasCoord || agrees(g, c, input.lat!, input.lng!))) {
-      const name = parsed.name ?? parsed.street ?? c.name;
+      // A room is no venue: the street line names the place when the text names no building.
+      const name = building ?? parsed.street ?? parsed.names[0] ?? c.name;
       const key = adhocKey(parsed.street, name, c.name);
       const base = { key, name, street: parsed.street, city: c.name, zip: parsed.zip, destination: c.destination };
-      if (hasCoord) return { ...base, lat: input.lat!, lng: input.lng! };
-      // Without coordinates the ZIP's centroid is nearer the place than the city's centre, when the
+      if (hasCoord) return { ...base, lat: input.lat!, lng: input.lng!, precision: 'exact' };
+      // A known venue at the same street address stands where this place does.
+      if (atStreet) return { ...base, lat: atStreet.lat, lng: atStreet.lng, precision: 'venue' };
+      // Without coordinates the ZIP's centroid is nearer the place than the city's point, when the
       // ZIP is addressed to that city (a mistyped ZIP must not move the venue to another town).
-      const z = parsed.zip ? californiaZips().byZip.get(parsed.zip) : undefined;
+      const z = parsed.zip ? (bundledBayArea().zips.get(parsed.zip) ?? californiaZips().byZip.get(parsed.zip)) : undefined;
       const atZip = z && g.cityByName.get(fold(z.city)) === c;
-      return { ...base, lat: atZip ? z.lat : c.lat, lng: atZip ? z.lng : c.lng };
+      return atZip ? { ...base, lat: z.lat, lng: z.lng, precision: 'zip' } : { ...base, lat: c.lat, lng: c.lng, precision: 'place' };
     }
     if (!hasCoord && parsed.elsewhere) return 'outside_area';
   }
   if (hasCoord) {
-    const near = nearestKnown(g, input.lat!, input.lng!);
-    if (near) return fromKnown(g, near);
     const here = placeAt(g, input.lat!, input.lng!)!;
     // The text's city disagrees with the coordinates, or it has none: the coordinates say which
     // city's address this is, and a street the text placed elsewhere is not kept.
     const street = parsed?.city ? null : (parsed?.street ?? null);
-    const name = parsed?.name ?? street ?? here.city;
-    return { key: adhocKey(street, name, here.city), name, street, city: here.city, zip: null, lat: input.lat!, lng: input.lng!, destination: here.destination };
+    const name = parsed?.names.find((n) => !ROOM.test(n)) ?? street ?? parsed?.names[0] ?? here.city;
+    return { key: adhocKey(street, name, here.city), name, street, city: here.city, zip: null, lat: input.lat!, lng: input.lng!, destination: here.destination, precision: 'exact' };
   }
   return null;
 }

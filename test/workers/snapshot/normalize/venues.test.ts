@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bundledGazetteer, kmBetween, placeAt } from '../../../../workers/snapshot/gazetteer.ts';
+import { bundledBayArea, bundledGazetteer, countyAt, kmBetween, placeAt } from '../../../../workers/snapshot/gazetteer.ts';
 import { buildWindow } from '../../../../workers/snapshot/build.ts';
 import { parseJsonLd } from '../../../../workers/snapshot/parse/jsonld.ts';
 import { formatAddress, resolveVenue, type LocationInput, type Venue } from '../../../../workers/snapshot/normalize/venues.ts';
@@ -69,11 +69,28 @@ describe('resolveVenue', () => {
     assert.deepEqual([sjsu.city, sjsu.lat, sjsu.lng, sjsu.destination], ['San Jose', 37.33636, -121.88162, 'south-bay']);
   });
 
-  test('coordinates alone find a known venue within 150 m, else the city they are in', () => {
+  test('coordinates near a known venue never make an event that venue: only its name does', () => {
     const v = g.venues[0]!;
-    assert.equal(venueOf({ location: null, lat: v.lat + 0.0005, lng: v.lng, organizer: null }).key, v.key);
+    const near = venueOf({ location: null, lat: v.lat + 0.0005, lng: v.lng, organizer: null });
+    assert.notEqual(near.key, v.key);
+    assert.deepEqual([near.lat, near.lng, near.precision], [v.lat + 0.0005, v.lng, 'exact']);
+    // Issue 25: a show at a café became "Aquarium of the Bay" because its coordinates were near it.
+    const aquarium = g.venueByKey.get('aquarium-of-the-bay')!;
+    const cafe = venueOf({ location: 'Café Musique, 2 Beach St, San Francisco, CA 94133', lat: aquarium.lat + 0.0003, lng: aquarium.lng, organizer: null });
+    assert.equal(cafe.name, 'Café Musique');
+    assert.equal(venueOf({ location: aquarium.name, lat: aquarium.lat + 0.0003, lng: aquarium.lng, organizer: null }).key, aquarium.key);
     const far = venueOf({ location: null, lat: 37.7689, lng: -122.4846, organizer: null });
     assert.equal(far.city, 'San Francisco');
+  });
+
+  test("a known venue's street under another name keeps the upstream's name (two businesses share an address)", () => {
+    for (const v of g.venues.filter((k) => /^\d/.test(k.street))) {
+      const other = venueOf({ location: `Tiny Tots Education Center, ${v.street}, ${v.city}, CA ${v.zip}`, lat: null, lng: null, organizer: null });
+      assert.equal(other.name, 'Tiny Tots Education Center', v.key);
+      assert.notEqual(other.key, v.key);
+      // Same address: the known venue's coordinates are this place's too.
+      assert.deepEqual([other.lat, other.lng, other.precision], [v.lat, v.lng, 'venue']);
+    }
   });
 
   test('upstream coordinates outside every destination mean the event is not ours, whatever city the text names', () => {
@@ -182,8 +199,99 @@ describe('resolveVenue', () => {
 
   test('no gazetteer city reads as another country or state', () => {
     for (const c of g.cities) {
-      for (const n of [c.name, ...c.aliases]) assert.equal(venueOf({ location: `Town Hall, ${n}`, lat: null, lng: null, organizer: null }).city, c.name, n);
+      // A census-designated place needs its state or ZIP beside it (see below).
+      const tail = c.kind === 'cdp' || c.kind === 'postal' ? ', CA' : '';
+      for (const n of [c.name, ...c.aliases]) assert.equal(venueOf({ location: `Town Hall, ${n}${tail}`, lat: null, lng: null, organizer: null }).city, c.name, n);
     }
+  });
+
+  describe('issue 25: addresses of the nine counties, as real feeds write them', () => {
+    const area = bundledBayArea();
+    const at = (location: string): Venue => venueOf({ location, lat: null, lng: null, organizer: null });
+
+    test('a full street address with no comma before the city, with a country tail (the SF kids\' calendar)', () => {
+      const glen = at('Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131 United States');
+      assert.deepEqual([glen.name, glen.street, glen.city, glen.zip, glen.destination, glen.precision], ['Glen Park Branch Library', '2825 Diamond Street', 'San Francisco', '94131', 'san-francisco', 'zip']);
+      // The Main Library's own address, named by nothing else, is the known venue.
+      assert.equal(at('100 Larkin Street San Francisco, CA 94102').key, 'sfpl-main');
+      assert.equal(at('100 Larkin Street San Francisco, CA 94102 USA').key, 'sfpl-main');
+    });
+
+    test('a city recreation feed\'s "630 Summerfield Road Santa Rosa CA 95405"', () => {
+      const v = at('630 Summerfield Road Santa Rosa CA 95405');
+      assert.deepEqual([v.street, v.city, v.zip, v.destination, v.precision], ['630 Summerfield Road', 'Santa Rosa', '95405', 'north-bay', 'zip']);
+    });
+
+    test('"… at Petaluma Regional Library", "Occidental, CA 95465", a Napa venue', () => {
+      const p = at('Toddler Storytime at Petaluma Regional Library');
+      assert.deepEqual([p.name, p.city, p.destination, p.precision], ['Petaluma Regional Library', 'Petaluma', 'north-bay', 'place']);
+      const o = at('Occidental, CA 95465');
+      assert.deepEqual([o.city, o.zip, o.destination, o.precision], ['Occidental', '95465', 'north-bay', 'zip']);
+      const napa = venueOf({ location: 'Napa Valley Museum, 55 Presidents Circle, Yountville, CA 94599', lat: 38.3906, lng: -122.3634, organizer: null });
+      assert.deepEqual([napa.city, napa.destination, napa.precision], ['Yountville', 'north-bay', 'exact']);
+    });
+
+    test('a room is not the venue\'s name when the text names the building', () => {
+      for (const room of ['Room 213', 'Meeting Room B', "Children's Room", 'Suite 200', '2nd Floor']) {
+        const v = at(`${room}, Mission Neighborhood Center, 362 Capp St, San Francisco, CA 94110`);
+        assert.equal(v.name, 'Mission Neighborhood Center', room);
+        assert.equal(at(`Mission Neighborhood Center - ${room}, 362 Capp St, San Francisco, CA 94110`).name, 'Mission Neighborhood Center', room);
+      }
+      // No building named: the street line says which place it is, not the room.
+      assert.equal(at('Room 213, 362 Capp St, San Francisco, CA 94110').name, '362 Capp St');
+    });
+
+    test('out of area is dropped as outside_area, never moved', () => {
+      for (const location of ['123 K St, Sacramento, CA 95814', '1 Main St Davis CA 95616', '200 Pacific Ave, Santa Cruz, CA 95060', 'Some Hall, Stockton, CA 95202']) {
+        assert.equal(resolveVenue(g, { location, lat: null, lng: null, organizer: null }), 'outside_area', location);
+      }
+      // Davis is 2 km past Solano's line; Santa Cruz's coast is beside San Mateo's.
+      for (const [lat, lng] of [[38.5449, -121.7405], [36.9741, -122.0308], [37.9577, -121.2908]] as const) {
+        assert.equal(resolveVenue(g, { location: 'Library', lat, lng, organizer: null }), 'outside_area', `${lat},${lng}`);
+      }
+    });
+
+    test('bay-shore and waterfront points are in their county (the 1:10m outline stops short of them)', () => {
+      const shore: [string, number, number, string][] = [
+        ['Pier 39', 37.8087, -122.4098, 'san-francisco'],
+        ['Treasure Island', 37.8235, -122.3706, 'san-francisco'],
+        ['Crown Memorial State Beach', 37.7629, -122.2635, 'east-bay'],
+        ['Berkeley Marina', 37.8652, -122.3139, 'east-bay'],
+        ['Sausalito waterfront', 37.8591, -122.4853, 'north-bay'],
+        ['Coyote Point', 37.588, -122.322, 'peninsula'],
+        ['Alviso Marina', 37.4296, -121.9786, 'south-bay'],
+      ];
+      for (const [name, lat, lng, destination] of shore) {
+        assert.equal(countyAt(lat, lng)?.destination, destination, name);
+        assert.equal(venueOf({ location: name, lat, lng, organizer: null }).destination, destination, name);
+      }
+    });
+
+    test('every place and ZIP of the data file resolves to itself, with commas or without', () => {
+      for (const p of area.places) {
+        const c = g.cityByName.get(p.name.toLowerCase().normalize('NFD').replace(/\p{M}/gu, ''));
+        assert.ok(c, p.name);
+        // A place two counties share a name with (Mountain View) is the incorporated one.
+        if (c.county !== p.county) continue;
+        const zip = [...area.zips.values()].find((z) => g.cityByName.get(z.city.toLowerCase()) === c)?.zip ?? '';
+        for (const text of [`Some Hall, 1 Main St, ${p.name}, CA ${zip}`.trim(), `1 Main St ${p.name} CA ${zip}`.trim(), `Some Hall, ${p.name}, CA`]) {
+          const v = at(text);
+          assert.deepEqual([v.city, v.destination], [c.name, c.destination], text);
+        }
+      }
+      for (const z of area.zips.values()) {
+        const v = at(`1 Main St, CA ${z.zip}`);
+        assert.equal(v.zip, z.zip);
+        // The destination is the city's the mail names (94128, SFO in San Mateo County, is "San Francisco").
+        assert.equal(v.destination, g.cityByName.get(z.city.toLowerCase())?.destination ?? area.destinationOf.get(z.county), z.zip);
+      }
+    });
+
+    test('a census-designated place\'s bare name is not enough (Kensington, Inverness are elsewhere too)', () => {
+      assert.equal(resolveVenue(g, { location: 'Kensington', lat: null, lng: null, organizer: null }), null);
+      assert.equal(at('Kensington, CA').city, 'Kensington');
+      assert.equal(at('Inverness, CA 94937').destination, 'north-bay');
+    });
   });
 
   test('nothing locatable → null (the build falls back to the source default venue)', () => {
