@@ -8,6 +8,7 @@ import { fetchSource, type FetchTuning } from './fetch.ts';
 import { normalizeAll, sourceContext } from './normalize/event.ts';
 import { LA } from './normalize/times.ts';
 import { parseFeed } from './parse/index.ts';
+import { itemCount } from './parse/types.ts';
 import { loadRegistry, type Registry } from './registry.ts';
 import { sameEventKey } from './normalize/merge.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
@@ -48,7 +49,7 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
   const started = performance.now();
   const src = inputs.registry.sources.find((s) => s.id === task.sourceId);
   if (!src) throw new Error(`no source ${task.sourceId} in ${task.registryFile}`);
-  const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_into_other_sources: 0, ms: 0 };
+  const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_duplicates: 0, merged_into_other_sources: 0, ms: 0 };
   const rows: StagedRow[] = [];
   const drop = (r: DropReason, n = 1): void => void (report.dropped[r] = (report.dropped[r] ?? 0) + n);
   const window = { start: DateTime.fromMillis(task.windowStartMs, { zone: LA }), end: DateTime.fromMillis(task.windowEndMs, { zone: LA }) };
@@ -64,10 +65,12 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
     report.bytes = fetched.bytes;
     if (fetched.notModified) report.status = 'not_modified';
     const parsed = await parseFeed(src.format, fetched.text, { window, csvColumns: src.csv_columns, baseUrl: /^https?:/.test(task.location) ? task.location : src.organizer.url });
-    report.parsed = parsed.events.length + parsed.noStart;
+    report.parsed = itemCount(parsed);
     if (parsed.noStart) drop('no_start', parsed.noStart);
+    if (parsed.outsideWindow) drop('outside_window', parsed.outsideWindow);
     const normalized = normalizeAll(parsed.events, sourceContext(inputs.registry, src, inputs.gazetteer, window));
     for (const [reason, n] of Object.entries(normalized.dropped)) drop(reason as DropReason, n);
+    report.merged_duplicates = (parsed.merged ?? 0) + normalized.merged;
     report.item_error = normalized.itemError;
     for (const r of normalized.rows) rows.push(Object.assign(r, { merge_key: sameEventKey(r) }));
   } catch (err) {

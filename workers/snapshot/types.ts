@@ -36,6 +36,8 @@ export interface RawEvent {
   /** An upstream ages field ("3-5 years"), read before the title and description. */
   readonly ages: string | null;
   readonly cancelled: boolean;
+  /** iCalendar SEQUENCE: of two copies of one occurrence, the higher is the later revision. */
+  readonly sequence?: number;
 }
 
 /** One snapshot row. Column order and types are sql/snapshot_schema.sql's. */
@@ -100,9 +102,14 @@ export interface SourceReport {
   /** First per-item problem, when some items were dropped as invalid. */
   item_error: string | null;
   bytes: number;
+  /** Upstream items (iCalendar: VEVENTs, a series counting as its occurrences in the window): kept + dropped + merged_duplicates + merged_into_other_sources. */
   parsed: number;
+  /** Records of this source in the snapshot. */
   kept: number;
   dropped: Partial<Record<DropReason, number>>;
+  /** Items that were another item of this feed again (same uid, start and place; or an older SEQUENCE). */
+  merged_duplicates: number;
+  /** Rows folded into another record with the same title, start and place (another source's, or this one's under another uid). */
   merged_into_other_sources: number;
   ms: number;
 }

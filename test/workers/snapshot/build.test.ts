@@ -184,9 +184,14 @@ async function readRows(result: BuildResult): Promise<Row[]> {
   }
 }
 
+/** A source's report, which accounts for every item it read (the build test of each source checks it). */
 function report(m: Manifest, id: string): SourceReport {
   const r = m.sources.find((s) => s.id === id);
   assert.ok(r, `manifest reports source ${id}`);
+  if (r.status !== 'failed') {
+    const dropped = Object.values(r.dropped).reduce((a, b) => a + (b ?? 0), 0);
+    assert.equal(r.parsed, r.kept + dropped + r.merged_duplicates + r.merged_into_other_sources, `${id}: parsed = kept + dropped + merged (${JSON.stringify(r)})`);
+  }
   return r;
 }
 
@@ -374,7 +379,7 @@ describe('buildSnapshot', () => {
     assert.ok(inline.manifest.counts.events > 0);
   });
 
-  test('a feed that lists one uid twice publishes it once and reports the duplicate; nothing but the snapshot is published', { timeout: 30_000 }, async () => {
+  test('a feed that lists one uid twice publishes it once and counts the copy as merged; nothing but the snapshot is published', { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('dup-uid');
     const row = (title: string) => `twice-1,${title},2026-11-25 10:30,"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"`;
     await fs.writeFile(path.join(feeds, 'dup.csv'), ['id,title,start,location', row('Toddler Time'), row('Toddler Time (listed again)'), ''].join('\n'));
@@ -382,9 +387,36 @@ describe('buildSnapshot', () => {
     const b = await build(dataDir, registry);
     const rows = await readRows(b);
     assert.deepEqual(rows.map((r) => r.title), ['Toddler Time']);
-    assert.equal(report(b.manifest, 'dup-test').dropped.duplicate_uid, 1);
+    assert.deepEqual(report(b.manifest, 'dup-test').dropped, {});
+    assert.equal(report(b.manifest, 'dup-test').merged_duplicates, 1);
     assert.equal(report(b.manifest, 'dup-test').kept, 1);
     assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json', 'records.csv', 'records.csv.idx', 'records.idx', 'records.jsonl', 'search.duckdb']);
+  });
+
+  test('one UID for a program at several branches and times: every occurrence is published, and the report adds up', { timeout: 30_000 }, async () => {
+    const { feeds, dataDir } = await workDir('shared-uid');
+    const ev = (start: string, location: string, extra: string[] = []) =>
+      ['BEGIN:VEVENT', 'UID:storytime-88@county.test', `DTSTART;TZID=America/Los_Angeles:${start}`, 'DURATION:PT45M', 'SUMMARY:Baby Storytime', `LOCATION:${location}`, ...extra, 'END:VEVENT'];
+    const mission = 'Mission Branch Library\\, 300 Bartlett St\\, San Francisco\\, CA 94110';
+    const excelsior = 'Excelsior Branch Library\\, 4400 Mission St\\, San Francisco\\, CA 94112';
+    const ics = [
+      'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//County//EN',
+      ...ev('20261124T103000', mission), ...ev('20261124T103000', excelsior), ...ev('20261201T103000', mission),
+      // The same occurrence again, and a revision of another.
+      ...ev('20261124T103000', mission), ...ev('20261201T103000', mission, ['SEQUENCE:2', 'DESCRIPTION:Now in the community room.']),
+      // A series that ended before the window.
+      ...ev('20250106T103000', mission, ['RRULE:FREQ=WEEKLY;COUNT=2']).map((l) => l.replace('storytime-88', 'winter')),
+      'END:VCALENDAR', '',
+    ].join('\r\n');
+    await fs.writeFile(path.join(feeds, 'county.ics'), ics);
+    const registry = await writeRegistry(feeds, 'registry.json', [source('county-test', 'county.ics', 'ical', 'sfpl')]);
+    const b = await build(dataDir, registry);
+    const rows = (await readRows(b)).filter((r) => r.title === 'Baby Storytime');
+    assert.equal(rows.length, 3);
+    assert.equal(new Set(rows.map((r) => r.id)).size, 3);
+    assert.ok(rows.some((r) => /community room/.test(r.description ?? '')), 'the later SEQUENCE stands');
+    const r = report(b.manifest, 'county-test');
+    assert.deepEqual([r.parsed, r.kept, r.dropped, r.merged_duplicates], [6, 3, { outside_window: 1 }, 2]);
   });
 
   test('rebuilding the same events over a snapshot of an older layout republishes it in this layout', { timeout: 30_000 }, async () => {

@@ -63,7 +63,11 @@ export function sourceContext(
   };
 }
 
-export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow | DropReason {
+/** Where an item is, as its id reads it: the upstream place text, else its coordinates. */
+const placeText = (raw: RawEvent): string => raw.location ?? (raw.lat !== null && raw.lng !== null ? `${raw.lat},${raw.lng}` : '');
+
+/** `placeInId`: the item's uid is shared by other items of the feed at other times or places (normalizeAll). */
+export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId = false): EventRow | DropReason {
   const src = ctx.source;
   const [title0, cancelledByTitle] = splitCancelMarker(plainText(raw.title) ?? '');
   const title = title0.slice(0, 300);
@@ -95,7 +99,10 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): EventRow |
   // With no upstream id the event is its title, start and place (the same title on the same day in
   // two towns is two events). Coordinates stand in only for a place with no name, so that the id
   // of an event at a named place stays what it was.
-  const uid = raw.uid?.trim() || raw.url?.trim() || `${title}|${isoLocal(span.start)}|${raw.location ?? (raw.lat !== null && raw.lng !== null ? `${raw.lat},${raw.lng}` : '')}`;
+  // An upstream id several items share (a program at several branches or times) is told apart by
+  // the same start and place, and only then, so that every other id stays what it was.
+  const upstreamId = raw.uid?.trim() || raw.url?.trim();
+  const uid = upstreamId ? (placeInId ? `${upstreamId}|${isoLocal(span.start)}|${placeText(raw)}` : upstreamId) : `${title}|${isoLocal(span.start)}|${placeText(raw)}`;
   const range = ages?.kind === 'range' ? ages.range : null;
 
 
@@ -150,37 +157,77 @@ export function searchText(r: Pick<EventRow, 'title' | 'summary' | 'description'
 }
 
 export interface Normalized {
-  /** One row per upstream event: a uid listed twice keeps its first listing. */
+  /** One row per upstream event: copies of one event (same id) are merged into one row. */
   readonly rows: EventRow[];
   readonly dropped: Partial<Record<DropReason, number>>;
+  /** Items merged into another item's row: the same uid at the same start and place, or an older SEQUENCE of it. */
+  readonly merged: number;
   /** The first message of an item the normalizer could not handle (counted as `invalid`). */
   readonly itemError: string | null;
 }
 
 /**
- * Every item of one source, as a build and `family-events normalize` both see them. `onItem` hears
- * each item's outcome (`normalize --explain` reports it item by item).
+ * Every item of one source, as a build and `family-events normalize` both see them: each ends as a
+ * row, a drop with its reason, or merged into a row (items = rows + dropped + merged). `onItem`
+ * hears each item's outcome once all are read (`normalize --explain` reports it item by item); a
+ * merged item hears the row it was merged into, with `merged` set.
  */
-export function normalizeAll(raws: readonly RawEvent[], ctx: NormalizeContext, onItem?: (index: number, outcome: EventRow | DropReason) => void): Normalized {
-  const rows: EventRow[] = [];
-  const ids = new Set<string>();
+export function normalizeAll(
+  raws: readonly RawEvent[],
+  ctx: NormalizeContext,
+  onItem?: (index: number, outcome: EventRow | DropReason, merged: boolean) => void,
+): Normalized {
+  // Uids the feed gives to items at more than one start or place: those ids also take the start and place.
+  const placements = new Map<string, Set<string>>();
+  for (const raw of raws) {
+    const id = raw.uid?.trim() || raw.url?.trim();
+    if (!id) continue;
+    const at = `${raw.start.at.toMillis()}|${placeText(raw)}`;
+    const seen = placements.get(id);
+    if (seen) seen.add(at);
+    else placements.set(id, new Set([at]));
+  }
+  const kept = new Map<string, { row: EventRow; index: number; sequence: number }>();
+  const outcomes: (EventRow | DropReason | { readonly into: string })[] = [];
   const dropped: Partial<Record<DropReason, number>> = {};
+  let merged = 0;
   let itemError: string | null = null;
   for (const [i, raw] of raws.entries()) {
     let r: EventRow | DropReason;
     try {
-      r = normalizeEvent(raw, ctx);
+      const id = raw.uid?.trim() || raw.url?.trim();
+      r = normalizeEvent(raw, ctx, id ? (placements.get(id)?.size ?? 0) > 1 : false);
     } catch (err) {
       itemError ??= (err as Error).message.slice(0, 300);
       r = 'invalid';
     }
-    if (typeof r !== 'string' && ids.has(r.id)) r = 'duplicate_uid';
-    if (typeof r === 'string') dropped[r] = (dropped[r] ?? 0) + 1;
-    else {
-      ids.add(r.id);
-      rows.push(r);
+    if (typeof r === 'string') {
+      dropped[r] = (dropped[r] ?? 0) + 1;
+      outcomes.push(r);
+      continue;
     }
-    onItem?.(i, r);
+    const sequence = raw.sequence ?? 0;
+    const prev = kept.get(r.id);
+    if (!prev) {
+      kept.set(r.id, { row: r, index: i, sequence });
+      outcomes.push(r);
+      continue;
+    }
+    merged++;
+    // The same occurrence again: a higher SEQUENCE is a later revision and replaces it; else the first stands.
+    if (sequence > prev.sequence) {
+      outcomes[prev.index] = { into: r.id };
+      kept.set(r.id, { row: r, index: i, sequence });
+      outcomes.push(r);
+    } else outcomes.push({ into: r.id });
   }
-  return { rows, dropped, itemError };
+  const rows = [...kept.values()].sort((a, b) => a.index - b.index).map((k) => k.row);
+  if (onItem) {
+    for (const [i, o] of outcomes.entries()) {
+      if (typeof o === 'string') onItem(i, o, false);
+      else if ('into' in o) onItem(i, kept.get(o.into)!.row, true);
+      else onItem(i, o, false);
+    }
+  }
+  return { rows, dropped, merged, itemError };
 }

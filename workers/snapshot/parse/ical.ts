@@ -6,6 +6,7 @@ import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { fromWallClock, zoneFor, type UpstreamTime } from '../normalize/times.ts';
 import type { RawEvent } from '../types.ts';
+import { referenceInstant, titleDate } from './title-date.ts';
 import { emptyRaw, FeedFormatError, MAX_OCCURRENCES, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
 
 type ICalTime = InstanceType<typeof ICAL.Time>;
@@ -23,6 +24,8 @@ function toUpstream(t: ICalTime, tzid: string | null): UpstreamTime {
   const zone = t.zone?.tzid === 'UTC' ? 'UTC' : zoneFor(tzid);
   return { at: fromWallClock(parts, zone), dateOnly: t.isDate };
 }
+
+const sequenceOf = (c: ICalComponent): number => Number(c.getFirstPropertyValue('sequence') ?? 0) || 0;
 
 const text = (c: ICalComponent, name: string): string | null => {
   const v: unknown = c.getFirstPropertyValue(name);
@@ -129,69 +132,107 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
   } catch (err) {
     throw new FeedFormatError(`iCalendar syntax error: ${(err as Error).message}`);
   }
-  const masters = new Map<string, ICalComponent>();
+  // Every VEVENT is accounted for. Several without RECURRENCE-ID may share a UID: a program at
+  // several branches or times, each its own event (normalizeAll tells them apart by start and
+  // place, and merges the true copies, the higher SEQUENCE standing). An override is merged into
+  // the occurrence it revises; one that no occurrence in the window takes is read on its own.
+  const masters = new Map<string, ICalComponent[]>();
   const overrides = new Map<string, ICalComponent[]>();
   const singles: ICalComponent[] = [];
+  let merged = 0;
   for (const ve of vevents) {
     const uid = text(ve, 'uid');
     if (!uid) singles.push(ve);
     else if (ve.hasProperty('recurrence-id')) overrides.set(uid, [...(overrides.get(uid) ?? []), ve]);
-    else {
-      // The same UID twice: a revision (RFC 5545 §3.8.7.4 — the higher SEQUENCE supersedes); on a tie the first stands.
-      const seen = masters.get(uid);
-      const seq = (c: ICalComponent): number => Number(c.getFirstPropertyValue('sequence') ?? 0) || 0;
-      if (!seen || seq(ve) > seq(seen)) masters.set(uid, ve);
+    else masters.set(uid, [...(masters.get(uid) ?? []), ve]);
+  }
+  // Two overrides of one occurrence are two revisions of it (RFC 5545 §3.8.7.4): the higher SEQUENCE
+  // supersedes; on a tie the first stands.
+  for (const [uid, list] of overrides) {
+    if (list.length < 2) continue;
+    const byRid = new Map<string, ICalComponent>();
+    for (const o of list) {
+      const rid = String(o.getFirstPropertyValue('recurrence-id'));
+      const seen = byRid.get(rid);
+      if (seen) merged++;
+      if (!seen || sequenceOf(o) > sequenceOf(seen)) byRid.set(rid, o);
     }
+    overrides.set(uid, [...byRid.values()]);
   }
 
   const winStart = opts.window.start.toMillis();
   const winEnd = opts.window.end.toMillis();
   const events: RawEvent[] = [];
   let noStart = 0;
+  let outsideWindow = 0;
+  const applied = new Set<ICalComponent>();
 
   const emit = (c: ICalComponent, uid: string | null, start: ICalTime, end: ICalTime | null, tzid: string | null, endTzid: string | null): void => {
     const base = describe(c);
-    events.push({ ...base, uid, start: toUpstream(start, tzid), end: end ? toUpstream(end, endTzid ?? tzid) : null, endIsExclusiveDate: end?.isDate ?? false });
+    events.push({ ...base, uid, start: toUpstream(start, tzid), end: end ? toUpstream(end, endTzid ?? tzid) : null, endIsExclusiveDate: end?.isDate ?? false, sequence: sequenceOf(c) });
   };
 
-  // One unreadable VEVENT (DTSTART:TBD, a broken RRULE) is counted and skipped; the rest of the feed stands.
-  const guarded = (f: () => void): void => {
+  // A VEVENT with no readable DTSTART (none, "TBD", a broken RRULE) may still state its day in its
+  // title ("Sat, Nov 29 – Storytime"), the year taken from its DTSTAMP; else it is counted and
+  // skipped, and the rest of the feed stands.
+  const noReadableStart = (c: ICalComponent, uid: string | null): void => {
+    let stamp: string | null;
+    try {
+      stamp = c.getFirstProperty('dtstamp')?.toICALString().split(':').pop() ?? null;
+    } catch {
+      stamp = null;
+    }
+    const start = titleDate(text(c, 'summary'), referenceInstant(stamp));
+    if (start) events.push({ ...describe(c), uid, start, end: null, sequence: sequenceOf(c) });
+    else noStart++;
+  };
+  const guarded = (c: ICalComponent, uid: string | null, f: () => void): void => {
     try {
       f();
     } catch {
-      noStart++;
+      noReadableStart(c, uid);
     }
   };
 
-  for (const ve of singles) {
-    guarded(() => {
-      const ev = new ICAL.Event(ve);
-      if (!ev.startDate) noStart++;
-      else emit(ve, null, ev.startDate, ve.hasProperty('dtend') || ve.hasProperty('duration') ? ev.endDate : null, tzidOf(ve, 'dtstart'), tzidOf(ve, 'dtend'));
-    });
-  }
+  /** An occurrence's uid: the series uid + its RECURRENCE-ID (the original start), stable across rebuilds. */
+  const occurrenceUid = (uid: string, rid: ICalTime, tzid: string | null): string =>
+    `${uid}#${toUpstream(rid, tzid).at.toUTC().toISO({ suppressMilliseconds: true })}`;
 
-  for (const [uid, ve] of masters) guarded(() => expandMaster(uid, ve));
+  // Without a UID (RFC 5545 requires one) an event is still read, a series expanded: its
+  // occurrences are then told apart by title, start and place.
+  for (const ve of singles) guarded(ve, null, () => expandMaster(null, ve));
 
-  function expandMaster(uid: string, ve: ICalComponent): void {
+  for (const [uid, list] of masters) for (const ve of list) guarded(ve, uid, () => expandMaster(uid, ve));
+
+  function expandMaster(uid: string | null, ve: ICalComponent): void {
     const tzid = tzidOf(ve, 'dtstart');
-    const exceptions = overrides.get(uid) ?? [];
+    const exceptions = uid === null ? [] : (overrides.get(uid) ?? []);
     if (tzid) alignToSeriesZone([ve, ...exceptions], tzid);
     const ev = new ICAL.Event(ve, { exceptions, strictExceptions: true });
     const hasEnd = ve.hasProperty('dtend') || ve.hasProperty('duration');
     if (!ev.startDate) {
-      noStart++;
+      noReadableStart(ve, uid);
       return;
     }
     if (!ev.isRecurring()) {
-      emit(ve, uid, ev.startDate, hasEnd ? ev.endDate : null, tzid, tzidOf(ve, 'dtend'));
+      // An override of a single event's one occurrence (some calendars write one when an event is
+      // edited) stands for it.
+      const startMs = toUpstream(ev.startDate, tzid).at.toMillis();
+      const o = exceptions.find((x) => !applied.has(x) && toUpstream(x.getFirstPropertyValue('recurrence-id') as ICalTime, tzidOf(x, 'recurrence-id') ?? tzid).at.toMillis() === startMs);
+      if (o) {
+        applied.add(o);
+        const oe = new ICAL.Event(o);
+        const oTz = tzidOf(o, 'dtstart') ?? tzid;
+        emit(o, uid, oe.startDate, oe.endDate, oTz, tzidOf(o, 'dtend') ?? oTz);
+      } else emit(ve, uid, ev.startDate, hasEnd ? ev.endDate : null, tzid, tzidOf(ve, 'dtend'));
       return;
     }
     const it = ev.iterator();
     let emitted = 0;
     // Series often start years before the window: occurrences are skipped on wall-clock keys (a
     // day of slack each side covers any zone offset) and only those near the window pay for luxon.
-    const durationDays = Math.ceil(ev.duration.toSeconds() / 86_400);
+    const durationMs = ev.duration.toSeconds() * 1000;
+    const durationDays = Math.ceil(durationMs / 86_400_000);
     const skipBefore = wallKey(opts.window.start.minus({ days: durationDays + 1 }).toUTC());
     const stopAfter = wallKey(opts.window.end.plus({ days: 1 }).toUTC());
     for (let i = 0, next = it.next(); next && i < MAX_ITERATIONS && emitted < MAX_OCCURRENCES; i++, next = it.next()) {
@@ -200,16 +241,37 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
       if (key < skipBefore) continue;
       const startMs = toUpstream(next, tzid).at.toMillis();
       if (startMs > winEnd) break;
+      // In the window or not by the rule's own time: an override that moves its occurrence out of
+      // the window is still that occurrence (and dropped as outside_window), one that moves it in
+      // is read on its own below.
+      if (startMs + durationMs < winStart) continue;
       const occ = ev.getOccurrenceDetails(next);
       const item = occ.item.component;
-      const endMs = toUpstream(occ.endDate, tzid).at.toMillis();
-      if (endMs < winStart) continue;
-      // Occurrence uid: the series uid + its RECURRENCE-ID (the original start), stable across rebuilds.
-      const rid = toUpstream(occ.recurrenceId, tzid).at.toUTC().toISO({ suppressMilliseconds: true });
       const occTz = item === ve ? tzid : (tzidOf(item, 'dtstart') ?? tzid);
-      emit(item, `${uid}#${rid}`, occ.startDate, hasEnd || item !== ve ? occ.endDate : null, occTz, occTz);
+      if (item !== ve) applied.add(item);
+      emit(item, uid === null ? null : occurrenceUid(uid, occ.recurrenceId, tzid), occ.startDate, hasEnd || item !== ve ? occ.endDate : null, occTz, occTz);
       emitted++;
     }
+    // A series with nothing in the window is still one upstream item, and says why it is not served.
+    if (emitted === 0) outsideWindow++;
   }
-  return { events, noStart };
+
+  // Overrides no occurrence in the window took: of a series whose VEVENT is missing, of an
+  // occurrence the rule does not produce, or moved into (or out of) the window from elsewhere.
+  // Each is an event in its own right, at its own time; the normalizer drops one outside the window.
+  for (const [uid, list] of overrides) {
+    for (const o of list) {
+      if (applied.has(o)) continue;
+      guarded(o, uid, () => {
+        const oe = new ICAL.Event(o);
+        const tzid = tzidOf(o, 'dtstart');
+        if (!oe.startDate) noReadableStart(o, uid);
+        else emit(o, occurrenceUid(uid, oe.recurrenceId, tzidOf(o, 'recurrence-id') ?? tzid), oe.startDate, o.hasProperty('dtend') || o.hasProperty('duration') ? oe.endDate : null, tzid, tzidOf(o, 'dtend'));
+      });
+    }
+  }
+  // An override that revised an occurrence is one more VEVENT, merged into that occurrence: so a
+  // feed's items are its VEVENTs, a series counting as its occurrences in the window (at least one).
+  merged += applied.size;
+  return { events, noStart, ...(outsideWindow ? { outsideWindow } : {}), ...(merged ? { merged } : {}) };
 }

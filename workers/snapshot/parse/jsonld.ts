@@ -3,9 +3,10 @@
 // array, or an @graph, and an Event may nest inside an ItemList.
 import { parseDocument } from 'htmlparser2';
 import { findAll, textContent } from 'domutils';
-import { Duration } from 'luxon';
+import { Duration, type DateTime } from 'luxon';
 import { parseUpstreamTime, type UpstreamTime } from '../normalize/times.ts';
 import type { RawEvent } from '../types.ts';
+import { referenceInstant, titleDate } from './title-date.ts';
 import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput } from './types.ts';
 
 type Obj = Record<string, unknown>;
@@ -80,8 +81,9 @@ function endAfter(start: UpstreamTime, duration: string | null): UpstreamTime | 
   return d.isValid && d.toMillis() > 0 ? { at: start.at.plus(d), dateOnly: false } : null;
 }
 
-function toRaw(e: Obj): RawEvent | null {
-  const start = parseUpstreamTime(s(e['startDate']));
+function toRaw(e: Obj, pageDate: DateTime | null): RawEvent | null {
+  // Without a startDate, a day the name states ("Sat, Nov 29") is the Nov 29 nearest the item's or page's date.
+  const start = parseUpstreamTime(s(e['startDate'])) ?? titleDate(s(e['name']), referenceInstant(s(e['datePublished']) ?? s(e['dateModified'])) ?? pageDate);
   if (!start) return null;
   const loc = place(e['location']);
   const offers = arr(e['offers']).filter(isObj);
@@ -139,10 +141,12 @@ export function parseJsonLd(input: string, _opts: ParseOptions): ParseOutput {
     }
   }
   if (found.length === 0 && broken > 0) throw new FeedFormatError(`no readable JSON-LD (${broken} block(s) failed to parse)`);
+  const meta = findAll((el) => el.name === 'meta' && /^(?:article:(?:published|modified)_time|og:updated_time|date)$/i.test(el.attribs['property'] ?? el.attribs['name'] ?? ''), doc.children);
+  const pageDate = meta.map((el) => referenceInstant(el.attribs['content'])).find((d) => d !== null) ?? null;
   const events: RawEvent[] = [];
   let noStart = 0;
   for (const e of found) {
-    const r = toRaw(e);
+    const r = toRaw(e, pageDate);
     if (r) events.push(r);
     else noStart++;
   }

@@ -1,13 +1,14 @@
 // RSS 2.0 / Atom / RSS 1.0 via @extractus/feed-extractor (fast-xml-parser underneath). Event times
 // come from the RSS event module (ev:startdate/ev:enddate, also xCal-style x:dtstart), else from a
 // calendar plugin's own namespace (WordPress event_listing:start_date), else from Trumba's item
-// text. pubDate is when the item was posted, not when the event happens, so an item without
-// event times is skipped.
+// text, else from a day its title states ("Sat, Nov 29"). pubDate is when the item was posted, not
+// when the event happens: it only dates such a title; an item with no event time is skipped.
 import { extractFromXml } from '@extractus/feed-extractor';
 import { DateTime } from 'luxon';
 import { LA, parseUpstreamTime, type UpstreamTime } from '../normalize/times.ts';
 import { plainText } from '../normalize/text.ts';
 import { atClock, parseClockRange } from './clock.ts';
+import { referenceInstant, titleDate } from './title-date.ts';
 import type { RawEvent } from '../types.ts';
 import { emptyRaw, FeedFormatError, toNumber, type ParseOptions, type ParseOutput, type SkippedItem } from './types.ts';
 
@@ -143,6 +144,7 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
       descriptionMaxLen: 0,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       getExtraEntryFields: (raw: Node): Extra => ({ raw }),
+      getExtraFeedFields: (raw: Node) => ({ feedDate: str(raw['pubDate']) ?? str(raw['dc:date']) ?? str(raw['updated']) }),
       // Text stays text: "000123" is a guid, not the number 123; "5.00" is a price as written.
       xmlParserOptions: { parseTagValue: false, parseAttributeValue: false },
     });
@@ -152,7 +154,9 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
     if (/<feed[\s>]/.test(head) && !/<entry[\s>]/i.test(input) && /unrecognized feed format/i.test((err as Error).message)) return { events: [], noStart: 0 };
     throw new FeedFormatError(`feed syntax error: ${(err as Error).message}`);
   }
-  const entries = (feed.entries ?? []) as unknown as (Extra & { link?: string; title?: string })[];
+  const entries = (feed.entries ?? []) as unknown as (Extra & { link?: string; title?: string; published?: string })[];
+  // The feed's own date, for items that state their day only in the title and carry no date of their own.
+  const feedDate = referenceInstant((feed as { feedDate?: string | null }).feedDate) ?? referenceInstant(feed.published);
   const events: RawEvent[] = [];
   const noStartItems: SkippedItem[] = [];
   for (const [position, entry] of entries.entries()) {
@@ -172,6 +176,8 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
         ({ start, end, location } = read);
       }
     }
+    // pubDate is not the event's time, but it dates the item: "Sat, Nov 29" in its title is the Nov 29 nearest it.
+    start ??= titleDate(str(e['title']) ?? entry.title, referenceInstant(str(e['pubDate']) ?? str(e['published']) ?? str(e['updated']) ?? str(e['dc:date'])) ?? feedDate);
     if (!start) {
       noStartItems.push({ position, uid: str(e['guid']) ?? str(e['id']), title: str(e['title']) ?? entry.title ?? null });
       continue;

@@ -8,10 +8,20 @@ export interface ParseWindow {
   readonly end: DateTime;
 }
 
+/**
+ * What a parser read, with every upstream item accounted for (itemCount): an event read, an item
+ * without a readable start, a series with no occurrence in the window, or an item merged into
+ * another. For iCalendar the items are the VEVENTs, a recurring series counting as its
+ * occurrences in the window (at least one).
+ */
 export interface ParseOutput {
   readonly events: RawEvent[];
   /** Items with no readable start time. */
   readonly noStart: number;
+  /** Recurring series none of whose occurrences falls in the window (dropped as outside_window). */
+  readonly outsideWindow?: number;
+  /** Items merged into another: an iCalendar override into the occurrence it revises, or into a later revision (higher SEQUENCE) of itself. */
+  readonly merged?: number;
   /**
    * Those items, by position among the document's items (0-based), from parsers that read one
    * event per item (RSS, CSV): `normalize --explain` names them, and the events are then the
@@ -19,6 +29,9 @@ export interface ParseOutput {
    */
   readonly noStartItems?: readonly SkippedItem[];
 }
+
+/** The upstream items a parse accounts for: events + no start + series outside the window + merged copies. */
+export const itemCount = (p: ParseOutput): number => p.events.length + p.noStart + (p.outsideWindow ?? 0) + (p.merged ?? 0);
 
 export interface SkippedItem {
   readonly position: number;

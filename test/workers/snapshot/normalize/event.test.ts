@@ -59,9 +59,10 @@ describe('identity of an event with no upstream id', () => {
     // missingmaps-mapathons.csv lists "Portsmouth Mapathon" at the University of Portsmouth twice, verbatim
     // (here with a date in the window and Bay Area coordinates).
     const row = '37.7793,-122.4193,2026-11-25,gb,Portsmouth Mapathon,University of Portsmouth,http://osm.org/go/euoPfv8~?m=,6pm-9pm,https://www.eventbrite.co.uk/e/missing-maps-mapathon-portsmouth-tickets-15617027951';
-    const { rows, dropped } = await normalize(['latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url', row, row].join('\n'));
+    const { rows, dropped, merged } = await normalize(['latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url', row, row].join('\n'));
     assert.equal(rows.length, 1);
-    assert.deepEqual(dropped, { duplicate_uid: 1 });
+    assert.deepEqual(dropped, {});
+    assert.equal(merged, 1);
   });
 
   test('coordinates tell apart two places with no name; a named place keeps the id it always had', async () => {

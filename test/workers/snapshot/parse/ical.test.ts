@@ -276,10 +276,10 @@ describe('parseICal: malformed and unusual input', () => {
     assert.equal(moved.start.at.toMillis(), wall('2026-11-18T16:00'));
   });
 
-  test('the same UID twice is one event: the higher SEQUENCE supersedes, a tie keeps the first', () => {
+  test('the same UID twice is read twice, each with its SEQUENCE: normalizeAll decides what is a copy (accounting.test.ts)', () => {
     const ev = (seq: number | null, summary: string) => ['BEGIN:VEVENT', 'UID:rev@test', 'DTSTART:20261124T183000Z', ...(seq === null ? [] : [`SEQUENCE:${seq}`]), `SUMMARY:${summary}`, 'END:VEVENT'];
-    assert.deepEqual(parseICal(cal(...ev(0, 'Old'), ...ev(2, 'Revised'), ...ev(1, 'Stale')), { window: WINDOW }).events.map((e) => e.title), ['Revised']);
-    assert.deepEqual(parseICal(cal(...ev(null, 'First'), ...ev(null, 'Second')), { window: WINDOW }).events.map((e) => e.title), ['First']);
+    const out = parseICal(cal(...ev(0, 'Old'), ...ev(2, 'Revised'), ...ev(null, 'Unnumbered')), { window: WINDOW });
+    assert.deepEqual(out.events.map((e) => [e.uid, e.title, e.sequence]), [['rev@test', 'Old', 0], ['rev@test', 'Revised', 2], ['rev@test', 'Unnumbered', 0]]);
   });
 
   test('one VEVENT with an unreadable DTSTART is counted, not fatal to the feed', () => {
