@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { ConfigError } from '../server/config.ts';
 import { CliError, cliConfig } from './common.ts';
 import { registerSnapshotCommands } from './snapshot.ts';
-import { registerNormalizeCommand } from './normalize.ts';
+import { registerGazetteerCommand, registerNormalizeCommand } from './normalize.ts';
 import { registerSampleCommands } from './sample.ts';
 import { registerAccountCommands } from './accounts.ts';
 import { registerLedgerCommands } from './ledger.ts';
@@ -21,6 +21,7 @@ const program = new Command('family-events')
 
 registerSnapshotCommands(program);
 registerNormalizeCommand(program);
+registerGazetteerCommand(program);
 registerSampleCommands(program);
 registerAccountCommands(program);
 registerLedgerCommands(program);

@@ -31,7 +31,8 @@ function table(m: Manifest): string {
     String(s.parsed),
     String(s.kept),
     String(Object.values(s.dropped).reduce((a, b) => a + (b ?? 0), 0)),
-    String(s.merged_into_other_sources),
+    // Copies within the feed and copies of another record: parsed = kept + dropped + merged. Older manifests lack the first.
+    String((s.merged_duplicates ?? 0) + s.merged_into_other_sources),
     (s.bytes / 1024).toFixed(0),
     String(s.ms),
   ]);

@@ -68,6 +68,22 @@ function splitTimeRange(time: string): [string, string | null] {
   return m ? [m[1]!, m[2]!] : [time, null];
 }
 
+/**
+ * The file's header row, and the pairs of a column map (field → header) naming a header it does
+ * not have: `normalize --csv-columns` refuses those rather than read the field as empty.
+ */
+export function csvColumnsMissing(input: string, columns: Readonly<Record<string, string>>): { header: string[]; missing: [field: string, header: string][] } {
+  let header: string[] = [];
+  try {
+    header = (parse(input, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, to_line: 1 }) as string[][])[0] ?? [];
+  } catch {
+    // An unreadable header is the parser's to report.
+  }
+  const folded = new Set(header.map((h) => fold(h).replace(/[_\s]+/g, ' ')));
+  const missing = Object.entries(columns).filter(([, h]) => !folded.has(fold(h).replace(/[_\s]+/g, ' ')));
+  return { header, missing: header.length ? missing : [] };
+}
+
 export async function parseCsv(input: string, opts: ParseOptions): Promise<ParseOutput> {
   const first = input.slice(0, 1024).trimStart();
   if (first.startsWith('<') || first.startsWith('{') || first.startsWith('BEGIN:')) throw new FeedFormatError('not a CSV document');
