@@ -207,3 +207,51 @@ describe('the upstream schema.org type decides first', () => {
     assert.deepEqual(ev?.schemaTypes, ['MusicEvent']);
   });
 });
+
+describe('no category from an incidental word (issue 25)', () => {
+  const cats = (title: string, desc: string | null, upstream: string[] = [], schema: string[] = []) => classify(upstream, title, desc, schema).categories;
+  const cases: [string, string, string | null, string[], string[]][] = [
+    // Exceptions and negations are not what the event is.
+    ['"except for holidays"', 'Toddler Storytime', 'Every Tuesday at 10:30, except for holidays.', ['Storytime'], ['storytime']],
+    ['"due to major holidays"', 'Lego Club', 'No Lego Club on Dec 24 and Dec 31 due to major holidays.', [], ['stem']],
+    ['"closed for the holiday"', 'Family Swim', 'The pool is closed for the holiday on Monday.', [], ['sports-fitness']],
+    ['"holiday hours" and "excluding holidays"', 'Open Studio', 'Drop in weekdays excluding holidays; see holiday hours online.', ['Arts'], ['arts-crafts']],
+    ['"no class on …"', 'Baby Sign Language', 'Learn simple signs with your baby. No class on November 27.', [], ['community']],
+    // Names: a book, a band, a venue, an organization.
+    ['a book titled "Holidays on Ice"', 'Author Talk', 'David Sedaris reads from "Holidays on Ice" and answers questions.', [], ['community']],
+    ['a book title in prose, capitalized', 'Book Club', 'This month we discuss Holidays on Ice by David Sedaris.', [], ['community']],
+    ['a band named Dog Eyes (the title is the band)', 'Dog Eyes', 'Live music all night from Dog Eyes, a Bay Area indie band.', [], ['music']],
+    ['a band billed "with Dog Eyes"', 'Summer Concert with Dog Eyes', null, [], ['music']],
+    ['a band named in the description, billed in the title', 'Dog Eyes + Sour Widows', 'Doors at 7. Dog Eyes headline this live music night.', [], ['music']],
+    ['"Palace of Fine Arts", a venue, in prose', 'Family Concert', 'Join us at the Palace of Fine Arts for an afternoon of songs.', [], ['music']],
+    ['"at the Palace of Fine Arts" in a title', 'Holiday Concert at the Palace of Fine Arts', null, [], ['music', 'seasonal']],
+    ['a zoo\'s name is not the event', 'Family Movie Night', 'Bring a blanket to the lawn by Oakland Zoo Gate B.', [], ['film']],
+    // Other senses of the word.
+    ['a class reunion', 'Lincoln High Class of 1995 Reunion', 'Catch up with old friends.', [], ['community']],
+    ['"class reunion" in prose', 'Reunion Picnic', 'Our 30th class reunion picnic for all alumni.', [], ['community']],
+    ['"first class"', 'Holiday Mail Party', 'Bring stamps for first class mail to your pen pals.', [], ['seasonal']],
+    ['a title the description opens with is a heading, not a name', 'Solstice Parade Launch', 'Solstice Parade Launch party with the samba band.', [], ['festivals']],
+    // royal-room.wp-rss.xml: the description names the event by its title; a parade is still a parade.
+    ['the event\'s own name keeps its kind', 'Brazilian Showcase & Solstice Parade Launch', 'Doors at 4. Experience Brazilian music at the Brazilian Showcase & Solstice Parade Launch.', [], ['festivals']],
+    ['"performing arts" is not arts and crafts', 'Youth Performing Arts Showcase', null, [], ['theater']],
+  ];
+  for (const [name, title, desc, expected, upstream] of cases.map(([n, t, d, u, e]) => [n, t, d, e, u] as const)) {
+    test(name, () => assert.deepEqual(cats(title, desc, upstream), expected));
+  }
+
+  test('the Dog Eyes show as a MusicEvent is music only', () => {
+    assert.deepEqual(cats('Dog Eyes', 'An evening with Dog Eyes.', [], ['MusicEvent']), ['music']);
+  });
+
+  test('what the event is still counts: holidays, animals, art and classes named as the activity', () => {
+    assert.deepEqual(cats('Holiday Craft Workshop', 'Make ornaments for the holidays.'), ['arts-crafts', 'classes-workshops', 'seasonal']);
+    assert.deepEqual(cats('Read to a Dog', 'Kids read aloud to a therapy dog.'), ['animals']);
+    assert.deepEqual(cats('Family Day', 'Meet the goats and pet the bunnies at our farm.'), ['animals']);
+    assert.deepEqual(cats('Watercolor Painting Class for Kids', 'A class for ages 6-10.'), ['arts-crafts', 'classes-workshops']);
+    assert.deepEqual(cats('Toddler Storytime', 'Our Halloween special at the Mission Branch: wear a costume!'), ['storytime', 'seasonal']);
+    assert.deepEqual(cats('Lunar New Year Celebration', 'Join the Lunar New Year Parade at Chinatown Branch Library.'), ['festivals', 'seasonal']);
+    // A holiday inside a name is still the holiday; the rest of the name is not the event.
+    assert.deepEqual(cats('Family Day', 'Celebrate with us at the Oakland Diwali Festival.'), ['seasonal']);
+    assert.deepEqual(cats('Storytime with Santa Claus', null), ['storytime', 'seasonal']);
+  });
+});
