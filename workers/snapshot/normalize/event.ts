@@ -94,7 +94,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   if (!venue) return 'no_location';
 
   const { categories, tags } = classify(raw.categories, title, description, raw.schemaTypes);
-  const price = normalizePrice(raw, src.free_by_default, { title, description: raw.description });
+  const price = normalizePrice(raw, src.free_by_default, { title, description: raw.description, weekday: span.start.weekday });
   const summary = summarize(raw.summary, description);
   // With no upstream id the event is its title, start and place (the same title on the same day in
   // two towns is two events). Coordinates stand in only for a place with no name, so that the id

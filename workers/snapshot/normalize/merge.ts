@@ -18,7 +18,32 @@ export function sameEventKey(r: Pick<EventRow, 'title' | 'start_ms' | 'venue_key
   return `${words(r.title).join(' ')}|${Math.floor(r.start_ms / 60_000)}|${r.venue_key}`;
 }
 
-const FILLABLE = ['description', 'summary', 'end_datetime', 'organizer_url', 'image_url', 'price_note', 'ticket_url'] as const;
+const FILLABLE = ['description', 'summary', 'end_datetime', 'organizer_url', 'image_url', 'ticket_url'] as const;
+
+const statesPrice = (r: EventRow): boolean => r.price_min !== null || r.price_max !== null || r.price_note !== null;
+
+/**
+ * is_free and the price travel together, so the merged record keeps them agreeing (a free record is
+ * priced 0–0 or not at all; a price of 0 is free): a primary that states no price takes another
+ * copy's price and is_free both (its own is_free was the source's default); one that does keeps its
+ * is_free, and fills its gaps only from a copy that agrees with it.
+ */
+function fillPrice(primary: EventRow, other: EventRow): void {
+  if (!statesPrice(other)) return;
+  if (!statesPrice(primary)) {
+    primary.is_free = other.is_free;
+    primary.price_min = other.price_min;
+    primary.price_max = other.price_max;
+    primary.price_note = other.price_note;
+    return;
+  }
+  if (other.is_free !== primary.is_free) return;
+  if (primary.price_min === null && primary.price_max === null) {
+    primary.price_min = other.price_min;
+    primary.price_max = other.price_max;
+  }
+  primary.price_note ??= other.price_note;
+}
 
 /** One record from several sources' copies of an event: the best-ranked source wins, the others fill its gaps. */
 export function mergeGroup(group: EventRow[]): EventRow {
@@ -33,10 +58,7 @@ export function mergeGroup(group: EventRow[]): EventRow {
       primary.age_min_months = other.age_min_months;
       primary.age_max_months = other.age_max_months;
     }
-    if (primary.price_min === null && other.price_min !== null) {
-      primary.price_min = other.price_min;
-      primary.price_max = other.price_max;
-    }
+    fillPrice(primary, other);
     for (const c of other.categories) cats.add(c);
     for (const t of other.tags) tags.add(t);
   }
