@@ -19,8 +19,18 @@ export const EventRecordSchema = v.strictObject({
   categories: v.array(v.string()),
   tags: v.array(v.string()),
   image_url: nullableString,
-  is_free: v.boolean(),
-  price: v.nullable(v.strictObject({ min: v.nullable(v.number()), max: v.nullable(v.number()), note: nullableString })),
+  is_free: v.pipe(
+    v.boolean(),
+    v.description(
+      'Attending costs nothing. Agrees with price: a free event is priced 0–0 or has no amount, and a price of 0–0 is always free. "Free with (museum) admission" is not free: is_free false, no amount, the text in price.note',
+    ),
+  ),
+  price: v.pipe(
+    v.nullable(v.strictObject({ min: v.nullable(v.number()), max: v.nullable(v.number()), note: nullableString })),
+    v.description(
+      'What attending costs in USD, from the upstream price field or the sentences of the description that state it (tiers such as "kids 12 and under free" give min 0); null when nothing is stated. note is the text it was read from',
+    ),
+  ),
   ticket_url: nullableString,
   source: nullableString,
   source_url: v.null(),
