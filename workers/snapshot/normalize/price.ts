@@ -73,7 +73,7 @@ const INCLUDES = /\binclud/i;
 const ANOTHER_EVENT = /\b(?:check out|also offer(?:s|ing)?|don['’]t miss|coming up|upcoming|next (?:week|month|year|session|term|season)|sign up for our|register for our|other (?:classes|programs|events))\b/i;
 // What makes a prose sentence a statement of the price of attending.
 const PRICE_CUE =
-  /\b(?:admission|admittance|tickets?|entry|entrance|cover|costs?|price[sd]?|pricing|fees?|charge|donation|tuition|registration|register|enroll(?:ment)?|pay|payable|sliding scale|per|each|members?|non-?members?|adults?|kids?|children|child|seniors?|students?|youth|teens?|general|at the door|doors?|in advance|advance|adv|dos|presale|drop-?ins?)\b|\b(?:is|are|just|only|from|starting at)\s\$|\/\s?(?:person|child|kid|ticket|family|adult|student|session|class)\b/i;
+  /\b(?:admission|admittance|tickets?|entry|entrance|cover|costs?|price[sd]?|pricing|fees?|charge|donation|tuition|registration|register|enroll(?:ment)?|pay|payable|sliding scale|per|each|members?|non-?members?|adults?|kids?|children|child|seniors?|students?|youth|teens?|general|at the door|doors?|in advance|advance|adv|dos|presale|drop-?ins?|pass(?:es)?)\b|\b(?:is|are|just|only|from|starting at)\s\$|\/\s?(?:person|child|kid|ticket|family|adult|student|session|class)\b/i;
 // A clause ends at , ; | • or a dash set off by spaces.
 const CLAUSE_BREAK = /[,;|•]|\s[-–—]\s/g;
 
@@ -129,7 +129,8 @@ const FREE_ON_CONDITION =
 const NOT_ADMISSION =
   /\w-free\b|\bfree-\w|\b(?:feel|set|break|sugar|smoke|scent|nut|latex|fragrance|hands) free\b|\bfree (?:of (?!charge)|from|parking|wi-?fi|refreshments|snacks|food|popcorn|drinks?|coffee|childcare|zines?|gifts?|giveaways?|swag|samples?|seeds|books?|t-?shirts?|tickets? for|play|swim|skate|style|form|range|verse|throw|time|speech|jazz|will|trial|consultation|resources?|materials)\b/gi;
 // Free on a day: "FREE Wednesdays", "free admission on Sundays", "Wednesdays are free".
-const FREE_WEEKDAY = new RegExp(String.raw`\bfree\s(?:(?:admission|entry|entrance)\s)?(?:on\s|every\s)?(${WEEKDAY})s?\b|\b(${WEEKDAY})s\s(?:are|is)\sfree\b`, 'i');
+// ("anyone with a free Saturday" is free time, not a free day.)
+const FREE_WEEKDAY = new RegExp(String.raw`\bfree\s(?:(?:admission|entry|entrance)\s)?(?:(?:on|every)\s(${WEEKDAY})s?|(${WEEKDAY})s)\b|\b(${WEEKDAY})s\s(?:are|is)\sfree\b`, 'i');
 // Free only on some days or hours, which we cannot check: "First Thursday", "free before 10pm", "free on January 29th".
 const FREE_SOMETIMES = new RegExp(
   String.raw`\b(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s${WEEKDAY}|\bfree\s(?:[^.!?]{0,40}?\s)?(?:before|after|until|between)\s\d|\bfree\s(?:[^.!?]{0,30}?\s)?on\s(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s\d`,
@@ -145,6 +146,8 @@ const FREE_EVENT = new RegExp(
     String.raw`\bfree\s(?:admission|entry|entrance|access|of charge)\b`,
     String.raw`\bfree\s(?:and open\s)?to\s(?:the public|all|everyone|everybody|attend|enter|participate|join|the community|visitors)\b`,
     String.raw`\bfree and open\b`,
+    // One of "a series of free outdoor poetry gatherings".
+    String.raw`\b(?:a|this|our) series of free\b`,
     String.raw`\bfree for (?:all|everyone|everybody|the (?:whole )?family|families|all ages|the public|the community)\b`,
     String.raw`\b(?:admission|entry|entrance|attendance|participation|it|everything|(?:the |this |our )?${EVENT_NOUN}|tickets?(?: for this \w+)?) (?:is|are|will be|remains?) (?:(?:completely|totally|always|also|absolutely|100%|entirely)\s)?(?:free|at no cost)\b`,
     String.raw`\b(?:this|a|our|the|is|are)\sfree,?\s+(?:${WORD},?\s+){0,4}?${EVENT_NOUN}\b`,
@@ -191,7 +194,7 @@ function readSentence(sentence: string, field: boolean, weekday: number | undefi
   const rest = afterTier.replace(NOT_ADMISSION, ' ').trim();
   let free = false;
   const day = FREE_WEEKDAY.exec(rest);
-  if (day) free = WEEKDAYS.indexOf((day[1] ?? day[2])!.toLowerCase() as (typeof WEEKDAYS)[number]) + 1 === weekday;
+  if (day) free = WEEKDAYS.indexOf((day[1] ?? day[2] ?? day[3])!.toLowerCase() as (typeof WEEKDAYS)[number]) + 1 === weekday;
   // In a price field "free" anywhere is about the price; in prose it must be said of the event.
   else if (!FREE_SOMETIMES.test(rest)) free = field ? /\bfree\b|\bno (?:cost|charge)\b/i.test(rest) : FREE_EVENT.test(rest);
   if (amounts.length === 0 && !free && !tierFree && !conditional) return;
@@ -256,7 +259,10 @@ const NOTE_MAX = 300;
 /** The price read from the title and the description's prose; the note is the sentences that stated it. */
 export function readProse(text: PriceText): Reading {
   const r = emptyReading();
-  if (TITLE_FREE.test(text.title)) r.free = true;
+  // A title that starts with "Free" is about the event ("Free Tax Help"), unless it is "Free zines", "Free Play"…
+  const title = text.title.replace(NOT_ADMISSION, ' ').trim();
+  // (The record carries its title: the note is not made of it.)
+  if (TITLE_FREE.test(text.title) || (/^free\b/i.test(title) && !FREE_SOMETIMES.test(title))) r.free = true;
   else readSentence(text.title, false, text.weekday, r);
   for (const s of sentencesOf(text.description)) readSentence(s, false, text.weekday, r);
   return r;

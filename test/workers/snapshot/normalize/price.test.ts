@@ -150,9 +150,17 @@ describe('free events said in prose (issue 25: feeds we had never seen)', () => 
       assert.equal(prose(d).isFree, true, d);
   });
   test('a title that says so: "Free Family Day at the Museum", "Teen Open Gym (Free)"', () => {
-    assert.deepEqual(prose(null, 'Free Family Day at the Museum'), { isFree: true, min: 0, max: 0, note: 'Free Family Day at the Museum' });
+    assert.deepEqual(prose(null, 'Free Family Day at the Museum'), { isFree: true, min: 0, max: 0, note: null });
     assert.equal(prose(null, 'Teen Open Gym (Free)').isFree, true);
   });
+  test('a title that starts with "Free" (gold set: "Free Tax Help"); not "Free zines", "Free Play"', () => {
+    assert.deepEqual(prose(null, 'Free Tax Help'), { isFree: true, min: 0, max: 0, note: null });
+    for (const t of ['Free zines and button making', 'Free Play at the Rec Center', 'Free First Thursday at the Museum']) assert.equal(prose(null, t, 4).isFree, false, t);
+  });
+  test('one of a series of free events (gold set: seattle-parks-foundation "a series of free outdoor poetry gatherings")', () =>
+    assert.equal(prose('Cascadia Poetics Lab invites you to a series of free outdoor poetry gatherings in Rainier Beach!', 'Poetry Gathering at Kubota Garden').isFree, true));
+  test('"a free Saturday" is free time, not a free day (gold set: luma "anyone with a free Saturday")', () =>
+    assert.equal(prose('An unstructured hangout for interns, engineers, founders, and anyone with a free Saturday.', 'Local Alignment', SATURDAY).isFree, false));
   test('"FREE Wednesdays" is free on a Wednesday, and says nothing of a Saturday', () => {
     assert.deepEqual(prose('FREE Wednesdays! See the new sea lion pups.', 'Zoo Day', WEDNESDAY), { isFree: true, min: 0, max: 0, note: 'FREE Wednesdays!' });
     assert.equal(prose('Admission is free on Wednesdays.', 'Zoo Day', WEDNESDAY).isFree, true);
@@ -233,6 +241,8 @@ describe('prices said in prose (issue 25)', () => {
       ['Lantern Making Workshop – $15 per person', 'Make a paper lantern.', 15, 15],
       ['Event', 'General Admission / Adult 18-64 $25', 25, 25],
       ['Event', '$10 - $20', 10, 20],
+      ['Bouldering', 'The Details: <br>Day Pass: $35<br>Shoe Rental: $6 (if you don\'t have your own)', 35, 35],
+      ['Mary Jane', 'MARCH 19 – APRIL 19, 2026 \n$79–$103\n\nhttps://www.seattlerep.org/', 79, 103],
       ['Event', 'Doors: 6:30pm | Show: 7:30pm Tickets: $20-40* advance | $25-40 doors', 20, 40],
     ];
     for (const [title, d, min, max] of cases) {
