@@ -1,8 +1,18 @@
 // Age phrases → age_range in months (the canonical unit). Years become whole-year spans:
 // "ages 3-5" covers from the 3rd birthday to the day before the 6th, i.e. months 36..71,
 // which is what the contract's [age_min·12, age_max·12+11] child range overlaps against.
+//
+// An age in the text is the event's audience only where the text says so: the same numbers also
+// price a ticket tier ("kids 12 and under free"), describe performers or another program ("our
+// conservatory trains actors ages 11-20"), or are part of a name ("The Big Baby Tour"); audience.ts
+// tells those apart. Number words ("twelve and under", "first through third grade") are read by
+// compromise, only in sentences that pair one with an age word: it costs milliseconds a call.
+import { createRequire } from 'node:module';
+import type nlpType from 'compromise';
 import { memoize } from './memo.ts';
-import { adultSigns, audienceField, audienceLabel, speaksToChildren, type AudienceGroups } from './audience.ts';
+import {
+  adultSigns, audienceField, audienceLabel, notTheAudience, speaksToChildren, type AudienceGroups,
+} from './audience.ts';
 import { fold } from './text.ts';
 
 export interface AgeRange {
@@ -24,82 +34,163 @@ const months = (lo: number, hi: number): AgeVerdict =>
   lo >= MAX_CHILD_YEARS * 12 ? ADULT : { kind: 'range', range: { min_months: lo, max_months: Math.min(hi, MAX_MONTHS) } };
 
 const NUM = String.raw`(\d{1,2}|birth|newborns?)`;
-const DASH = String.raw`\s{0,3}(?:[-–—]|to|through|thru)\s{0,3}`;
+// Every way a span is joined: "3-5", "3 to 5", "3 through 5", "1 month up to 2 years", "3 and 4", "3 & 4".
+const DASH = String.raw`\s{0,3}(?:[-–—]|to|through|thru|up\sto|until|till|and|&)\s{0,3}`;
 // Whole words only: "Cost: 0-75 More Agenda" is not "0–75 mo".
 const MONTHS_WORD = String.raw`(?:months?|mos?)\b\.?`;
 const YEARS_WORD = String.raw`(?:years?|yrs?|y\.?o)\b\.?`;
 // Who a number is about: an age is read only where the text says it is one.
-const WHO = String.raw`(?:ages?|aged|kids|children|child|youth|for\s(?:kids|children|youth|students|ages?))`;
+const WHO = String.raw`(?:ages?|aged|kids|children|child|youths?|students|participants|campers|for\s(?:kids|children|youth|students|ages?))(?:\s(?:of|between|from))?(?:\sthe\sages?\sof)?`;
 // "for 2-3 hours", "ages 5 to 10 pm": counts of other things.
-const NOT_AGE_UNIT = String.raw`(?!\s{0,2}(?:hour|hr|min|mi\b|mile|km|[ap]\.?m\b|people|player|guest|week|day|%|percent|:|\.\d))`;
+const NOT_AGE_UNIT = String.raw`(?!\s{0,2}(?:hour|hr|min|mi\b|mile|km|[ap]\.?m\b|people|player|guest|week|day|%|percent|:\d|\.\d))`;
+const OPEN_HIGH = String.raw`(?:\+|(?:and|&|or)\s(?:up|over|older|above))`;
+const OPEN_LOW = String.raw`(?:and|&|or)\s(?:under|younger|below)`;
 
 const num = (s: string | undefined): number => (s === undefined || /^(?:birth|newborns?)$/.test(s) ? 0 : Number(s));
 
-// Ordered: the first rule that matches wins, most specific first.
+// A school grade as the age it starts at: TK and pre-K are 4, K is 5, grade n is n + 5.
+const GRADE = String.raw`(tk|t-k|pre-?k|k|kinder(?:garten)?|\d{1,2})(?:st|nd|rd|th)?`;
+const gradeAge = (s: string): number => (/^(?:tk|t-k|pre-?k)$/.test(s) ? 4 : /^k/.test(s) ? 5 : Number(s) + 5);
+const grades = (lo: string, hi: string | undefined, open: string | undefined): AgeVerdict => {
+  const a = gradeAge(lo);
+  if (open !== undefined) return /under|below|younger/.test(open) ? years(5, a + 1) : years(a, MAX_CHILD_YEARS);
+  return years(a, Math.min(MAX_CHILD_YEARS, (hi === undefined ? a : gradeAge(hi)) + 1));
+};
+
+// Ordered: the first rule with a match that is the audience wins, most specific first.
 type Rule = readonly [RegExp, (m: RegExpExecArray) => AgeVerdict];
+const rule = (source: string, make: (m: RegExpExecArray) => AgeVerdict): Rule => [new RegExp(source, 'g'), make];
 const RULES: readonly Rule[] = [
-  // "0–18 months", "birth-12 months", "6 mos to 2 years"
-  [new RegExp(`\\b${NUM}\\s{0,2}(?:${MONTHS_WORD})?${DASH}(\\d{1,2})\\s{0,2}${MONTHS_WORD}`), (m) => months(num(m[1]), Number(m[2]))],
-  [new RegExp(`\\b${NUM}\\s{0,2}${MONTHS_WORD}${DASH}(\\d{1,2})\\s{0,2}${YEARS_WORD}`), (m) => {
+  // "0–18 months", "birth-12 months", "6 mos to 2 years", "1 month up to 2 years"
+  rule(String.raw`\b${NUM}\s{0,2}(?:${MONTHS_WORD})?${DASH}(\d{1,2})\s{0,2}${MONTHS_WORD}`, (m) => months(num(m[1]), Number(m[2]))),
+  rule(String.raw`\b${NUM}\s{0,2}${MONTHS_WORD}${DASH}(\d{1,2})\s{0,2}${YEARS_WORD}`, (m) => {
     const lo = num(m[1]);
     return lo >= MAX_CHILD_YEARS * 12 ? ADULT : { kind: 'range', range: { min_months: lo, max_months: Math.min(Number(m[2]) * 12 + 11, MAX_MONTHS) } };
-  }],
-  // "grades K-2", "grades 3–5", "grade 4"
-  [/\bgrades?\s{0,2}(k|tk|pre-?k|\d{1,2})(?:\s{0,3}(?:[-–—]|to|through)\s{0,3}(k|\d{1,2}))?\b/, (m) => {
-    const g = (s: string): number => (/^(?:tk|pre-?k)$/.test(s) ? -1 : s === 'k' ? 0 : Number(s));
-    const lo = g(m[1] ?? 'k');
-    const hi = m[2] === undefined ? lo : g(m[2]);
-    return years(Math.max(0, lo + 5), Math.min(MAX_CHILD_YEARS, hi + 6));
-  }],
-  // "ages 3-5", "ages 3 to 5 years", "for ages 3-5", "kids 6–12"
-  [new RegExp(`\\b${WHO}\\s{0,2}${NUM}${DASH}(\\d{1,2})\\b${NOT_AGE_UNIT}`), (m) => years(num(m[1]), Number(m[2]))],
+  }),
+  // "grades K-2", "grades TK-3rd", "grade 4", "grades 6 and up"
+  rule(String.raw`\bgrades?\s{0,2}${GRADE}(?:${DASH}${GRADE})?(?:\s(${OPEN_HIGH}|${OPEN_LOW}))?\b`, (m) => grades(m[1]!, m[2], m[3])),
+  // "3rd-5th grade", "kindergarten through 2nd grade", "TK-5th graders", "5th grade", "1st graders"
+  rule(String.raw`\b${GRADE}(?:\s?grade)?${DASH}${GRADE}\s{0,2}(?:grades?|graders?)\b`, (m) => grades(m[1]!, m[2], undefined)),
+  // Not a story's grade: "formed in the 4th grade", "since kindergarten".
+  rule(String.raw`(?<!\b(?:in|since|from)\s(?:the\s)?)\b(?:(tk|pre-?k|k|kinder(?:garten)?|\d{1,2})(?:st|nd|rd|th)\s{0,2}(?:grades?|graders?)\b|\b(kindergarten(?:ers)?)\b(?!\s(?:readiness|registration|enrollment|teachers?)))`, (m) =>
+    grades(m[1] ?? 'k', undefined, undefined)),
+  // "(K-5)", "TK-5 students": a school span without the word grade (never "K-9", the police dogs)
+  rule(String.raw`(?:\(|\b)(t?k)\s?[-–]\s?(?!9\b)(\d{1,2})(?:st|nd|rd|th)?(?:\)|\s(?:students|kids|children|families))`, (m) =>
+    grades(m[1]!, m[2], undefined)),
+  // "ages 3-5", "ages 3 to 5 years", "for ages 3-5", "kids 6–12", "between the ages of 5 and 12"
+  rule(String.raw`\b${WHO}\s{0,2}${NUM}${DASH}(\d{1,2})\b${NOT_AGE_UNIT}`, (m) => years(num(m[1]), Number(m[2]))),
   // "3-5 years", "for 3-5 year olds"
-  [new RegExp(`\\b${NUM}${DASH}(\\d{1,2})\\s{0,2}(?:-\\s{0,2})?${YEARS_WORD}`), (m) => years(num(m[1]), Number(m[2]))],
+  rule(String.raw`\b${NUM}${DASH}(\d{1,2})\s{0,2}(?:-\s{0,2})?${YEARS_WORD}`, (m) => years(num(m[1]), Number(m[2]))),
   // "ages 2+", "ages 5 and up", "kids 5 & older", "5 years and up", "(4+)"; not "2+ mile walk"
-  [new RegExp(`\\b${WHO}\\s{0,2}(\\d{1,2})\\s{0,2}(?:\\+|(?:and|&)\\s(?:up|over|older))|\\b(\\d{1,2})\\s{0,2}${YEARS_WORD}\\s{0,2}(?:\\+|(?:and|&|or)\\s(?:up|over|older))|\\((\\d{1,2})\\s?\\+\\)`), (m) =>
-    years(Number(m[1] ?? m[2] ?? m[3]), MAX_CHILD_YEARS)],
-  // "ages 5 and under", "kids 5 & younger", "children under 5", "under 5s"
-  [new RegExp(`\\b${WHO}\\s{0,2}(\\d{1,2})\\s{0,2}(?:and|&)\\s(?:under|younger|below)\\b`), (m) => years(0, Number(m[1]))],
-  [new RegExp(`\\b${WHO}\\s(?:under|younger\\sthan)\\s(\\d{1,2})\\b${NOT_AGE_UNIT}|\\bunder\\s(\\d{1,2})s\\b`), (m) => years(0, Number(m[1] ?? m[2]) - 1)],
+  rule(String.raw`\b${WHO}\s{0,2}(\d{1,2})\s{0,2}${OPEN_HIGH}|\b(\d{1,2})\s{0,2}${YEARS_WORD}(?:\sold)?\s{0,2}${OPEN_HIGH}|\((\d{1,2})\s?\+\)`, (m) =>
+    years(Number(m[1] ?? m[2] ?? m[3]), MAX_CHILD_YEARS)),
+  // "ages 5 and under", "kids 5 & younger", "musicians 18 and under", "children under 5", "under 5s"
+  rule(String.raw`(?<![$\d.:,])\b(\d{1,2})\s{0,2}(?:${YEARS_WORD}(?:\sold)?\s{0,2})?${OPEN_LOW}\b`, (m) => years(0, Number(m[1]))),
+  rule(String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b`, (m) => years(0, Number(m[1] ?? m[2]) - 1)),
   // A single age, unless it is the start of a range that failed above ("ages 9-3" is no age at all).
-  [/\bages?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)/, (m) => years(Number(m[1]), Number(m[1]))],
+  rule(String.raw`\bages?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)${NOT_AGE_UNIT}`, (m) => years(Number(m[1]), Number(m[1]))),
 ];
 
-// Words that name an audience. In a title they are the audience ("Toddler Time"); in a description
-// only where addressed ("for teens", "toddlers and their caregivers"), since descriptions also name
-// performers ("this teen group"), topics ("infant CPR training") and lists of every group.
-const KEYWORD_NOUNS: readonly (readonly [string, AgeVerdict])[] = [
-  [String.raw`babies|baby|infants?|lapsit|lap-sit`, months(0, 12)],
-  [String.raw`toddlers?`, months(12, 47)],
-  [String.raw`preschool(?:ers)?|pre-k|prek`, years(3, 5)],
-  [String.raw`tweens?`, years(9, 12)],
-  [String.raw`teens?|teenagers?|young\sadults?`, years(13, 18)],
-  [String.raw`school[\s-]aged?|elementary`, years(5, 11)],
+// Words that name an audience, each with its span. In a title they are the audience ("Toddler
+// Time"); in a description only where addressed ("for teens", "toddlers and their caregivers"),
+// since descriptions also name performers ("this teen group"), topics ("infant CPR training")
+// and lists of every group. Several joined ("Baby and Toddler Storytime") are their union.
+const NOUNS: readonly (readonly [RegExp, AgeVerdict])[] = [
+  [/^(?:bab(?:y|ies)|infants?|lapsit|lap-sit|newborns?)$/, months(0, 12)],
+  [/^(?:toddlers?|tots?)$/, months(12, 47)],
+  [/^(?:preschool(?:ers)?|pre-k|prek)$/, years(3, 5)],
+  [/^tweens?$/, years(9, 12)],
+  [/^(?:teens?|teenagers?|young\sadults?|high\sschoolers)$/, years(13, 18)],
+  [/^middle\sschoolers$/, years(11, 14)],
+  [/^(?:school[\s-]aged?|elementary(?:\s(?:school\s)?(?:students|kids|children|aged?))?)$/, years(5, 11)],
 ];
+const NOUN = String.raw`bab(?:y|ies)|infants?|lapsit|lap-sit|newborns?|toddlers?|preschool(?:ers)?|pre-k|prek|tweens?|teens?|teenagers?|young\sadults?|high\sschoolers|middle\sschoolers|school[\s-]aged?|elementary(?:\s(?:school\s)?(?:students|kids|children|aged?))?`;
+const nounVerdict = (word: string): AgeVerdict | null => NOUNS.find(([re]) => re.test(word))?.[1] ?? null;
+// "tots" only joined to another group ("Tots & Toddlers"); alone it is too often a name.
+const JOIN = String.raw`\s?(?:[,&+/]|and|or)\s?`;
+const LIST = String.raw`(?:${NOUN})(?:${JOIN}(?:${NOUN}|tots))*`;
 // What a baby or a child is the subject of, not the audience of.
-const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|formula|safety|shower|dedication|nutrition|development|dating|violence|suicide|mental)\b)`;
-const ADDRESSED = String.raw`\b(?:for|open\sto|calling\sall|welcoming|attention|geared\sto(?:ward)?|just\sfor|perfect\sfor|great\sfor)\s(?:the\s|all\s|our\s|young\s|local\s|your\s)?`;
-const WITH_GROWNUPS = String.raw`\s(?:only|welcome|(?:and|&|with)\s(?:their\s|an?\s)?(?:caregivers?|parents?|families|family|grown-?ups?|adults?))\b`;
-const ALL_AGES: Rule = [/\ball[\s-]ages\b|\bfor (?:the (?:whole|entire) )?famil(?:y|ies)\b/, () => ({ kind: 'all' })];
-const TITLE_KEYWORDS: readonly Rule[] = [
-  ...KEYWORD_NOUNS.map(([nouns, v]): Rule => [new RegExp(`\\b(?:${nouns})\\b${TOPIC}`), () => v]),
-  ALL_AGES,
-];
-const TEXT_KEYWORDS: readonly Rule[] = [
-  ...KEYWORD_NOUNS.map(([nouns, v]): Rule => [new RegExp(`${ADDRESSED}(?:${nouns})\\b${TOPIC}|\\b(?:${nouns})${WITH_GROWNUPS}`), () => v]),
-  ALL_AGES,
-];
+const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|formula|safety|shower|dedication|nutrition|development|dating|violence|suicide|mental|boomers?|shark|driver|grand|bump|blues|brain|proofing|milestones|behavior|tantrums|parenting)\b)`;
+// A singular "baby" in a title is the audience only beside its activity or its grown-up ("Baby
+// Rhyme Time", "Baby & Me", "Baby and Toddler Storytime"); otherwise it names something ("The Big
+// Baby Tour", "Baby Shark Live!").
+const BABY_ACTIVITY = String.raw`(?=\s?(?:[&+,]|and)\s?(?:me|toddler|tot|caregiver|parent|grown-?up|famil|preschool|bab)|\s?(?:stor|rhyme|lap|play|sign|music|song|sing|bounce|yoga|sensory|gym|swim|social|circle|time|book|read|art|dance|steps|jam|boogie|wiggle|group|class|club|hour|talk|explor|meetup|movers|lounge)|\s?$|\s?[)\]:–-])`;
+// Not the audience: a topic ("Parenting Teens"), or the place ("Concert at Rosa Parks Elementary").
+const PARENTS_OF = /(?:parenting|raising|parents?\s(?:and\scaregivers\s)?of|caring\sfor|about|teaching|living\swith)\s(?:your\s|young\s|a\s|an\s|the\s)?$|\b(?:at|@)\s(?:[\w.'’-]+\s){1,3}$/;
+const ALL_AGES = /\ball[\s-]ages\b|\bfor (?:the (?:whole|entire) )?famil(?:y|ies)\b/;
+// In a title the list may start with any group but a singular baby or infant, which needs its activity.
+const TITLE_LIST = String.raw`(?!(?:baby|infant)\b)(?:${NOUN})(?:${JOIN}(?:${NOUN}|tots))*`;
+const TITLE_NOUNS = new RegExp(String.raw`\b(?:(baby|infant)${BABY_ACTIVITY}|(${TITLE_LIST})\b)${TOPIC}`, 'g');
+const ADDRESSED = String.raw`\b(?:for|open\sto|calling\sall|welcoming|attention|geared\sto(?:ward)?|just\sfor|perfect\sfor|great\sfor|designed\sfor|intended\sfor|recommended\sfor)\s(?:the\s|all\s|our\s|young\s|local\s|your\s|little\s)?`;
+const WITH_GROWNUPS = String.raw`\s(?:only|welcome|(?:and|&|with|\+)\s(?:their\s|an?\s)?(?:caregivers?|parents?|families|family|grown-?ups?|adults?|guardians?))\b`;
+const TEXT_NOUNS = new RegExp(String.raw`${ADDRESSED}(${LIST})\b${TOPIC}|\b(${LIST})${WITH_GROWNUPS}`, 'g');
 
-/** The first child verdict a rule gives; a rule that reads an adult minimum is no child age and is passed over. */
-function firstMatch(rules: readonly Rule[], text: string): AgeVerdict | null {
-  for (const [re, make] of rules) {
-    const m = re.exec(text);
-    if (m) {
+function unionOf(list: string, acc: AgeRange | null): AgeRange | null {
+  let out = acc;
+  for (const word of list.split(/\s?(?:[,&+/]|\band\b|\bor\b)\s?/)) {
+    const v = nounVerdict(word.trim());
+    if (v?.kind === 'range') {
+      out = out === null ? v.range : { min_months: Math.min(out.min_months, v.range.min_months), max_months: Math.max(out.max_months, v.range.max_months) };
+    }
+  }
+  return out;
+}
+
+/** The union of the audience words in a text (all of them in a title, the addressed ones in a description). */
+function keywords(text: string, re: RegExp): AgeVerdict | null {
+  let range: AgeRange | null = null;
+  for (const m of text.matchAll(re)) {
+    if (PARENTS_OF.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
+    range = unionOf(m[1] ?? m[2] ?? m[3] ?? '', range);
+  }
+  if (range !== null) return { kind: 'range', range };
+  return ALL_AGES.test(text) ? { kind: 'all' } : null;
+}
+
+/** The first child verdict a rule gives that is the audience; an adult minimum is no child age and is passed over. */
+function firstMatch(text: string, title: string): AgeVerdict | null {
+  for (const [re, make] of RULES) {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       const verdict = make(m);
-      if (verdict.kind === 'all' || (verdict.kind === 'range' && verdict.range.min_months <= verdict.range.max_months)) return verdict;
+      if (verdict.kind !== 'range' || verdict.range.min_months > verdict.range.max_months) continue;
+      if (notTheAudience(text, m.index, m.index + m[0].length, title, verdict.range.min_months === 0)) continue;
+      return verdict;
     }
   }
   return null;
+}
+
+// Number words beside an age word, the only place they are worth the parser's time.
+const NUMBER_WORD = String.raw`(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty(?:[\s-]one)?|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)`;
+const SPELLED_AGE = new RegExp(
+  String.raw`\b(?:ages?|aged|grades?)\s${NUMBER_WORD}\b|\b${NUMBER_WORD}\s(?:(?:months?|years?)\s(?:old\s|of\sage\s)?)?(?:and|&|or)\s(?:up|under|over|older|younger|above)\b|` +
+    String.raw`\b${NUMBER_WORD}\s(?:(?:months?|years?)\s)?(?:to|through|-|up\sto|until)\s${NUMBER_WORD}\s(?:months?|years?|grade)|\b${NUMBER_WORD}[\s-](?:months?|years?)[\s-]olds?\b|\b${NUMBER_WORD}\s(?:grade|graders)\b|\b${NUMBER_WORD}\+`,
+  'g',
+);
+let nlp: typeof nlpType | null = null;
+
+/** The text with number words turned to numerals ("twelve and under" → "12 and under") around each phrase that states an age with them. */
+function numerals(text: string): string {
+  SPELLED_AGE.lastIndex = 0;
+  if (!SPELLED_AGE.test(text)) return text;
+  nlp ??= createRequire(import.meta.url)('compromise') as typeof nlpType;
+  let out = '';
+  let done = 0;
+  SPELLED_AGE.lastIndex = 0;
+  for (const m of text.matchAll(SPELLED_AGE)) {
+    if (m.index < done) continue;
+    // The phrase with a few words either side, cut at spaces: the parser's time grows with its input.
+    const from = Math.max(done, text.lastIndexOf(' ', Math.max(0, m.index - 24)) + 1);
+    const stop = text.indexOf(' ', m.index + m[0].length + 24);
+    const to = stop < 0 ? text.length : stop;
+    // Ages are whole years: compromise reads "two and a half" as "0 half".
+    const doc = nlp(text.slice(from, to).replace(/\sand\sa\shalf\b/g, ''));
+    doc.numbers().toNumber();
+    out += text.slice(done, from) + doc.text();
+    done = to;
+  }
+  return out + text.slice(done);
 }
 
 function fromGroups(g: AudienceGroups | null): AgeVerdict | null {
@@ -110,10 +201,11 @@ function fromGroups(g: AudienceGroups | null): AgeVerdict | null {
 /**
  * Reads ages from, in order of trust: an upstream ages field (numbers, or an audience checklist), the
  * title, the description, then a labelled "Audience:"/"Age range:" list (whose "All Ages" comes before
- * the title). A numeric phrase beats a keyword ("Toddler
- * Time, ages 18 months–3 years" is 18..47 months). Adults only ('adults': not family-friendly) when
- * the field or title states a minimum age of 18+, when the description does and nothing in the event
- * speaks to children, or when a bar, tasting or "for adults" program speaks to no child.
+ * the title). A numeric phrase beats a keyword ("Toddler Time, ages 18 months–3 years" is 18..47
+ * months); an age that is a price tier, a performer's or another program's is not the audience.
+ * Adults only ('adults': not family-friendly) when the field or title states a minimum age of 18+,
+ * or nudity anywhere; when the description states one and nothing in the event states a child
+ * audience; or when a bar, lounge, tasting or "for adults" program speaks to no child.
  * Returns null when nothing is said (served as all ages).
  */
 export function parseAges(field: string | null, title: string, description: string | null): AgeVerdict | null {
@@ -122,7 +214,7 @@ export function parseAges(field: string | null, title: string, description: stri
 
 const agesMemo = memoize((key: string): AgeVerdict | null => {
   const [field0, title0, description0] = JSON.parse(key) as [string | null, string, string | null];
-  const clip = (t: string | null): string | null => (t == null || t.trim() === '' ? null : fold(t).slice(0, 4000));
+  const clip = (t: string | null): string | null => (t == null || t.trim() === '' ? null : numerals(fold(t).slice(0, 4000)));
   const [field, title, description] = [clip(field0), clip(title0) ?? '', clip(description0)];
 
   const listed = field === null ? null : audienceField(field);
@@ -138,16 +230,16 @@ const agesMemo = memoize((key: string): AgeVerdict | null => {
   // Ages" outweighs a price tier ("Kids 6-12: $10"), but a stated age is finer than its other groups.
   const label = description === null ? null : fromGroups(audienceLabel(description));
   const stated =
-    (fieldText === null ? null : firstMatch(RULES, fieldText)) ??
+    (fieldText === null ? null : firstMatch(fieldText, title)) ??
     (label?.kind === 'all' ? label : null) ??
-    firstMatch(RULES, title) ??
-    (description === null ? null : firstMatch(RULES, description)) ??
+    firstMatch(title, title) ??
+    (description === null ? null : firstMatch(description, title)) ??
     label;
   const keyword =
     stated ??
-    (fieldText === null ? null : firstMatch(TITLE_KEYWORDS, fieldText)) ??
-    firstMatch(TITLE_KEYWORDS, title) ??
-    (description === null ? null : firstMatch(TEXT_KEYWORDS, description));
+    (fieldText === null ? null : keywords(fieldText, TITLE_NOUNS)) ??
+    keywords(title, TITLE_NOUNS) ??
+    (description === null ? null : keywords(description, TEXT_NOUNS));
   // A stated 21+ in a description yields only to a stated child age or audience ("Family Festival …
   // beer garden 21+"); a bar or a tasting also yields to children merely being named.
   if (keyword === null && (signs.strong === 'body' || (signs.weak && !speaksToChildren(...texts)))) return ADULT;

@@ -64,8 +64,9 @@ describe('parseAges: adults-only events are not child events (issue 14)', () => 
     ['"wine tasting" with nothing for children', null, "Winter Market at Stone's Throw",
       'Holiday shopping and wine tasting with vendors: Balo USA Carmela Creations SewWings Studio Spruce Hill Winery', ADULTS],
     ['a pub in the title', null, 'Pumpkin Carving at Murphy’s Pub', null, ADULTS],
-    ['a family event that mentions adults keeps its child range', null, 'FamilyWorks 30th Birthday Block Party',
-      "We’ll have music, snacks, games, kid-friendly activities … we suggest a ticket price of $30/ticket for adults and $15/ticket for youth 12 and under.", years(0, 12)],
+    // Served, but with no range: "youth 12 and under" prices a ticket; the party is for everyone (issue 25).
+    ['a family event that prices adults and youth is served, with no range from the price tier', null, 'FamilyWorks 30th Birthday Block Party',
+      "We’ll have music, snacks, games, kid-friendly activities … we suggest a ticket price of $30/ticket for adults and $15/ticket for youth 12 and under.", null],
     // knco-nevada-county.trumba-rss.xml, two listings of "Paint and Sip with Alan Rollins".
     ['"Must be 21 years or older."', null, 'Paint and Sip with Alan Rollins',
       'All supplies and wine are included. No experience required. Must be 21 years or older. Advance registration required $37', ADULTS],
