@@ -40,7 +40,7 @@ const DASH = String.raw`\s{0,3}(?:[-–—]|to|through|thru|up\sto|until|till|an
 const MONTHS_WORD = String.raw`(?:months?|mos?)\b\.?`;
 const YEARS_WORD = String.raw`(?:years?|yrs?|y\.?o)\b\.?`;
 // Who a number is about: an age is read only where the text says it is one.
-const WHO = String.raw`(?:ages?|aged|kids|children|child|youths?|students|participants|campers|for\s(?:kids|children|youth|students|ages?))(?:\s(?:of|between|from))?(?:\sthe\sages?\sof)?`;
+const WHO = String.raw`(?:ages?|aged|kids|children|child|youths?|students|participants|campers|for\s(?:kids|children|youth|students|ages?))(?:\s(?:of|between|from))?(?:\sthe\sages?\sof)?:?`;
 // "for 2-3 hours", "ages 5 to 10 pm": counts of other things.
 const NOT_AGE_UNIT = String.raw`(?!\s{0,2}(?:hour|hr|min|mi\b|mile|km|[ap]\.?m\b|people|player|guest|week|day|%|percent|:\d|\.\d))`;
 const OPEN_HIGH = String.raw`(?:\+|(?:and|&|or)\s(?:up|over|older|above))`;
@@ -88,7 +88,7 @@ const RULES: readonly Rule[] = [
   rule(String.raw`(?<![$\d.:,])\b(\d{1,2})\s{0,2}(?:${YEARS_WORD}(?:\sold)?\s{0,2})?${OPEN_LOW}\b`, (m) => years(0, Number(m[1]))),
   rule(String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b`, (m) => years(0, Number(m[1] ?? m[2]) - 1)),
   // A single age, unless it is the start of a range that failed above ("ages 9-3" is no age at all).
-  rule(String.raw`\bages?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)${NOT_AGE_UNIT}`, (m) => years(Number(m[1]), Number(m[1]))),
+  rule(String.raw`\bages?:?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)${NOT_AGE_UNIT}`, (m) => years(Number(m[1]), Number(m[1]))),
 ];
 
 // Words that name an audience, each with its span. In a title they are the audience ("Toddler

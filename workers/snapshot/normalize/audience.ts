@@ -85,7 +85,8 @@ const ADDRESSED_BEFORE = /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:[\w
 const OTHER_TIER = /\badults?\b|\bseniors?\b|\bgeneral\b|\bmembers?\b|\bstudents?\b|\$\s?\d[^$]*\$\s?\d/;
 // Performers and casts ("young actors ages 11-20", "performed by students ages 8-14"), unless the
 // text invites them ("open to musicians 18 and under").
-const PERFORMER = /\b(?:perform(?:ed|s|ing)?\sby|performances?\sby|featur(?:es|ing)|starring|presented\sby|cast|casts|actors?|performers?|dancers|singers|musicians|choir|chorus|orchestra|ensemble|band|troupe|company\sof|students\sof|alumni)\b/g;
+const PERFORMER = /\b(?:perform(?:ed|s|ing)?\sby|performances?\sby|featur(?:es|ing)|starring|presented\sby|(?:works?|art(?:work)?|pieces|projects|films?|written|created|made|painted|drawn|led|hosted|taught)\sby|cast|casts|actors?|performers?|dancers|singers|musicians|choir|chorus|orchestra|ensemble|band|troupe|company\sof|students\sof|alumni)\b/g;
+const ADDRESSED_AFTER = /\b(?:for|open\sto|calling\sall|welcom\w*|invit\w*)\b/;
 const INVITED = /\b(?:for|open\sto|calling\sall|seeking|welcom\w*|invit\w*|attention|all)\s(?:[\w-]+\s){0,2}$/;
 // Another program of the organizer ("Our conservatory trains actors ages 11-20", "enrollment for our
 // camps, ages 5-12"), unless the event is such a program itself.
@@ -103,6 +104,8 @@ function otherProgram(text: string, start: number, end: number, title: string): 
   const kind = m[1];
   return kind === undefined || !new RegExp(String.raw`\b${kind}\b(?!e?s\b)`).test(text.replace(m[0], ' '));
 }
+// A rule of entry for some of the audience ("children under 12 must be accompanied by an adult").
+const ENTRY_RULE = /^\s?\)?\s?(?:must|need\sto|needs\sto|should|require|requires|are\srequired)\b/;
 const PARENTS_OF = /\bparents?\s(?:and\scaregivers\s)?of\s(?:[\w-]+\s){0,3}\(?$/;
 
 /**
@@ -116,16 +119,17 @@ export function notTheAudience(text: string, start: number, end: number, title: 
   if ((FREE_AFTER.test(after) && !addressed) || (openLow && FREE_FOR_BEFORE.test(before))) return true;
   if (DOLLAR_BEFORE.test(before)) return true;
   if ((DOLLAR_AFTER.test(after) || DOLLAR_FOR_BEFORE.test(before)) && OTHER_TIER.test(sentenceAt(text, start).replace(text.slice(start, end), ' '))) return true;
-  if (PARENTS_OF.test(before)) return true;
+  if (PARENTS_OF.test(before) || ENTRY_RULE.test(after)) return true;
   for (const m of before.matchAll(PERFORMER)) {
-    if (!INVITED.test(before.slice(0, m.index))) return true;
+    // "led by a librarian for ages 3-5": the age is addressed after the performer is named.
+    if (!addressed && !INVITED.test(before.slice(0, m.index)) && !ADDRESSED_AFTER.test(before.slice(m.index + m[0].length))) return true;
   }
   return otherProgram(text, start, end, title);
 }
 
 // A minimum age of 18 or more, or the words for one: nobody writes these about a children's event.
 // Number words are numerals by now (ages.ts). "20" is left out where it is too often a count ("over 20 artists").
-const ADULT_AGE = String.raw`(?:1[89]|2[01])`;
+const ADULT_AGE = String.raw`(?<![$\d.])(?:1[89]|2[01])`;
 const STRONG_ADULT: readonly RegExp[] = [
   new RegExp(String.raw`\b${ADULT_AGE}\s?\+(?!\s?(?:months?|mos|years?|yrs)\b)`, 'g'),
   new RegExp(String.raw`\b${ADULT_AGE}\s?(?:years?\s?(?:old\s?|of\sage\s?)?)?(?:-?(?:and|or|&)-?|-|\/)\s?(?:up|over|older|above|plus)\b(?!\s(?:of|in|years?)\b)`, 'g'),
@@ -162,7 +166,7 @@ function strongIn(text: string): boolean {
 // Drinks that are always alcohol; cider, sake or a brew also name fresh-pressed juice, a brand or coffee.
 const DRINK = String.raw`beer|wine|whiske?y|bourbon|tequila|mezcal|cocktails?|spirits|vino|martinis?|margaritas?|mimosas?|sangria|booze|pints`;
 const WEAK_ADULT_ANYWHERE = new RegExp(
-  String.raw`\b(?:(?:${DRINK})\s(?:(?:&|and)\s\w+\s)?(?:gardens?|tastings?|pairings?|dinners?|flights?|crawls?|nights?|walks?|fest(?:ival)?s?|socials?|class(?:es)?|workshops?|making|bars?|hours?|specials|lounges?|tours?|mixers?|seminars?|clubs?)|` +
+  String.raw`\b(?:(?<!\b(?:root|ginger)\s)(?:${DRINK})\s(?:(?:&|and)\s\w+\s)?(?:gardens?|tastings?|pairings?|dinners?|flights?|crawls?|nights?|walks?|fest(?:ival)?s?|socials?|class(?:es)?|workshops?|making|bars?|hours?|specials|lounges?|tours?|mixers?|seminars?|clubs?)|` +
     String.raw`(?:cider|sake|brews?|ales?|champagne)\s(?:gardens?|tastings?|pairings?|flights?|crawls?|bars?|hours?)|` +
     String.raw`(?:books|trivia|bingo|yoga|paint|art|board\sgames|comedy)\s(?:&|and|n)\s(?:${DRINK}|brews)|(?:${DRINK}|brews)\s(?:&|and|n)\s(?:books|trivia|bingo|yoga|art|games|bites|cheese)|` +
     String.raw`sip\s(?:&|and|n)\s(?:paint|stroke|draw|craft|create|savor)|paint\s(?:&|and|n)\ssip|drink\s(?:&|and|n)\sdraw|happy\shours?|craft\sbeers?|open\sbar|drink\s(?:specials|minimum)|bottomless|` +
