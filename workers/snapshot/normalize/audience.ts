@@ -129,10 +129,12 @@ export function notTheAudience(text: string, start: number, end: number, title: 
 
 // A minimum age of 18 or more, or the words for one: nobody writes these about a children's event.
 // Number words are numerals by now (ages.ts). "20" is left out where it is too often a count ("over 20 artists").
-const ADULT_AGE = String.raw`(?<![$\d.])(?:1[89]|2[01])`;
+const ADULT_AGE = String.raw`(?:1[89]|2[01])`;
+// Standing alone, the number is no price or decimal ("$21+ per person").
+const ADULT_AGE_ALONE = String.raw`(?<![$\d.])${ADULT_AGE}`;
 const STRONG_ADULT: readonly RegExp[] = [
-  new RegExp(String.raw`\b${ADULT_AGE}\s?\+(?!\s?(?:months?|mos|years?|yrs)\b)`, 'g'),
-  new RegExp(String.raw`\b${ADULT_AGE}\s?(?:years?\s?(?:old\s?|of\sage\s?)?)?(?:-?(?:and|or|&)-?|-|\/)\s?(?:up|over|older|above|plus)\b(?!\s(?:of|in|years?)\b)`, 'g'),
+  new RegExp(String.raw`\b${ADULT_AGE_ALONE}\s?\+(?!\s?(?:months?|mos|years?|yrs)\b)`, 'g'),
+  new RegExp(String.raw`\b${ADULT_AGE_ALONE}\s?(?:years?\s?(?:old\s?|of\sage\s?)?)?(?:-?(?:and|or|&)-?|-|\/)\s?(?:up|over|older|above|plus)\b(?!\s(?:of|in|years?)\b)`, 'g'),
   new RegExp(String.raw`\bmust\sbe\s(?:at\sleast\s|over\s|aged?\s)?${ADULT_AGE}\b`, 'g'),
   new RegExp(String.raw`\b(?:no\sone|nobody|none|no\sminors)\sunder\s(?:the\sage\sof\s)?${ADULT_AGE}\b`, 'g'),
   /\b(?:over|above|at\sleast)\s(?:the\sage\sof\s)?(?:1[89]|21)\b(?!\s?(?:months?|mos|[-–]|and\sunder)\b)/g,
