@@ -110,7 +110,7 @@ const nounVerdict = (word: string): AgeVerdict | null => NOUNS.find(([re]) => re
 const JOIN = String.raw`\s?(?:[,&+/]|and|or)\s?`;
 const LIST = String.raw`(?:${NOUN})(?:${JOIN}(?:${NOUN}|tots))*`;
 // What a baby or a child is the subject of, not the audience of.
-const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|formula|safety|shower|dedication|nutrition|development|dating|violence|suicide|mental|boomers?|shark|driver|grand|bump|blues|brain|proofing|milestones|behavior|tantrums|parenting)\b)`;
+const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|formula|safety|shower|dedication|nutrition|development|dating|violence|suicide|mental|boomers?|shark|driver|grand|bump|blues|brain|proofing|milestones|behavior|tantrums|parenting|titans|wolf|moms?|idol|spirit)\b)`;
 // A singular "baby" in a title is the audience only beside its activity or its grown-up ("Baby
 // Rhyme Time", "Baby & Me", "Baby and Toddler Storytime"); otherwise it names something ("The Big
 // Baby Tour", "Baby Shark Live!").

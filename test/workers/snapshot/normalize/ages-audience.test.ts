@@ -100,6 +100,7 @@ describe('ages that are not the audience: prices, performers, other programs, na
     ['"parents of children ages 0-5" are the audience, not the children', null, 'Positive Discipline Workshop', 'A workshop for parents of children ages 0-5.', null],
     ['observed: "The Big Baby Tour" is a show\'s name', null, 'The Big Baby Tour', 'The hit touring show comes to town.', null],
     ['"Baby Shark Live!" is a name', null, 'Baby Shark Live!', 'Sing along with the hit show.', null],
+    ['"Teen Titans Go!" is a name', null, 'Movie Matinee: Teen Titans Go! To the Movies', null, null],
     ['"Parenting Teens" is a topic', null, 'Parenting Teens in a Digital Age', 'A talk for parents.', null],
     ['"Baby Storytime" is still babies', null, 'Baby Storytime', null, months(0, 12)],
     ['"Baby & Me Yoga" is still babies', null, 'Baby & Me Yoga', null, months(0, 12)],
