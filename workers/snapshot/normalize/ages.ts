@@ -86,7 +86,20 @@ const RULES: readonly Rule[] = [
     years(Number(m[1] ?? m[2] ?? m[3]), MAX_CHILD_YEARS)),
   // "ages 5 and under", "kids 5 & younger", "musicians 18 and under", "children under 5", "under 5s"
   rule(String.raw`(?<![$\d.:,])\b(\d{1,2})\s{0,2}(?:${YEARS_WORD}(?:\sold)?\s{0,2})?${OPEN_LOW}\b`, (m) => years(0, Number(m[1]))),
-  rule(String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b`, (m) => years(0, Number(m[1] ?? m[2]) - 1)),
+  rule(String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b|\b(?:under|younger\sthan)\s(\d{1,2})\s${YEARS_WORD}(?:\sold|\sof\sage)`, (m) =>
+    years(0, Number(m[1] ?? m[2] ?? m[3]) - 1)),
+  // "from birth to 5", "birth through elementary school"; Spanish "de 0 a 5 años", "edades 3-5"
+  rule(String.raw`\bbirth${DASH}(?:age\s)?(\d{1,2})\b${NOT_AGE_UNIT}|\bbirth${DASH}(?:the\s)?(elementary|kindergarten|preschool|pre-?k)`, (m) =>
+    years(0, m[1] !== undefined ? Number(m[1]) : m[2] === 'elementary' ? 11 : 5)),
+  rule(String.raw`\b(?:edades?:?\s|de\s)?(\d{1,2})\s?(?:a|-|–|y)\s?(\d{1,2})\sanos\b|\bedades?:?\s(\d{1,2})\s?(?:-|–|a)\s?(\d{1,2})\b`, (m) =>
+    years(Number(m[1] ?? m[3]), Number(m[2] ?? m[4]))),
+  // "elementary, middle school, and high school students": the union of the school levels named
+  rule(String.raw`\b((?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/)(?:(?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/))*(?:elementary|middle|high))\s(?:school\s)?(?:students|schoolers|kids|youth|aged?)\b`, (m) => {
+    const lv = m[1]!;
+    const lo = /elementary/.test(lv) ? 5 : /middle/.test(lv) ? 11 : 14;
+    const hi = /high/.test(lv) ? 18 : /middle/.test(lv) ? 14 : 11;
+    return years(lo, hi);
+  }),
   // A single age, unless it is the start of a range that failed above ("ages 9-3" is no age at all).
   rule(String.raw`\bages?:?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)${NOT_AGE_UNIT}`, (m) => years(Number(m[1]), Number(m[1]))),
 ];
@@ -205,15 +218,16 @@ function fromGroups(g: AudienceGroups | null): AgeVerdict | null {
  * months); an age that is a price tier, a performer's or another program's is not the audience.
  * Adults only ('adults': not family-friendly) when the field or title states a minimum age of 18+,
  * or nudity anywhere; when the description states one and nothing in the event states a child
- * audience; or when a bar, lounge, tasting or "for adults" program speaks to no child.
+ * audience; or when a bar, lounge, tasting or "for adults" program, or one at a taproom, pub or
+ * winery (`place`, the upstream location), speaks to no child.
  * Returns null when nothing is said (served as all ages).
  */
-export function parseAges(field: string | null, title: string, description: string | null): AgeVerdict | null {
-  return agesMemo(JSON.stringify([field, title, description]));
+export function parseAges(field: string | null, title: string, description: string | null, place: string | null = null): AgeVerdict | null {
+  return agesMemo(JSON.stringify([field, title, description, place]));
 }
 
 const agesMemo = memoize((key: string): AgeVerdict | null => {
-  const [field0, title0, description0] = JSON.parse(key) as [string | null, string, string | null];
+  const [field0, title0, description0, place0] = JSON.parse(key) as [string | null, string, string | null, string | null];
   const clip = (t: string | null): string | null => (t == null || t.trim() === '' ? null : numerals(fold(t).slice(0, 4000)));
   const [field, title, description] = [clip(field0), clip(title0) ?? '', clip(description0)];
 
@@ -222,7 +236,7 @@ const agesMemo = memoize((key: string): AgeVerdict | null => {
 
   // An ages field that is only numbers ("7-12", "3+", schema.org's "21-") is in years, as the field's name implies.
   const fieldText = field && /^\d/.test(field) ? `ages ${field.replace(/^(\d{1,2})\s?-$/, '$1+')}` : field;
-  const signs = adultSigns(fieldText, title, description);
+  const signs = adultSigns(fieldText, title, description, place0 === null ? null : fold(place0));
   if (signs.strong === 'head') return ADULT;
 
   const texts = [fieldText, title, description].filter((t): t is string => t !== null);

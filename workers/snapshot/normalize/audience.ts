@@ -193,24 +193,29 @@ function barPlaceInTitle(title: string): boolean {
   }
   return false;
 }
+// The event's location names a place that serves drink. Not a bare "bar" ("Monkey Bar Gym", "Sand
+// Bar Beach") nor "lounge" (a library's teen lounge).
+const DRINKING_PLACE =
+  /\b(?:pub|tavern|saloon|taproom|tap\sroom|tap\shouse|taphouse|brewery|breweries|brewing|brewpub|brews|winery|wineries|distillery|beer\shall|beer\sgarden|biergarten|night\s?club|cantina|(?:wine|cocktail|sports|dive|tiki|piano)\sbar|bar\s(?:&|and)\sgrill)\b/;
 // In a description bar words are too often something else ("monkey bars", "salad bar", "Adults $10, kids $5").
-const WEAK_ADULT_DESCRIPTION = /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:adults?|grown-?ups|seniors|older\sadults)\b(?!\s?(?:,|and\b|&|with\b|accompanied\b|\+\s?(?:kids|children)))/;
+const WEAK_ADULT_DESCRIPTION =
+  /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:adults?|grown-?ups|seniors|older\sadults)\b(?!\s?(?:,|and\b|&|with\b|accompanied\b|\+\s?(?:kids|children)))|\bolder\sadults\b|\badult\s(?:learners|students|participants|education)\b|^(?:adults|seniors|grown-?ups),?\s(?:join|come|learn|are\sinvited)\b/;
 
 // Children or families named at all, which outweighs the weak signs above. Singular "kid" and "baby"
 // are left out: band names and lyrics ("DJ Kid Hops", "it's a love story, baby").
 const CHILD_WORDS =
-  /\b(?:kids|children|child|parents?|caregivers?|famil(?:y|ies)|family-friendly|kid-friendly|all[\s-]ages|youth|teens?|tweens?|toddlers?|babies|infants|preschool(?:ers)?|storytime|story\stime|grades?\s(?:k|tk|\d)|graders?|kindergarten\w*|little\sones|youngsters|kiddos)\b/;
+  /\b(?:kids|children|child|parents?|caregivers?|famil(?:y|ies)|family-friendly|kid-friendly|all[\s-]ages|youth|teens?|tweens?|toddlers?|babies|infants|preschool(?:ers)?|storytime|story\stime|grades?\s(?:k|tk|\d)|graders?|kindergarten\w*|little\sones|youngsters|kiddos|ninos|ninas|familias?|cuentos)\b/;
 
 /**
  * 'strong': a stated minimum age of 18+ or "adults only" ('head' in the field or title, or nudity
  * anywhere: decisive; 'body' in the description); 'weak': a bar-like place or program.
  */
-export function adultSigns(field: string | null, title: string, description: string | null): { strong: 'head' | 'body' | null; weak: boolean } {
+export function adultSigns(field: string | null, title: string, description: string | null, place: string | null = null): { strong: 'head' | 'body' | null; weak: boolean } {
   const head = [field, title].filter((t): t is string => t != null);
   const nude = [...head, description].some((t) => t != null && NUDITY.test(t));
   const strong = nude || head.some(strongIn) ? 'head' : description !== null && strongIn(description) ? 'body' : null;
   const weak =
-    TITLE_PLACE.test(title) || barPlaceInTitle(title) ||
+    TITLE_PLACE.test(title) || barPlaceInTitle(title) || (place !== null && DRINKING_PLACE.test(place)) ||
     [title, description].some((t) => t != null && WEAK_ADULT_ANYWHERE.test(t)) ||
     (description !== null && WEAK_ADULT_DESCRIPTION.test(description));
   return { strong, weak };

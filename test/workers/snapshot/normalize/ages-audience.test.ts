@@ -53,6 +53,27 @@ describe('adults only: nudity, night clubs and lounges, drink with nothing for c
   ]);
 });
 
+describe('adults only: a program for grown-ups with nothing for children', () => {
+  cases([
+    ['"other adult learners"', null, 'English Conversation Circle', 'Practice your English conversation skills with other adult learners.', ADULTS],
+    ['"Older adults, join"', null, 'Fit & Fall Proof', 'Older adults, join this ongoing class to stay independent!', ADULTS],
+    ['an intergenerational program stays', null, 'Grand Friends', 'Older adults and kids read together.', null],
+  ]);
+});
+
+describe('adults only: the location is a taproom, pub or winery', () => {
+  test('an event at a taproom with nothing for children', () => {
+    assert.deepEqual(parseAges(null, 'Trivia Night with Head in the Clouds', null, "Reuben's Brews Taproom, 5010 14th Ave NW"), ADULTS);
+    assert.deepEqual(parseAges(null, 'Magic Monday Casual Commander Night', 'Bring a deck.', 'Ravenna Brewing Co.'), ADULTS);
+  });
+  test('children named keep it a family event; a gym, a library lounge or a public library are no drinking place', () => {
+    assert.deepEqual(parseAges(null, 'Family Day', 'Face painting for kids.', 'Stoup Brewing'), null);
+    assert.equal(parseAges(null, 'Open Play', 'Climb and slide.', 'Monkey Bar Gym'), null);
+    assert.equal(parseAges(null, 'Chess Club', 'Drop in and play.', 'Teen Lounge, Main Library'), null);
+    assert.equal(parseAges(null, 'Chess Club', 'Drop in and play.', 'Public Library'), null);
+  });
+});
+
 describe('not adults only: children welcome, or no adult sign at all', () => {
   cases([
     ['observed: "Family Open Mic Night … for musicians 18 and under"', null, 'Family Open Mic Night',
@@ -127,6 +148,12 @@ describe('ranges read whole', () => {
     ['"between the ages of 5 and 12"', null, 'Bike Rodeo', 'For children between the ages of 5 and 12.', years(5, 12)],
     ['"ages three to five" (number words)', null, 'Story Stretch', 'For ages three to five.', years(3, 5)],
     ['"six months to two years" (number words)', null, 'Baby Bounce', 'Six months to two years.', months(6, 35)],
+    ['"under 18 years of age"', null, 'Youth Drop-in Chess', 'For Children and Teens under 18 years of age.', years(0, 17)],
+    ['"from birth through elementary school"', null, 'Story Time', 'Children from birth through elementary school and their families can enjoy stories.', years(0, 11)],
+    ['"birth to 5"', null, 'Early Learning Play', 'For kids from birth to 5 and their caregivers.', years(0, 5)],
+    ['Spanish "de 0 a 5 años"', null, 'La Hora de Cuentos Familiares', 'Los niños de 0 a 5 años y sus familias pueden disfrutar de historias.', years(0, 5)],
+    ['school levels named are their union', null, 'Spring Break: CRAFT-ernoon', 'Elementary, middle school, and high school students: join our youth librarians for crafts!', years(5, 18)],
+    ['"middle and high school students"', null, 'Robotics', 'Middle and high school students build robots.', years(11, 18)],
     ['observed: "Baby and Toddler Storytime" is the union', null, 'Baby and Toddler Storytime', null, months(0, 47)],
     ['"Toddler & Preschool Storytime"', null, 'Toddler & Preschool Storytime', null, { kind: 'range', range: { min_months: 12, max_months: 71 } }],
     ['"for babies and toddlers" in a description', null, 'Rhyme Time', 'Songs and rhymes for babies and toddlers.', months(0, 47)],
