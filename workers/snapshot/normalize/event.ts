@@ -74,7 +74,10 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   if (title === '') return 'no_title';
 
   const description = plainText(raw.description);
-  const ages = parseAges(raw.ages, title, description);
+  // Where it happens and who holds it: an event at a taproom, or on a brewery's own calendar, that
+  // speaks to no child is a night out for grown-ups (ages.ts weighs it).
+  const place = [plainText(raw.location), plainText(raw.organizerName) ?? src.organizer.name].filter((p) => p !== null).join(', ');
+  const ages = parseAges(raw.ages, title, description, place);
   if (ages?.kind === 'adults') return 'adults_only';
 
   const span = eventSpan(raw.start, raw.end, raw.endIsExclusiveDate ?? false);
