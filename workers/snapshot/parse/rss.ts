@@ -55,6 +55,8 @@ function localField(e: Node, names: ReadonlySet<string>): string | null {
 // Trumba RSS: the occurrence's day as a category, "2025/10/07 (Tue)", and in the description HTML
 // the place, then a line "Tuesday, October 7, 2025, 6 – 8:30pm" (or "Friday, October 10, 3pm –
 // Sunday, October 12, 2025, 1:30pm", or "Ongoing through Monday, December 24, 2029").
+// A feed's build date and its items' pubDates come from clocks that may disagree by minutes.
+const POSTED_SLACK_MS = 60 * 60 * 1000;
 const TRUMBA_DAY = /^(\d{4})\/(\d{2})\/(\d{2}) \([A-Z][a-z]{2}\)$/;
 const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)day$/i;
 const ONGOING = /^ongoing through /i;
@@ -144,7 +146,7 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
       descriptionMaxLen: 0,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       getExtraEntryFields: (raw: Node): Extra => ({ raw }),
-      getExtraFeedFields: (raw: Node) => ({ feedDate: str(raw['pubDate']) ?? str(raw['dc:date']) ?? str(raw['updated']) }),
+      getExtraFeedFields: (raw: Node) => ({ feedDate: str(raw['lastBuildDate']) ?? str(raw['pubDate']) ?? str(raw['dc:date']) ?? str(raw['updated']) }),
       // Text stays text: "000123" is a guid, not the number 123; "5.00" is a price as written.
       xmlParserOptions: { parseTagValue: false, parseAttributeValue: false },
     });
@@ -177,7 +179,11 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
       }
     }
     // pubDate is not the event's time, but it dates the item: "Sat, Nov 29" in its title is the Nov 29 nearest it.
-    start ??= titleDate(str(e['title']) ?? entry.title, referenceInstant(str(e['pubDate']) ?? str(e['published']) ?? str(e['updated']) ?? str(e['dc:date'])) ?? feedDate);
+    const posted = referenceInstant(str(e['pubDate']) ?? str(e['published']) ?? str(e['updated']) ?? str(e['dc:date']));
+    start ??= titleDate(str(e['title']) ?? entry.title, posted ?? feedDate);
+    // Nothing is posted after the feed was built: a pubDate later than the feed's own date is the
+    // time the item is about (event listings that put the show's time there), not when it was posted.
+    if (!start && posted && feedDate && posted.toMillis() > feedDate.toMillis() + POSTED_SLACK_MS) start = { at: posted.setZone(LA), dateOnly: false };
     if (!start) {
       noStartItems.push({ position, uid: str(e['guid']) ?? str(e['id']), title: str(e['title']) ?? entry.title ?? null });
       continue;

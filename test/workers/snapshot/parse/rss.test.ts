@@ -74,6 +74,26 @@ describe('parseRss: RSS 2.0 with the event module (Drupal Views export)', () => 
     );
     assert.deepEqual(out, { events: [], noStart: 1, noStartItems: [{ position: 0, uid: 'news-1', title: 'Storytime is back!' }] });
   });
+
+  // An event listing (a show radar, a venue's feed) that writes each show's time as its pubDate:
+  // nothing is posted after the feed was built, so a pubDate past lastBuildDate is the show's time.
+  const listing = (build: string, posted: string): string =>
+    `<?xml version="1.0"?><rss version="2.0"><channel><title>Shows</title><link>https://shows.example.org</link>
+      <lastBuildDate>${build}</lastBuildDate>
+      <item><title>Band @ Fox Theater - Oakland</title><guid>s-1</guid><pubDate>${posted}</pubDate></item></channel></rss>`;
+
+  test('a pubDate later than the feed\'s own build date is the time the item is about', () => {
+    const out = parseRss(listing('Mon, 23 Nov 2026 16:26:11 +0000', 'Thu, 03 Dec 2026 04:30:00 +0000'), { window: WINDOW });
+    assert.equal(out.noStart, 0);
+    assert.equal(out.events[0]!.start.at.toMillis(), wall('2026-12-02T20:30'));
+    assert.equal(out.events[0]!.start.dateOnly, false);
+  });
+
+  test('a pubDate before (or within an hour of) the build date is when it was posted, never a start', () => {
+    for (const posted of ['Sun, 22 Nov 2026 18:30:00 +0000', 'Mon, 23 Nov 2026 16:56:11 +0000']) {
+      assert.equal(parseRss(listing('Mon, 23 Nov 2026 16:26:11 +0000', posted), { window: WINDOW }).noStart, 1, posted);
+    }
+  });
 });
 
 describe('parseRss: Atom with the event module', () => {
