@@ -1,6 +1,7 @@
 // The response bodies as valibot schemas: the OpenAPI document publishes them (openapi.ts) and the
 // tests parse every response with them, so the documented shape is the checked shape.
 import * as v from 'valibot';
+import { GEO_PRECISIONS } from '../workers/snapshot/normalize/venues.ts';
 import { ERRORS } from './errors.ts';
 
 const nullableString = v.nullable(v.string());
@@ -13,7 +14,19 @@ export const EventRecordSchema = v.strictObject({
   summary: nullableString,
   start_datetime: iso,
   end_datetime: v.nullable(iso),
-  venue: v.strictObject({ name: v.string(), address: v.string(), city: v.string(), lat: v.number(), lng: v.number() }),
+  venue: v.strictObject({
+    name: v.string(),
+    address: v.string(),
+    city: v.string(),
+    lat: v.number(),
+    lng: v.number(),
+    geo_precision: v.pipe(
+      v.picklist(GEO_PRECISIONS),
+      v.description(
+        'Where lat/lng come from, so how near the place they are: "exact", the upstream\'s own coordinates of the event; "venue", a known venue\'s (the upstream named it, or gave its street address); "zip", the centroid of the address\'s ZIP code (within a few km); "place", the point of the city or town (anywhere in it). "zip" and "place" are an approximate location, not the spot',
+      ),
+    ),
+  }),
   organizer: nullableString,
   organizer_url: nullableString,
   categories: v.array(v.string()),

@@ -16,6 +16,7 @@ CREATE TABLE events (
   venue_city      VARCHAR NOT NULL,
   venue_lat       DOUBLE  NOT NULL,
   venue_lng       DOUBLE  NOT NULL,
+  venue_geo_precision VARCHAR NOT NULL, -- exact | venue | zip | place: where the coordinates come from
   organizer       VARCHAR,
   organizer_url   VARCHAR,
   categories      VARCHAR[] NOT NULL,

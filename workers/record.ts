@@ -1,6 +1,7 @@
 // The event record as the API serves it (spec 2.1 + venue.city, contract invariants): one mapping
 // from a snapshot row, used by every output path and by `family-events normalize`.
 import { ageRangeYears } from './snapshot/normalize/ages.ts';
+import type { GeoPrecision } from './snapshot/normalize/venues.ts';
 import type { EventRow } from './snapshot/types.ts';
 
 /** The fields a served record takes unchanged from its row; their types are the row's. */
@@ -8,7 +9,7 @@ type SameAsRow = 'id' | 'title' | 'description' | 'summary' | 'start_datetime' |
   | 'image_url' | 'is_free' | 'ticket_url' | 'source' | 'destination' | 'is_canceled';
 
 export interface EventRecord extends Pick<EventRow, SameAsRow> {
-  venue: { name: string; address: string; city: string; lat: number; lng: number };
+  venue: { name: string; address: string; city: string; lat: number; lng: number; geo_precision: GeoPrecision };
   categories: string[];
   tags: string[];
   price: { min: number | null; max: number | null; note: string | null } | null;
@@ -24,7 +25,7 @@ export interface EventRecord extends Pick<EventRow, SameAsRow> {
 export type RecordRow = Pick<
   EventRow,
   | 'id' | 'title' | 'description' | 'summary' | 'start_datetime' | 'end_datetime' | 'venue_name' | 'venue_address'
-  | 'venue_city' | 'venue_lat' | 'venue_lng' | 'organizer' | 'organizer_url' | 'categories' | 'tags' | 'image_url'
+  | 'venue_city' | 'venue_lat' | 'venue_lng' | 'venue_geo_precision' | 'organizer' | 'organizer_url' | 'categories' | 'tags' | 'image_url'
   | 'is_free' | 'price_min' | 'price_max' | 'price_note' | 'ticket_url' | 'source' | 'destination'
   | 'age_min_months' | 'age_max_months' | 'is_canceled'
 >;
@@ -50,7 +51,7 @@ export function toRecordBody(r: RecordRow): RecordBody {
     summary: r.summary,
     start_datetime: r.start_datetime,
     end_datetime: r.end_datetime,
-    venue: { name: r.venue_name, address: r.venue_address, city: r.venue_city, lat: r.venue_lat, lng: r.venue_lng },
+    venue: { name: r.venue_name, address: r.venue_address, city: r.venue_city, lat: r.venue_lat, lng: r.venue_lng, geo_precision: r.venue_geo_precision },
     organizer: r.organizer,
     organizer_url: r.organizer_url,
     categories: [...r.categories],

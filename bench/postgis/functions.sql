@@ -10,7 +10,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT json_build_object(
     'id', e.id, 'title', e.title, 'description', e.description, 'summary', e.summary,
     'start_datetime', e.start_datetime, 'end_datetime', e.end_datetime,
-    'venue', json_build_object('name', e.venue_name, 'address', e.venue_address, 'city', e.venue_city, 'lat', e.venue_lat, 'lng', e.venue_lng),
+    'venue', json_build_object('name', e.venue_name, 'address', e.venue_address, 'city', e.venue_city, 'lat', e.venue_lat, 'lng', e.venue_lng, 'geo_precision', e.venue_geo_precision),
     'organizer', e.organizer, 'organizer_url', e.organizer_url, 'categories', e.categories, 'tags', e.tags,
     'image_url', e.image_url, 'is_free', e.is_free,
     'price', CASE WHEN e.price_min IS NULL AND e.price_max IS NULL AND e.price_note IS NULL THEN NULL

@@ -207,9 +207,12 @@ export function googleCalendarUrl(r: Pick<EventRecord, 'title' | 'start_datetime
 // Six decimals is about 10 cm: more only lengthens the link.
 const coord = (n: number): string => String(Math.round(n * 1e6) / 1e6);
 
-/** A marker on OpenStreetMap's own site (a link; the pages embed no third-party tiles). */
-export function osmUrl(lat: number, lng: number): string {
+/**
+ * A marker on OpenStreetMap's own site (a link; the pages embed no third-party tiles). An
+ * approximate point (a ZIP's or a town's) gets no marker, only the area around it.
+ */
+export function osmUrl(lat: number, lng: number, approximate = false): string {
   const la = coord(lat);
   const lo = coord(lng);
-  return `https://www.openstreetmap.org/?mlat=${la}&mlon=${lo}#map=17/${la}/${lo}`;
+  return approximate ? `https://www.openstreetmap.org/#map=13/${la}/${lo}` : `https://www.openstreetmap.org/?mlat=${la}&mlon=${lo}#map=17/${la}/${lo}`;
 }

@@ -75,7 +75,8 @@ export function eventJsonLd(r: EventRecord): object {
       '@type': 'Place',
       name: r.venue.name,
       address: postalAddress(r.venue),
-      geo: { '@type': 'GeoCoordinates', latitude: r.venue.lat, longitude: r.venue.lng },
+      // A ZIP's or a town's point is no coordinate of the place.
+      ...(r.venue.geo_precision === 'zip' || r.venue.geo_precision === 'place' ? {} : { geo: { '@type': 'GeoCoordinates', latitude: r.venue.lat, longitude: r.venue.lng } }),
     },
     ...(r.organizer === null ? {} : { organizer: { '@type': 'Organization', name: r.organizer, ...(organizerUrl === null ? {} : { url: organizerUrl }) } }),
     ...(offers === null ? {} : { offers }),

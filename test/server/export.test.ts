@@ -25,7 +25,7 @@ const EXCLUDED = new Set(['seasonal', 'festivals']);
 /** The CSV columns in the order the brief fixes (restated here, not imported from the server). */
 const COLUMNS = [
   'id', 'title', 'description', 'summary', 'start_datetime', 'end_datetime', 'venue_name', 'venue_address', 'venue_city',
-  'venue_lat', 'venue_lng', 'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max',
+  'venue_lat', 'venue_lng', 'venue_geo_precision', 'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max',
   'price_note', 'ticket_url', 'source', 'source_url', 'destination', 'age_min_months', 'age_max_months', 'age_min_years',
   'age_max_years', 'is_canceled', 'event_url', 'distance_km',
 ];

@@ -40,7 +40,7 @@ const FORMULA_REGISTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The documented CSV columns, in order (written out here, not imported from the server). */
 const CSV_HEADER = [
   'id', 'title', 'description', 'summary', 'start_datetime', 'end_datetime', 'venue_name', 'venue_address', 'venue_city', 'venue_lat', 'venue_lng',
-  'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max', 'price_note', 'ticket_url', 'source',
+  'venue_geo_precision', 'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max', 'price_note', 'ticket_url', 'source',
   'source_url', 'destination', 'age_min_months', 'age_max_months', 'age_min_years', 'age_max_years', 'is_canceled', 'event_url', 'distance_km',
 ];
 const col = (name: string): number => {
@@ -78,6 +78,7 @@ function flatten(r: EventRecord): Record<string, string> {
     venue_city: textCell(r.venue.city),
     venue_lat: numCell(r.venue.lat),
     venue_lng: numCell(r.venue.lng),
+    venue_geo_precision: textCell(r.venue.geo_precision),
     organizer: textCell(r.organizer),
     organizer_url: textCell(r.organizer_url),
     categories: textCell(r.categories.join(';')),

@@ -9,13 +9,13 @@ import type { EventRecord, RecordBody } from '../record.ts';
  * Bump whenever the bytes of a CSV body change for the same rows (a column, an escape rule): a
  * streamed CSV's ETag is a digest of this version and the rows, not of the bytes themselves.
  */
-export const CSV_VERSION = 1;
+export const CSV_VERSION = 2;
 
 /** The stable column order, and what each holds (documented in the OpenAPI description). */
 export const CSV_COLUMNS = [
   ['id', 'text'], ['title', 'text'], ['description', 'text'], ['summary', 'text'],
   ['start_datetime', 'text'], ['end_datetime', 'text'],
-  ['venue_name', 'text'], ['venue_address', 'text'], ['venue_city', 'text'], ['venue_lat', 'number'], ['venue_lng', 'number'],
+  ['venue_name', 'text'], ['venue_address', 'text'], ['venue_city', 'text'], ['venue_lat', 'number'], ['venue_lng', 'number'], ['venue_geo_precision', 'text'],
   ['organizer', 'text'], ['organizer_url', 'text'], ['categories', 'list'], ['tags', 'list'], ['image_url', 'text'],
   ['is_free', 'boolean'], ['price_min', 'number'], ['price_max', 'number'], ['price_note', 'text'],
   ['ticket_url', 'text'], ['source', 'text'], ['source_url', 'text'], ['destination', 'text'],
@@ -47,7 +47,7 @@ export function ownCells(r: RecordBody): Cell[] {
   return [
     textCell(r.id), textCell(r.title), textCell(r.description), textCell(r.summary),
     textCell(r.start_datetime), textCell(r.end_datetime),
-    textCell(r.venue.name), textCell(r.venue.address), textCell(r.venue.city), r.venue.lat, r.venue.lng,
+    textCell(r.venue.name), textCell(r.venue.address), textCell(r.venue.city), r.venue.lat, r.venue.lng, textCell(r.venue.geo_precision),
     textCell(r.organizer), textCell(r.organizer_url), textCell(r.categories.join(';')), textCell(r.tags.join(';')), textCell(r.image_url),
     r.is_free, num(r.price?.min), num(r.price?.max), textCell(r.price?.note ?? null),
     textCell(r.ticket_url), textCell(r.source), '', textCell(r.destination),

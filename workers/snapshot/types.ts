@@ -2,6 +2,7 @@
 // normalized snapshot row (EventRow) that the API serves. Parsers never normalize;
 // normalization never parses a feed.
 import type { UpstreamTime } from './normalize/times.ts';
+import type { GeoPrecision } from './normalize/venues.ts';
 import type { CategorySlug } from './taxonomy.ts';
 
 export interface RawEvent {
@@ -57,6 +58,12 @@ export interface EventRow {
   venue_city: string;
   venue_lat: number;
   venue_lng: number;
+  /**
+   * Where the coordinates come from, so how near the place they are: 'exact' the upstream's own,
+   * 'venue' a known venue's (named, or at the same street address), 'zip' the ZIP's centroid,
+   * 'place' the city's or town's point.
+   */
+  venue_geo_precision: GeoPrecision;
   organizer: string | null;
   organizer_url: string | null;
   categories: CategorySlug[];

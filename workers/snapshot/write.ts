@@ -8,6 +8,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { searchText } from './normalize/event.ts';
 import { chooseVenueForm, mergeGroup, venueFormOf } from './normalize/merge.ts';
+import type { GeoPrecision } from './normalize/venues.ts';
 import { writeStaged, type StagedRow } from './stage.ts';
 import { writeRecordFiles } from './records.ts';
 import { pathLiteral, sqlFile } from './sql.ts';
@@ -53,7 +54,7 @@ async function mergeCopies(conn: DuckDBConnection, scratch: string): Promise<Map
 
 async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
   const forms = (await conn.runAndReadAll(sqlFile('snapshot_adhoc_venues'))).getRowObjectsJson() as unknown as {
-    venue_key: string; venue_name: string; venue_address: string; venue_lat: number; venue_lng: number; n: number;
+    venue_key: string; venue_name: string; venue_address: string; venue_lat: number; venue_lng: number; venue_geo_precision: GeoPrecision; n: number;
   }[];
   const votes = new Map<string, Map<string, number>>();
   for (const f of forms) {
@@ -66,8 +67,8 @@ async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
   const setSearch = await conn.prepare(sqlFile('snapshot_search_update'));
   for (const [key, v] of votes) {
     if (v.size < 2) continue;
-    const [name, address, lat, lng] = chooseVenueForm(v);
-    update.bind([key, name, address, lat, lng]);
+    const [name, address, lat, lng, precision] = chooseVenueForm(v);
+    update.bind([key, name, address, lat, lng, precision]);
     await update.run();
     rowsOf.bind([key]);
     const rows = (await rowsOf.runAndReadAll()).getRowObjectsJson() as unknown as (Parameters<typeof searchText>[0] & { id: string })[];

@@ -45,9 +45,11 @@ function notices(r: EventRecord, nowMs: number): Html {
 }
 
 function where(r: EventRecord): Html {
+  // A ZIP's centroid or a town's point is not where the event is: the map shows the area, unpinned.
+  const approximate = r.venue.geo_precision === 'zip' || r.venue.geo_precision === 'place';
   return html`<p class="venue-name">${r.venue.name}</p>
 <p class="venue-address">${r.venue.address}</p>
-<p><a href="${osmUrl(r.venue.lat, r.venue.lng)}">Map<span class="visually-hidden"> of ${r.venue.name} on OpenStreetMap</span></a></p>`;
+<p><a href="${osmUrl(r.venue.lat, r.venue.lng, approximate)}">${approximate ? 'Map (approximate location)' : 'Map'}<span class="visually-hidden"> of ${r.venue.name} on OpenStreetMap</span></a></p>`;
 }
 
 function organizer(r: EventRecord): Html | null {

@@ -47,7 +47,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     summary: 'Songs and stories for toddlers',
     start_datetime: '2025-12-06T10:30:00-08:00',
     end_datetime: '2025-12-06T11:30:00-08:00',
-    venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.268 },
+    venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.268, geo_precision: 'venue' },
     organizer: 'Berkeley Public Library',
     organizer_url: 'https://www.berkeleypubliclibrary.org',
     categories: ['storytime'],
@@ -73,7 +73,7 @@ const HOSTILE_EXAMPLE = record({
   description: `${HOSTILE} <img src=x onerror=alert(1)>`,
   organizer: `Org ${HOSTILE}`,
   // A quote in the city would end a shell-quoted URL if the example URL were not encoded.
-  venue: { name: `Hall ${HOSTILE}`, address: '1 Main St, Berkeley, CA 94704', city: "O'Brien </script>", lat: 37.8, lng: -122.2 },
+  venue: { name: `Hall ${HOSTILE}`, address: '1 Main St, Berkeley, CA 94704', city: "O'Brien </script>", lat: 37.8, lng: -122.2, geo_precision: 'venue' },
 });
 
 // ------------------------------------------------------------------ reading pages back

@@ -44,7 +44,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     summary: 'Songs, rhymes and stories for toddlers.',
     start_datetime: '2025-12-06T10:30:00-08:00',
     end_datetime: '2025-12-06T11:30:00-08:00',
-    venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.2686 },
+    venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.2686, geo_precision: 'venue' },
     organizer: 'Berkeley Public Library',
     organizer_url: 'https://www.berkeleypubliclibrary.org/',
     categories: ['storytime', 'music'],
@@ -77,7 +77,7 @@ const hostile = (): EventRecord =>
     organizer: `<b onmouseover="alert(4)">Org</b>`,
     organizer_url: 'data:text/html,<script>alert(5)</script>',
     image_url: 'javascript:alert(6)',
-    venue: { name: `Hall "A" <i>`, address: `1 <Main> St, Oakland, CA 94612`, city: 'Oakland', lat: 37.8, lng: -122.27 },
+    venue: { name: `Hall "A" <i>`, address: `1 <Main> St, Oakland, CA 94612`, city: 'Oakland', lat: 37.8, lng: -122.27, geo_precision: 'venue' },
     categories: ['storytime', `"><x onload=alert(7)>`],
     source: `evil.example"><script>`,
     event_url: `${SITE.webBaseUrl}/events/bsc_evt_hostile0000000001`,
@@ -516,6 +516,19 @@ describe('event page', () => {
     ]);
     assert.ok(!text(main).includes('canceled'));
     assert.ok(!text(main).includes('has ended'));
+  });
+
+  test("a ZIP's or a town's point is shown as an approximate location: no pin, no JSON-LD geo", () => {
+    for (const [precision, approximate] of [['exact', false], ['venue', false], ['zip', true], ['place', true]] as const) {
+      const r = record({ venue: { name: 'Some Hall', address: 'Concord, CA', city: 'Concord', lat: 37.978, lng: -122.031, geo_precision: precision } });
+      const doc = render(r);
+      const map = linksByText(doc, 'Map')[0]!;
+      const u = new URL(attr(map, 'href')!);
+      assert.equal(norm(text(map)).startsWith('Map (approximate location)'), approximate, precision);
+      assert.equal(u.searchParams.has('mlat'), !approximate, precision);
+      assert.equal(u.hash, approximate ? '#map=13/37.978/-122.031' : '#map=17/37.978/-122.031', precision);
+      assert.equal('geo' in (eventJsonLd(r) as { location: object }).location, !approximate, precision);
+    }
   });
 
   test('head: title, description, canonical = event_url, og:type article, og:image, JSON-LD', () => {

@@ -43,7 +43,7 @@ function record(r: RowSpec): EventRecord {
     summary: null,
     start_datetime: '2026-11-28T10:00:00-08:00',
     end_datetime: '2026-11-28T11:00:00-08:00',
-    venue: { name: r.venue, address: '1 Main St, Oakland, CA 94612', city: r.city, lat: 37.8, lng: -122.27 },
+    venue: { name: r.venue, address: '1 Main St, Oakland, CA 94612', city: r.city, lat: 37.8, lng: -122.27, geo_precision: 'venue' },
     organizer: null,
     organizer_url: null,
     categories: r.categories,

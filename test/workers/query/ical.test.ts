@@ -28,7 +28,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     summary: 'Picture books and songs.',
     start_datetime: '2026-11-28T10:00:00-08:00',
     end_datetime: '2026-11-28T10:45:00-08:00',
-    venue: { name: 'Main Library', address: '125 14th St, Oakland, CA 94612', city: 'Oakland', lat: 37.801, lng: -122.2635 },
+    venue: { name: 'Main Library', address: '125 14th St, Oakland, CA 94612', city: 'Oakland', lat: 37.801, lng: -122.2635, geo_precision: 'venue' },
     organizer: 'Oakland Public Library',
     organizer_url: 'https://oaklandlibrary.example',
     categories: ['storytime', 'books'],
@@ -198,7 +198,7 @@ test('markup and quotes in upstream text read back as that exact text', () => {
   const r = record({
     title: '"><script>alert(1)</script>',
     description: 'Bring "snacks" & \'water\'</script><img src=x onerror=alert(1)>; 1,2,3 \\o/',
-    venue: { name: 'The "Big" Room</script>', address: '1 Main St, Oakland, CA 94612', city: 'Oakland', lat: 37.8, lng: -122.27 },
+    venue: { name: 'The "Big" Room</script>', address: '1 Main St, Oakland, CA 94612', city: 'Oakland', lat: 37.8, lng: -122.27, geo_precision: 'venue' },
   });
   const { events } = parse(icsBody([r], CAL));
   const ve = events.get(r.id)!;
@@ -265,7 +265,7 @@ test('property: any upstream text gives a valid, deterministic body that reads b
           title: s.title,
           description: s.description,
           summary: s.summary,
-          venue: { name: s.name, address: s.address, city: 'Oakland', lat: 37.8, lng: -122.27 },
+          venue: { name: s.name, address: s.address, city: 'Oakland', lat: 37.8, lng: -122.27, geo_precision: 'venue' },
           categories: s.categories,
           start_datetime: isoLocal(s.start),
           end_datetime: s.minutes === null ? null : isoLocal(s.start + s.minutes * 60),

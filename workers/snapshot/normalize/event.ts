@@ -124,6 +124,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
     venue_city: venue.city,
     venue_lat: Math.round(venue.lat * 1e6) / 1e6,
     venue_lng: Math.round(venue.lng * 1e6) / 1e6,
+    venue_geo_precision: venue.precision,
     organizer,
     organizer_url: org.organizerUrl,
     categories,

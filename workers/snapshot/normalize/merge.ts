@@ -4,6 +4,7 @@ import { CATEGORY_SLUGS, type CategorySlug } from '../taxonomy.ts';
 import type { EventRow } from '../types.ts';
 import { searchText } from './event.ts';
 import { words } from './text.ts';
+import type { GeoPrecision } from './venues.ts';
 
 export interface MergeResult {
   readonly rows: EventRow[];
@@ -71,8 +72,11 @@ export function mergeGroup(group: EventRow[]): EventRow {
   return primary;
 }
 
-export type VenueForm = readonly [name: string, address: string, lat: number, lng: number];
-export const venueFormOf = (r: Pick<EventRow, 'venue_name' | 'venue_address' | 'venue_lat' | 'venue_lng'>): VenueForm => [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng];
+/** A spelling of a place: coordinates travel with how precise they are. */
+export type VenueForm = readonly [name: string, address: string, lat: number, lng: number, precision: GeoPrecision];
+export const venueFormOf = (r: Pick<EventRow, 'venue_name' | 'venue_address' | 'venue_lat' | 'venue_lng' | 'venue_geo_precision'>): VenueForm => [
+  r.venue_name, r.venue_address, r.venue_lat, r.venue_lng, r.venue_geo_precision,
+];
 
 /** The spelling of an ad-hoc place most events use; ties go to the smallest, so the choice is stable. */
 export function chooseVenueForm(votes: ReadonlyMap<string, number>): VenueForm {
@@ -93,7 +97,7 @@ function canonicalizeVenues(rows: EventRow[]): void {
   for (const [key, forms] of votes) chosen.set(key, chooseVenueForm(forms));
   for (const r of rows) {
     const c = chosen.get(r.venue_key);
-    if (c) [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng] = c;
+    if (c) [r.venue_name, r.venue_address, r.venue_lat, r.venue_lng, r.venue_geo_precision] = c;
   }
 }
 
