@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { areaCity, bundledBayArea, californiaZips, kmBetween, placeAt, streetKey, type City, type Gazetteer, type KnownVenue } from '../gazetteer.ts';
 import { memoize } from './memo.ts';
-import { fold } from './text.ts';
+import { fold, words } from './text.ts';
 
 /** How the coordinates were found: the upstream's own, a known venue's, the ZIP's centroid, the place's point. */
 export type GeoPrecision = 'exact' | 'venue' | 'zip' | 'place';
@@ -76,6 +76,26 @@ function foreign(): NonNullable<typeof foreignNames> {
   return foreignNames;
 }
 
+// Codes that are also words or abbreviations ("Library OR online", "Acme Co", "Main St NE", "Ms"):
+// after a town with no comma between they count only with a ZIP, which names the state by itself.
+const WORDLIKE_CODES = new Set(['IN', 'OR', 'ME', 'OK', 'HI', 'OH', 'DE', 'LA', 'AL', 'PA', 'ID', 'MS', 'MD', 'CO', 'NE', 'FL', 'CT', 'AR', 'MT', 'VA', 'GA', 'DC', 'ON', 'PE', 'AB', 'SK', 'NT', 'MB', 'NB', 'AS']);
+// A state's name after one of these is a name of its own ("Lake Washington", "Booker T. Washington").
+const STATE_NAME_LEADS = /(?:^|\s)(?:mount|mt\.?|lake|fort|ft\.?|port|george|t\.)$/i;
+
+/** "Concord MA", "Concord Massachusetts", "Concord, MA": a town followed by another state, no comma needed. */
+function endsInState(text: string): boolean {
+  const f = foreign();
+  const w = text.split(/\s+/).filter((x) => x !== '');
+  if (w.length < 2 || !/\p{L}$/u.test(w.at(-2)!)) return false;
+  const code = w.at(-1)!.replace(/\.$/, '');
+  if (/^\p{Lu}{2}$/u.test(code) && f.stateCodes.has(code) && !WORDLIKE_CODES.has(code)) return true;
+  for (let n = Math.min(3, w.length - 1); n >= 1; n--) {
+    const before = w.slice(0, -n).join(' ');
+    if (f.states.has(fold(w.slice(-n).join(' '))) && /^\p{Lu}/u.test(w.at(-n)!) && /\p{L}$/u.test(before) && !STATE_NAME_LEADS.test(before)) return true;
+  }
+  return false;
+}
+
 /** True when an address part names a place outside California: a country, another state, a non-California ZIP. */
 function namesElsewhere(part: string): boolean {
   const zip = TRAILING_ZIP.exec(part);
@@ -85,7 +105,9 @@ function namesElsewhere(part: string): boolean {
   const folded = fold(bare).replace(/\.$/, '');
   if (US.has(folded)) return false;
   // Two-letter codes only as written in capitals ("Fairfax, VA"), so that a word like "in" never counts.
-  return f.countries.has(folded) || f.states.has(folded) || f.stateCodes.has(bare);
+  if (f.countries.has(folded) || f.states.has(folded) || f.stateCodes.has(bare)) return true;
+  // The state may end any stretch of the part, not only its end ("Concord MA: Concord Conservatory").
+  return bare.split(/[:/]/).some((s) => endsInState(trimTail(s.trim())));
 }
 
 interface ParsedStreet {
@@ -112,6 +134,10 @@ interface ParsedAddress {
   readonly zip: string | null;
   /** The text names a country, state, California city or ZIP outside the nine counties. */
   readonly elsewhere: boolean;
+  /** …and that place is in another state or country, not California. */
+  readonly foreign: boolean;
+  /** The text names California ("CA", "California"). */
+  readonly state: boolean;
 }
 
 const COUNTRY_TAIL = /(?:^|[,\s])(?:united states(?: of america)?|u\.s\.a\.?|u\.s\.|usa|us)\.?$/i;
@@ -204,10 +230,11 @@ function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
   while (COUNTRY_TAIL.test(text) && trimTail(text.replace(COUNTRY_TAIL, '')) !== '') text = trimTail(text.replace(COUNTRY_TAIL, ''));
   const parts = text.split(/[,\n;|()]| - | – | — /).map((p) => p.trim()).filter((p) => p !== '');
   let elsewhere = false;
+  let foreignPlace = false;
   const kept: string[] = [];
   for (const part of parts) {
     // "St. Helena" is an island and a Napa town: a place of ours is ours.
-    if (namesElsewhere(part) && !g.cityByName.has(fold(part))) elsewhere = true;
+    if (namesElsewhere(part) && !g.cityByName.has(fold(part))) elsewhere = foreignPlace = true;
     else kept.push(part);
   }
   const hasState = kept.some((p) => stripTail(p).state);
@@ -243,7 +270,7 @@ function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
         city = ending.city;
       } else street = lineRest;
       if (!city && !named && parsed?.city && parsed.state && /^ca/i.test(parsed.state)) unknownCity = californiaZips().all.some((z) => fold(z.city) === fold(parsed.city!));
-      if (parsed?.state && !/^(?:ca|calif|california)\.?$/i.test(parsed.state)) elsewhere = true;
+      if (parsed?.state && !/^(?:ca|calif|california)\.?$/i.test(parsed.state)) elsewhere = foreignPlace = true;
       // "1 Main St Suite 200": the suite is a room of the place, not its street line.
       street = withoutUnit(trimTail(street));
       streetAt = i;
@@ -286,8 +313,8 @@ function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
   }
   if (!city) for (const n of names) city ??= placeInName(g, n);
   // "Olympia Theatre, 72 Dame Street, Dublin, Ireland" is not in Dublin, CA.
-  if (elsewhere) return { names: [...names, ...rooms], street: null, city: null, zip: null, elsewhere };
-  return { names: [...names, ...rooms], street, city, zip, elsewhere };
+  if (elsewhere) return { names: [...names, ...rooms], street: null, city: null, zip: null, elsewhere, foreign: foreignPlace, state: hasState };
+  return { names: [...names, ...rooms], street, city, zip, elsewhere, foreign: foreignPlace, state: hasState };
 }
 
 export interface LocationInput {
@@ -295,18 +322,27 @@ export interface LocationInput {
   readonly lat: number | null;
   readonly lng: number | null;
   readonly organizer: string | null;
+  /**
+   * The item's feed places its items in another state or country (feedIsElsewhere): a bare town
+   * name, with no street, ZIP, state or coordinates beside it, is that region's town of the name.
+   */
+  readonly feedElsewhere?: boolean;
 }
 
 const validCoord = (lat: number | null, lng: number | null): boolean =>
   lat !== null && lng !== null && Number.isFinite(lat) && Number.isFinite(lng) && Math.abs(lat) <= 90 && Math.abs(lng) <= 180 && !(lat === 0 && lng === 0);
 
-const memos = new WeakMap<Gazetteer, (key: string) => Venue | 'outside_area' | null>();
+interface Resolution {
+  readonly venue: Venue | 'outside_area' | null;
+  /** The place rests on a town's name alone: no street, ZIP, state, coordinates or known venue. */
+  readonly bare: boolean;
+  /** The text or the coordinates put it in another state or country. */
+  readonly foreign: boolean;
+}
 
-/**
- * Resolves an event's place; null when nothing locates it (the caller falls back to the source's
- * default venue), 'outside_area' when its coordinates or its address put it outside every destination.
- */
-export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
+const memos = new WeakMap<Gazetteer, (key: string) => Resolution>();
+
+function resolution(g: Gazetteer, input: LocationInput): Resolution {
   let memo = memos.get(g);
   if (!memo) {
     memo = memoize((key: string) => {
@@ -316,6 +352,34 @@ export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | 'outsi
     memos.set(g, memo);
   }
   return memo(JSON.stringify([input.location, input.lat, input.lng, input.organizer]));
+}
+
+/**
+ * Resolves an event's place; null when nothing locates it (the caller falls back to the source's
+ * default venue), 'outside_area' when its coordinates or its address put it outside every destination.
+ */
+export function resolveVenue(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
+  const r = resolution(g, input);
+  // Boston's jazz calendar writes "Concord Conservatory of Music, Concord" beside "…, Boston, MA 02134".
+  return r.bare && input.feedElsewhere ? 'outside_area' : r.venue;
+}
+
+/**
+ * Whether a feed's items, by what they state of their place, are in another state or country: two
+ * or more say so (an address naming the state, a ZIP, a country, or coordinates far from
+ * California), and they outnumber three to one those whose street, ZIP, state, coordinates or
+ * known venue put them in the nine counties. Items out of area in California do not count: a
+ * Sacramento or Santa Cruz calendar's "Concord" is still Concord, CA.
+ */
+export function feedIsElsewhere(g: Gazetteer, inputs: Iterable<LocationInput>): boolean {
+  let away = 0;
+  let here = 0;
+  for (const input of inputs) {
+    const r = resolution(g, input);
+    if (r.foreign) away++;
+    else if (r.venue !== null && r.venue !== 'outside_area' && !r.bare) here++;
+  }
+  return away >= 2 && away > 3 * here;
 }
 
 // A text city this close to the upstream coordinates agrees with them even with no ZIP of its own
@@ -334,28 +398,74 @@ function adhocKey(street: string | null, name: string, city: string): string {
   return `adhoc:${street ? streetKey(street, city) : `${fold(name)}|${fold(city)}`}`;
 }
 
-/** The known venue the upstream names, by its whole text or one of its names (a "Main Library" by organizer). */
-function namedVenue(g: Gazetteer, text: string, names: readonly string[], organizer: string | null): KnownVenue | undefined {
-  for (const n of [text, ...names]) {
-    const v = pick(g.venuesByName.get(fold(n)), organizer);
-    if (v) return v;
+// Words that say what kind of place a building is, not which: a name made of nothing else
+// ("Central Library", "Main Library", "City Hall", "Community Center") is a building of every town.
+const GENERIC_WORDS = new Set(
+  ('the s main central public city town county civic community recreation rec center centre library libraries branch hall ' +
+    'park downtown north south east west children childrens kids teen youth family senior museum plaza auditorium ' +
+    'theater theatre gym pool garden gardens school high middle elementary campus building annex cultural arts art ' +
+    'visitor visitors nature regional memorial municipal headquarters main room meeting event events and of')
+    .split(' '),
+);
+const isGeneric = (name: string): boolean => words(name).length > 0 && words(name).every((w) => GENERIC_WORDS.has(w));
+
+/** The text says which town's: it names the venue's city or street. */
+function namesItsPlace(text: string, parsed: ParsedAddress, v: KnownVenue): boolean {
+  if (parsed.street && streetKey(parsed.street, v.city) === streetKey(v.street, v.city)) return true;
+  if (parsed.city) return fold(parsed.city.name) === fold(v.city);
+  return ` ${words(text).join(' ')} `.includes(` ${words(v.city).join(' ')} `);
+}
+
+/**
+ * The known venue the upstream names, by its whole text or one of its names. A generic name is
+ * some other town's building as often as ours (the Seattle Public Library's "Central Library" is
+ * not Berkeley's): it is the known venue only for that venue's organizer, or when the text names
+ * the venue's city or street, and never when it names another city.
+ */
+function namedVenue(g: Gazetteer, text: string, parsed: ParsedAddress, organizer: string | null): { readonly venue: KnownVenue; readonly name: string } | undefined {
+  const org = organizer ? fold(organizer) : null;
+  for (const n of [text, ...parsed.names]) {
+    let candidates = g.venuesByName.get(fold(n));
+    if (candidates && isGeneric(n)) {
+      candidates = candidates.filter((v) =>
+        parsed.city && fold(parsed.city.name) !== fold(v.city) ? namesItsPlace(text, parsed, v) : fold(v.organizer) === org || namesItsPlace(text, parsed, v),
+      );
+    }
+    const v = pick(candidates, organizer);
+    if (v) return { venue: v, name: n };
   }
   return undefined;
 }
 
-function resolveUncached(g: Gazetteer, input: LocationInput): Venue | 'outside_area' | null {
+/** "Concord Library" is its town's name and a kind of building: no more than the town's name, to another organizer. */
+function townAndKind(name: string, v: KnownVenue, organizer: string | null): boolean {
+  if (organizer !== null && fold(organizer) === fold(v.organizer)) return false;
+  const rest = ` ${words(name).join(' ')} `.replace(` ${words(v.city).join(' ')} `, ' ').trim();
+  return rest === '' || isGeneric(rest);
+}
+
+// Far enough from California (its bounding box) that coordinates there are another state's or country's.
+const inCaliforniaBox = (lat: number, lng: number): boolean => lat >= 32.5 && lat <= 42.1 && lng >= -124.5 && lng <= -114.1;
+
+function resolveUncached(g: Gazetteer, input: LocationInput): Resolution {
   const text = input.location?.replace(/\s+/g, ' ').trim() ?? '';
   const hasCoord = validCoord(input.lat, input.lng);
   // Upstream coordinates are the most exact thing a feed says about a place: outside the nine
   // counties the event is not ours, whatever Bay Area city its text shares a name with.
-  if (hasCoord && !areaCity(g, input.lat!, input.lng!)) return 'outside_area';
-  let parsed: ParsedAddress | null = null;
-  if (text !== '') {
-    parsed = parseAddress(g, text);
-    // A known venue only when the upstream names it: never for coordinates near it, nor for its
-    // street under another name (two businesses share an address).
-    const known = namedVenue(g, text, parsed.names, input.organizer);
-    if (known) return fromKnown(g, known);
+  if (hasCoord && !areaCity(g, input.lat!, input.lng!)) return { venue: 'outside_area', bare: false, foreign: !inCaliforniaBox(input.lat!, input.lng!) };
+  const parsed = text === '' ? null : parseAddress(g, text);
+  const unanchored = !hasCoord && parsed !== null && !parsed.street && !parsed.zip && !parsed.state;
+  // A known venue only when the upstream names it: never for coordinates near it, nor for its
+  // street under another name (two businesses share an address); never one the text puts in another state.
+  const named = parsed && !parsed.foreign ? namedVenue(g, text, parsed, input.organizer) : undefined;
+  if (named) return { venue: fromKnown(g, named.venue), bare: unanchored && townAndKind(named.name, named.venue, input.organizer), foreign: false };
+  const venue = resolveParsed(g, input, hasCoord, parsed);
+  const bare = unanchored && venue !== null && venue !== 'outside_area' && venue.precision === 'place';
+  return { venue, bare, foreign: parsed?.foreign ?? false };
+}
+
+function resolveParsed(g: Gazetteer, input: LocationInput, hasCoord: boolean, parsed: ParsedAddress | null): Venue | 'outside_area' | null {
+  if (parsed) {
     let atStreet = parsed.street && parsed.city ? g.venueByStreet.get(streetKey(parsed.street, parsed.city.name)) : undefined;
     let building = parsed.names.find((n) => !ROOM.test(n));
     // Some streets carry no house number ("Central Park Dr", "Dolores St & 19th St"): the part

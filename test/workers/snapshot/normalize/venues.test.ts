@@ -3,7 +3,11 @@ import { describe, test } from 'node:test';
 import { bundledBayArea, bundledGazetteer, countyAt, kmBetween, placeAt } from '../../../../workers/snapshot/gazetteer.ts';
 import { buildWindow } from '../../../../workers/snapshot/build.ts';
 import { parseJsonLd } from '../../../../workers/snapshot/parse/jsonld.ts';
-import { formatAddress, resolveVenue, type LocationInput, type Venue } from '../../../../workers/snapshot/normalize/venues.ts';
+import { normalizeAll, sourceContext } from '../../../../workers/snapshot/normalize/event.ts';
+import { feedIsElsewhere, formatAddress, resolveVenue, type LocationInput, type Venue } from '../../../../workers/snapshot/normalize/venues.ts';
+import { parseICal } from '../../../../workers/snapshot/parse/ical.ts';
+import { parseRegistry } from '../../../../workers/snapshot/registry.ts';
+import { WINDOW } from '../parse/helpers.ts';
 
 const g = bundledGazetteer();
 const ADDRESS = /^[^,]+, [^,]+, CA \d{5}$/;
@@ -291,6 +295,199 @@ describe('resolveVenue', () => {
       assert.equal(resolveVenue(g, { location: 'Kensington', lat: null, lng: null, organizer: null }), null);
       assert.equal(at('Kensington, CA').city, 'Kensington');
       assert.equal(at('Inverness, CA 94937').destination, 'north-bay');
+    });
+  });
+
+  describe('issue 25: a generic name is not another town\'s known venue', () => {
+    const spl = 'The Seattle Public Library';
+    const resolve = (location: string, organizer: string | null): ReturnType<typeof resolveVenue> => resolveVenue(g, { location, lat: null, lng: null, organizer });
+    const keyOf = (location: string, organizer: string | null): string | null => {
+      const v = resolve(location, organizer);
+      return v === null || v === 'outside_area' ? null : v.key;
+    };
+    // Names made only of words that say what kind of building it is, as the gazetteer holds them.
+    const generic: [string, string][] = [
+      ['Central Library', 'bpl-central'],
+      ['Main Library', 'sfpl-main'],
+      ['Main Library', 'opl-main'],
+      ['Central Park', 'smpr-central-park'],
+      ["Children's Library", 'pacl-childrens'],
+      ['Downtown Library', 'pacl-downtown'],
+      ['North Branch', 'bpl-north'],
+      ['Civic Center Library', 'mcfl-civic-center'],
+    ];
+
+    test('the gold set\'s Seattle "Central Library, …" items are not Berkeley\'s Central Library', () => {
+      // spl-central-library-seattle.ics, LOCATION lines as the feed writes them (entities decoded).
+      for (const location of [
+        'Central Library, Level 5 - Mixing Chamber Meeting Room',
+        'Central Library, Level 8 - Gallery',
+        'Central Library, Level 1 - Story Hour Room in Children’s C',
+        'Central Library, Área para niños',
+        'Central Library',
+        'CENTRAL LIBRARY',
+        'The Central Library (Level 4 - Room 2)',
+      ]) {
+        for (const organizer of [spl, null, 'Some Aggregator']) assert.notEqual(keyOf(location, organizer), 'bpl-central', `${location} / ${organizer}`);
+      }
+      // Naming Seattle or Washington settles it: elsewhere, even for Berkeley's own organizer.
+      for (const location of ['Central Library, Seattle, WA', 'Central Library, 1000 4th Ave, Seattle, WA 98104', 'Central Library, Seattle WA', 'Central Library - Seattle, Washington']) {
+        for (const organizer of [spl, 'Berkeley Public Library']) assert.equal(resolve(location, organizer), 'outside_area', `${location} / ${organizer}`);
+      }
+    });
+
+    test("a generic name is the known venue for that venue's organizer, or with its city or street", () => {
+      for (const [name, key] of generic) {
+        const v = g.venueByKey.get(key)!;
+        assert.ok([v.name, ...v.aliases].includes(name), `${key} is called ${name}`);
+        assert.equal(keyOf(name, v.organizer), key, `${name} by ${v.organizer}`);
+        assert.equal(keyOf(`${name}, Level 2 - Meeting Room`, v.organizer), key, `${name} + room, by ${v.organizer}`);
+        for (const organizer of [spl, 'Somewhere Else Parks and Recreation', null]) {
+          assert.notEqual(keyOf(name, organizer), key, `${name} by ${organizer}`);
+          assert.equal(keyOf(`${name}, ${v.city}`, organizer), key, `${name}, ${v.city} by ${organizer}`);
+          assert.equal(keyOf(`${name}, ${v.city}, CA`, organizer), key, `${name}, ${v.city}, CA by ${organizer}`);
+          assert.equal(keyOf(`${name}, ${v.street}, ${v.city}, CA ${v.zip}`, organizer), key, `${name} at its address, by ${organizer}`);
+          assert.equal(keyOf(`${name} (${v.city})`, organizer), key, `${name} (${v.city}) by ${organizer}`);
+        }
+      }
+      // Another Bay Area city named: that city's, never the organizer's own building elsewhere.
+      assert.equal(keyOf('Main Library, Oakland', 'San Francisco Public Library'), 'opl-main');
+      assert.equal(keyOf('Main Library, San Francisco', 'Oakland Public Library'), 'sfpl-main');
+      assert.notEqual(keyOf('Central Library, Oakland, CA', 'Berkeley Public Library'), 'bpl-central');
+      // Spelled with the organizer or its town, the name is no longer generic.
+      assert.equal(keyOf('Berkeley Central Library', spl), 'bpl-central');
+      assert.equal(keyOf('SFPL Main Library', null), 'sfpl-main');
+    });
+
+    test('a distinctive name is still the known venue for anyone who writes it', () => {
+      for (const key of ['exploratorium', 'pacl-mitchell-park', 'lawrence-hall', 'sfpl-mission-bay', 'cccl-concord']) {
+        const v = g.venueByKey.get(key)!;
+        for (const organizer of [spl, 'Some Aggregator', null]) assert.equal(keyOf(v.name, organizer), key, `${v.name} by ${organizer}`);
+      }
+    });
+  });
+
+  describe('issue 25: a town of another state is not the Bay Area town of its name', () => {
+    const resolve = (location: string, feedElsewhere = false): ReturnType<typeof resolveVenue> =>
+      resolveVenue(g, { location, lat: null, lng: null, organizer: null, feedElsewhere });
+
+    test('a state after the town, by code or name, with or without comma or ZIP, anywhere in the text', () => {
+      for (const location of [
+        'Concord Conservatory of Music, Concord, MA',
+        'Concord Conservatory of Music, Concord MA',
+        'Concord Conservatory of Music, Concord, MA 01742',
+        'Concord Conservatory of Music, Concord MA 01742',
+        'Concord Conservatory of Music, 1317 Main St, Concord, MA 01742',
+        '1317 Main St Concord MA 01742',
+        'Concord MA 01742',
+        'Concord, MA',
+        'Concord MA',
+        'CONCORD MA',
+        'Concord, Massachusetts',
+        'Concord Massachusetts',
+        'Concord Conservatory of Music, Concord, Massachusetts 01742',
+        'Concord Conservatory of Music (Concord, MA)',
+        'Concord, MA - Concord Conservatory of Music',
+        'Concord MA: Concord Conservatory of Music',
+        'Concord Massachusetts: Concord Conservatory of Music',
+        'Concord Conservatory of Music, 1317 Main St., Concord, MA, USA',
+        'Walnut Creek Grange, Walnut Creek OH 44687',
+        'Berkeley Springs WV',
+        'Richmond VA 23219',
+        'Fremont, Nebraska',
+        'Dublin NH',
+        'Hayward Wisconsin',
+        'Alameda, New Mexico',
+        'Oakland Township MI',
+        'Sunnyvale TX',
+      ]) {
+        assert.equal(resolve(location), 'outside_area', location);
+      }
+    });
+
+    test('a state\'s name or a code-like word that is not a state after a town stays ours', () => {
+      const cases: [string, string][] = [
+        ['Concord, CA', 'Concord'],
+        ['Concord CA 94520', 'Concord'],
+        ['Todos Santos Plaza, Concord, California', 'Concord'],
+        ['Washington Square Park, San Francisco', 'San Francisco'],
+        ['Booker T. Washington, 800 Presidio Ave, San Francisco, CA', 'San Francisco'],
+        ['Potrero Hill Recreation Center, 801 Arkansas St, San Francisco, CA 94107', 'San Francisco'],
+        ['Jack London Square, Oakland', 'Oakland'],
+        // "OR", "CO", "IN" are words before they are states: not without a ZIP.
+        ['Library Lawn OR Community Room, Oakland', 'Oakland'],
+        ['ACME CO, 1 Main St, Oakland, CA', 'Oakland'],
+      ];
+      for (const [location, city] of cases) {
+        const v = resolve(location);
+        assert.ok(v !== null && v !== 'outside_area', location);
+        assert.equal(v.city, city, location);
+      }
+    });
+
+    test('in a feed placed in another state, a bare town name is that state\'s; a street, ZIP, state or coordinates still place it here', () => {
+      // boston-jazz-weekly.ics: the item served in Concord, CA, and what the feed's other items say.
+      const bare = 'Concord Conservatory of Music, Concord';
+      assert.equal((venueOf({ location: bare, lat: null, lng: null, organizer: null })).city, 'Concord');
+      // A known venue whose name is the town's and a kind of building ("Concord Library") is no more than the town's name.
+      for (const location of [bare, 'Concord', 'Concord Free Public Library', 'Concord Public Library', 'Toddler Storytime at Concord Library', 'Fremont Abbey, Fremont']) {
+        assert.equal(resolve(location, true), 'outside_area', location);
+      }
+      for (const location of ['Todos Santos Plaza, Concord, CA', '1950 Parkside Dr, Concord', 'Concord, 94520', 'Concord Library, 2900 Salvio St, Concord']) {
+        const v = resolve(location, true);
+        assert.ok(v !== null && v !== 'outside_area', location);
+        assert.equal(v.city, 'Concord', location);
+      }
+      // …as are a distinctive known venue, and a town's library for its own organizer.
+      assert.equal((resolve('Lindsay Wildlife Experience', true) as Venue).key, 'lindsay-wildlife');
+      assert.equal((resolveVenue(g, { location: 'Concord Library', lat: null, lng: null, organizer: 'Contra Costa County Library', feedElsewhere: true }) as Venue).key, 'cccl-concord');
+      const withGeo = resolveVenue(g, { location: bare, lat: 37.9722, lng: -122.0016, organizer: null, feedElsewhere: true });
+      assert.ok(withGeo !== null && withGeo !== 'outside_area' && withGeo.city === 'Concord');
+    });
+
+    test('which feeds are placed elsewhere: those whose stated addresses are in another state or country', () => {
+      const at = (location: string | null, lat: number | null = null, lng: number | null = null): LocationInput => ({ location, lat, lng, organizer: null });
+      const boston = [
+        '400 Soldiers Field Rd, Boston, MA 02134',
+        'Lizard Lounge, Cambridge',
+        '1 Bennett St, Cambridge, MA 02138',
+        '135 Congress St, Portsmouth, NH 03801',
+        'Concord Conservatory of Music, Concord',
+        'The Center for Arts in Natick, Natick',
+      ].map((l) => at(l));
+      assert.equal(feedIsElsewhere(g, boston), true);
+      // Coordinates far from California say so too.
+      assert.equal(feedIsElsewhere(g, [at('Club Passim', 42.3735, -71.1196), at('Regattabar', 42.3725, -71.1216), at('Concord')]), true);
+      // One address elsewhere is not a region.
+      assert.equal(feedIsElsewhere(g, [at('400 Soldiers Field Rd, Boston, MA 02134'), at('Concord')]), false);
+      // A Bay Area feed with a few items away (a touring act, a conference) stays a Bay Area feed.
+      const bay = [
+        ...['Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131', 'Exploratorium', '630 Summerfield Road Santa Rosa CA 95405', 'Todos Santos Plaza, Concord, CA'].map((l) => at(l)),
+        at('Code for America', 37.77567, -122.41364),
+        at('Olympia Theatre, 72 Dame Street, Dublin, Ireland'),
+        at('1 Main St, Portland, OR 97201'),
+      ];
+      assert.equal(feedIsElsewhere(g, bay), false);
+      // California outside the nine counties is not another region: a Sacramento calendar's "Concord" is ours.
+      assert.equal(feedIsElsewhere(g, ['123 K St, Sacramento, CA 95814', '1 Main St Davis CA 95616', 'Some Hall, Stockton, CA 95202', 'Concord'].map((l) => at(l))), false);
+    });
+
+    test('normalizeAll reads the region from the whole feed (boston-jazz-weekly.ics)', () => {
+      const vevent = (uid: string, day: number, title: string, location: string): string =>
+        ['BEGIN:VEVENT', `UID:${uid}`, `DTSTART:202612${String(day).padStart(2, '0')}T230000Z`, `SUMMARY:${title}`, `LOCATION:${location.replace(/,/g, '\\,')}`, 'END:VEVENT'].join('\r\n');
+      const feed = (locations: readonly string[]): string =>
+        ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...locations.map((l, i) => vevent(`e${i}@jazz`, 1 + i, `Set ${i} at Jazz Boston Calendar`, l)), 'END:VCALENDAR', ''].join('\r\n');
+      const registry = parseRegistry(
+        { sources: [{ id: 'jazz', url: 'jazz.ics', format: 'ical', organizer: { name: 'Jazz Weekly', url: 'https://jazz.example' }, destination: 'san-francisco', attribution: 'Jazz Weekly' }] },
+        '(test)',
+      );
+      const ctx = sourceContext(registry, registry.sources[0]!, g, WINDOW);
+      const concord = 'Concord Conservatory of Music, Concord';
+      const away = normalizeAll(parseICal(feed(['400 Soldiers Field Rd, Boston, MA 02134', '135 Congress St, Portsmouth, NH 03801', '1 Bennett St, Cambridge, MA 02138', concord]), { window: WINDOW }).events, ctx);
+      assert.deepEqual([away.rows.length, away.dropped], [0, { outside_area: 4 }]);
+      // The same item in a Bay Area feed is Concord, CA.
+      const here = normalizeAll(parseICal(feed(['Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131', 'Todos Santos Plaza, Concord, CA 94520', concord]), { window: WINDOW }).events, ctx);
+      assert.deepEqual(here.rows.map((r) => [r.venue_city, r.venue_geo_precision]), [['San Francisco', 'zip'], ['Concord', 'zip'], ['Concord', 'place']]);
     });
   });
 
