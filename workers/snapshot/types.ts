@@ -91,6 +91,8 @@ export interface EventRow {
 
 export type DropReason =
   | 'adults_only'
+  /** A closure, private booking, deadline, opening hours or other notice posted as an event (normalize/kind.ts). */
+  | 'not_an_event'
   | 'no_title'
   | 'no_start'
   | 'no_location'
