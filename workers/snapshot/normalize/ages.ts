@@ -93,6 +93,9 @@ const RULES: readonly Rule[] = [
     years(0, m[1] !== undefined ? Number(m[1]) : m[2] === 'elementary' ? 11 : 5)),
   rule(String.raw`\b(?:edades?:?\s|de\s)?(\d{1,2})\s?(?:a|-|–|y)\s?(\d{1,2})\sanos\b|\bedades?:?\s(\d{1,2})\s?(?:-|–|a)\s?(\d{1,2})\b`, (m) =>
     years(Number(m[1] ?? m[3]), Number(m[2] ?? m[4]))),
+  // Chinese: "3至5歲", "0-5岁", "从0岁到小学生" (from birth to primary school)
+  rule(String.raw`(\d{1,2})\s?(?:岁|歲)?\s?(?:至|到|-|–|~|～)\s?(?:(\d{1,2})\s?(?:岁|歲)|(?:小学|小學))`, (m) =>
+    years(Number(m[1]), m[2] !== undefined ? Number(m[2]) : 11)),
   // "elementary, middle school, and high school students": the union of the school levels named
   rule(String.raw`\b((?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/)(?:(?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/))*(?:elementary|middle|high))\s(?:school\s)?(?:students|schoolers|kids|youth|aged?)\b`, (m) => {
     const lv = m[1]!;
@@ -130,7 +133,8 @@ const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|
 const BABY_ACTIVITY = String.raw`(?=\s?(?:[&+,]|and)\s?(?:me|toddler|tot|caregiver|parent|grown-?up|famil|preschool|bab)|\s?(?:stor|rhyme|lap|play|sign|music|song|sing|bounce|yoga|sensory|gym|swim|social|circle|time|book|read|art|dance|steps|jam|boogie|wiggle|group|class|club|hour|talk|explor|meetup|movers|lounge)|\s?$|\s?[)\]:–-])`;
 // Not the audience: a topic ("Parenting Teens"), or the place ("Concert at Rosa Parks Elementary").
 const PARENTS_OF = /(?:parenting|raising|parents?\s(?:and\scaregivers\s)?of|caring\sfor|about|teaching|living\swith)\s(?:your\s|young\s|a\s|an\s|the\s)?$|\b(?:at|@)\s(?:[\w.'’-]+\s){1,3}$/;
-const ALL_AGES = /\ball[\s-]ages\b|\bfor (?:the (?:whole|entire) )?famil(?:y|ies)\b/;
+// "Adults of all ages" is no child.
+const ALL_AGES = /(?<!\b(?:adults?|grown-?ups|seniors)\sof\s)\ball[\s-]ages\b|\bfor (?:the (?:whole|entire) )?famil(?:y|ies)\b/;
 // In a title the list may start with any group but a singular baby or infant, which needs its activity.
 const TITLE_LIST = String.raw`(?!(?:baby|infant)\b)(?:${NOUN})(?:${JOIN}(?:${NOUN}|tots))*`;
 const TITLE_NOUNS = new RegExp(String.raw`\b(?:(baby|infant)${BABY_ACTIVITY}|(${TITLE_LIST})\b)${TOPIC}`, 'g');
@@ -149,11 +153,23 @@ function unionOf(list: string, acc: AgeRange | null): AgeRange | null {
   return out;
 }
 
+// Teens named beside adults ("Adults and teenagers welcome", "for teens and adults") are one end
+// of an open range, not a teen program; toddlers beside adults are with their grown-ups.
+const ADULTS_BEFORE = /\b(?:adults?|grown-?ups)\s?(?:[,&+]|and|or)\s?$/;
+const ADULTS_AFTER = /^\s?(?:[,&+]|and|or)\s?(?:adults?|grown-?ups)\b/;
+const TEENS_UP = 9 * 12;
+
 /** The union of the audience words in a text (all of them in a title, the addressed ones in a description). */
 function keywords(text: string, re: RegExp): AgeVerdict | null {
   let range: AgeRange | null = null;
   for (const m of text.matchAll(re)) {
-    if (PARENTS_OF.test(text.slice(Math.max(0, m.index - 40), m.index))) continue;
+    const before = text.slice(Math.max(0, m.index - 40), m.index);
+    if (PARENTS_OF.test(before)) continue;
+    const found = unionOf(m[1] ?? m[2] ?? m[3] ?? '', null);
+    if (found === null) continue;
+    const listEnd = m.index + m[0].length;
+    const withAdults = ADULTS_BEFORE.test(before) || ADULTS_AFTER.test(text.slice(listEnd, listEnd + 20)) || /\s(?:and|&|\+)\s(?:adults?|grown-?ups)\b/.test(m[0]);
+    if (withAdults && found.min_months >= TEENS_UP) continue;
     range = unionOf(m[1] ?? m[2] ?? m[3] ?? '', range);
   }
   if (range !== null) return { kind: 'range', range };
@@ -219,16 +235,24 @@ function fromGroups(g: AudienceGroups | null): AgeVerdict | null {
  * Adults only ('adults': not family-friendly) when the field or title states a minimum age of 18+,
  * or nudity anywhere; when the description states one and nothing in the event states a child
  * audience; or when a bar, lounge, tasting or "for adults" program, or one at a taproom, pub or
- * winery (`place`, the upstream location), speaks to no child.
+ * winery (`place`, the upstream location and organizer), speaks to no child. `startHour`, the local
+ * hour the event starts (null when unknown or all day), tells a taproom's evening from its
+ * Saturday-morning market.
  * Returns null when nothing is said (served as all ages).
  */
-export function parseAges(field: string | null, title: string, description: string | null, place: string | null = null): AgeVerdict | null {
-  return agesMemo(JSON.stringify([field, title, description, place]));
+export function parseAges(field: string | null, title: string, description: string | null, place: string | null = null, startHour: number | null = null): AgeVerdict | null {
+  // Only the part of the day matters (audience.ts): night, morning, afternoon, evening.
+  const partOfDay = startHour === null ? null : startHour < 7 ? 0 : startHour < 12 ? 7 : startHour < 17 ? 12 : 17;
+  return agesMemo(JSON.stringify([field, title, description, place, partOfDay]));
 }
 
+// A hashtag runs its words together: "#StoupBeerRunners" is a beer run.
+const HASHTAG = /#[A-Za-z]\w*[a-z][A-Z]\w*/g;
+const splitHashtags = (t: string): string => (t.includes('#') ? t.replace(HASHTAG, (h) => h.replace(/(?<=[a-z])(?=[A-Z])/g, ' ')) : t);
+
 const agesMemo = memoize((key: string): AgeVerdict | null => {
-  const [field0, title0, description0, place0] = JSON.parse(key) as [string | null, string, string | null, string | null];
-  const clip = (t: string | null): string | null => (t == null || t.trim() === '' ? null : numerals(fold(t).slice(0, 4000)));
+  const [field0, title0, description0, place0, startHour] = JSON.parse(key) as [string | null, string, string | null, string | null, number | null];
+  const clip = (t: string | null): string | null => (t == null || t.trim() === '' ? null : numerals(fold(splitHashtags(t)).slice(0, 4000)));
   const [field, title, description] = [clip(field0), clip(title0) ?? '', clip(description0)];
 
   const listed = field === null ? null : audienceField(field);
@@ -236,7 +260,7 @@ const agesMemo = memoize((key: string): AgeVerdict | null => {
 
   // An ages field that is only numbers ("7-12", "3+", schema.org's "21-") is in years, as the field's name implies.
   const fieldText = field && /^\d/.test(field) ? `ages ${field.replace(/^(\d{1,2})\s?-$/, '$1+')}` : field;
-  const signs = adultSigns(fieldText, title, description, place0 === null ? null : fold(place0));
+  const signs = adultSigns(fieldText, title, description, place0 === null ? null : fold(place0), startHour);
   if (signs.strong === 'head') return ADULT;
 
   const texts = [fieldText, title, description].filter((t): t is string => t !== null);

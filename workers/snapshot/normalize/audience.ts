@@ -143,6 +143,9 @@ const STRONG_ADULT: readonly RegExp[] = [
   /\b(?:age\s(?:restriction|requirement|limit|minimum)s?|minimum\sage)\s?(?:is\s|of\s)?:?\s?(?:1[89]|2[01])\b/g,
   /\badults?[\s-]only\b|\bno\sminors\b|\bminors\s(?:are\s)?not\s(?:permitted|allowed|admitted)\b|\b(?:legal\s)?drinking\sage\b|\bof\slegal\sage\b/g,
   new RegExp(String.raw`\b(?:under|younger\sthan)\s${ADULT_AGE}\s(?:(?:will|are|is)\s)?(?:not|never|cannot|can't)\s(?:be\s)?(?:admitted|allowed|permitted)`, 'g'),
+  // Spanish ("solo para adultos", "mayores de 18 años") and Chinese ("18歲以上", "僅限成人").
+  /\b(?:solo|solamente|exclusivo)\s(?:para\s)?adultos\b|\bmayores\sde\s(?:1[89]|2[01])\b/g,
+  /(?<![$\d.])(?:1[89]|2[01])\s?(?:岁|歲|周岁|週歲)或?以上|(?:仅限|僅限|只限)成人|成人(?:专场|專場|限定)/g,
 ];
 // Minors may come with a grown-up: then the age is a rule of entry, not an adults' event.
 const ACCOMPANIED = /\b(?:unless\s|if\s|when\s|must\sbe\s|are\s|is\s)?accompanied\sby\b|\bwith\sa\s(?:parent|guardian|grown-?up|adult)\b|\bguardians?\b|\bchaperon\w*|\bparental\s(?:consent|permission)|\bpermission\sslip/;
@@ -174,12 +177,18 @@ const WEAK_ADULT_ANYWHERE = new RegExp(
     String.raw`sip\s(?:&|and|n)\s(?:paint|stroke|draw|craft|create|savor)|paint\s(?:&|and|n)\ssip|drink\s(?:&|and|n)\sdraw|happy\shours?|craft\sbeers?|open\sbar|drink\s(?:specials|minimum)|bottomless|` +
     String.raw`(?:pub|bar)\s(?:crawls?|quiz|trivia|hops?|hopping)|taprooms?|brewpubs?|speakeasy|tasting\sroom|(?:full|cash|no-?\s?host|hosted)\sbars?|bar\s(?:opens|will\sbe\sopen)|burlesque|` +
     String.raw`night\s?clubs?|club\snights?|dance\sclub|(?:hookah|piano|ultra|vip|rooftop|sky)\slounges?|lounge\s(?:nights?|party|parties|series)|bottle\sservice|` +
-    String.raw`(?:figure|life)\sdrawing)\b`,
+    String.raw`after[\s-]?part(?:y|ies)|` +
+    // Training for a profession: teachers' in-service days, continuing-education credit.
+    String.raw`professional\sdevelopment|(?:teachers?|educators?)(?:'s?|’s?)?\s(?:workshops?|trainings?|institutes?|in-?services?|seminars?|certification)|continuing\seducation\s(?:credits?|units?|hours?)|clock\shours|ceus)\b`,
 );
 // In a title: a venue that serves drink. A bar word counts where it names the place ("at Murphy's
 // Pub", "Russell's Tavern 12th Anniversary", "Trivia at the Lounge"), not as the first word of a
 // name ("Pub Choir", "Bar Method") or beside another noun ("at Monkey Bar Gym").
-const TITLE_PLACE = /\b(?:brewery|breweries|brewing|winery|wineries|distillery|beer\shall|biergarten|cocktail\sbar|wine\sbar)\b|(?<!\byoung\s)\badults?\b|\bseniors\b|\bolder\sadults\b/;
+const TITLE_PLACE = /\b(?:brewery|breweries|brewing|winery|wineries|distillery|beer\shall|biergarten|cocktail\sbar|wine\sbar)\b/;
+const TITLE_GROWNUPS = /(?<!\byoung\s)\badults?\b|\bseniors\b|\bolder\sadults\b|\badultos\b|\bpersonas\smayores\b|\btercera\sedad\b|樂齡|乐龄|長者|长者|長輩|长辈|銀髮|银发|耆英|老年人|成人/;
+// A drink named in a title is what the event is about ("Women, Wheels and Wine Ride", "IPA Release
+// Party"), unless it is no drink ("root beer", "ginger beer") or a region ("wine country").
+const TITLE_DRINK = /(?<!\b(?:root|ginger|butter)\s)\b(?:beers?|wines?|whiske?y|bourbon|tequila|mezcal|cocktails?|martinis?|margaritas?|mimosas?|sangria|booze|pints|ipas?|champagne|prosecco|tap\stakeovers?)\b(?!\scountry\b)/;
 const BAR_WORD = /\b(?:bar|pub|tavern|saloon|lounge|cantina)\b(?!\s(?:mitzvah|none)\b)/g;
 const POSSESSIVE_BEFORE = /(?:'s|s'|’s)\s$/;
 const AT_BEFORE = /(?:^|\s)(?:at|@)\s(?:[\w'’&.-]+\s){0,3}$/;
@@ -198,24 +207,55 @@ function barPlaceInTitle(title: string): boolean {
 const DRINKING_PLACE =
   /\b(?:pub|tavern|saloon|taproom|tap\sroom|tap\shouse|taphouse|brewery|breweries|brewing|brewpub|brews|winery|wineries|distillery|beer\shall|beer\sgarden|biergarten|night\s?club|cantina|(?:wine|cocktail|sports|dive|tiki|piano)\sbar|bar\s(?:&|and)\sgrill)\b/;
 // In a description bar words are too often something else ("monkey bars", "salad bar", "Adults $10, kids $5").
+// Spanish and Chinese programs for grown-ups: "para adultos mayores", 樂齡/乐龄 (seniors), 長者 (elders); not
+// "abierto a todos, … se recomienda a las personas de la tercera edad" (open to all, elders encouraged).
 const WEAK_ADULT_DESCRIPTION =
-  /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:adults?|grown-?ups|seniors|older\sadults)\b(?!\s?(?:,|and\b|&|with\b|accompanied\b|\+\s?(?:kids|children)))|\bolder\sadults\b|\badult\s(?:learners|students|participants|education)\b|^(?:adults|seniors|grown-?ups),?\s(?:join|come|learn|are\sinvited)\b/;
+  /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:adults?|grown-?ups|seniors|older\sadults)\b(?!\s?(?:,|and\b|&|with\b|accompanied\b|\+\s?(?:kids|children)))|\bolder\sadults\b|\badult\s(?:learners|students|participants|education)\b|^(?:adults|seniors|grown-?ups),?\s(?:join|come|learn|are\sinvited)\b|\bpara\s(?:(?:los|las)\s)?(?:adultos(?:\smayores)?|personas\s(?:mayores|de\sla\stercera\sedad)|mayores)\b|樂齡|乐龄|長者|长者|長輩|长辈|銀髮族|银发族|耆英|老年人/;
 
 // Children or families named at all, which outweighs the weak signs above. Singular "kid" and "baby"
 // are left out: band names and lyrics ("DJ Kid Hops", "it's a love story, baby").
+// Cartoons and puppet shows are children's fare ("Cartoon Happy Hour" at a cinema). "Adults of all
+// ages" speaks to grown-ups only. Spanish and Chinese (兒童 children, 親子 parent-child, 故事 stories).
 const CHILD_WORDS =
-  /\b(?:kids|children|child|parents?|caregivers?|famil(?:y|ies)|family-friendly|kid-friendly|all[\s-]ages|youth|teens?|tweens?|toddlers?|babies|infants|preschool(?:ers)?|storytime|story\stime|grades?\s(?:k|tk|\d)|graders?|kindergarten\w*|little\sones|youngsters|kiddos|ninos|ninas|familias?|cuentos)\b/;
+  /\b(?:kids|children|child|parents?|caregivers?|famil(?:y|ies)|family-friendly|kid-friendly|(?<!\b(?:adults?|grown-?ups|seniors)\sof\s)all[\s-]ages|youth|teens?|tweens?|toddlers?|babies|infants|preschool(?:ers)?|storytime|story\stime|grades?\s(?:k|tk|\d)|graders?|kindergarten\w*|little\sones|youngsters|kiddos|cartoons?|puppets?|puppetry|ninos|ninas|familias?|cuentos|bebes|jovenes|adolescentes|infantil(?:es)?)\b|兒童|儿童|孩子|小朋友|親子|亲子|家庭|青少年|幼兒|幼儿|嬰|婴|學生|学生|故事/;
+
+// What an event is, when it is no drinking event wherever it is held: a market, a sale, an
+// adoption meet, a drive, a clean-up ("Veggie Start Sale", "Adoptable Dog Meet-n-Greet" at a brewery).
+const NOT_A_DRINKING_EVENT =
+  /\b(?:markets?|marketplace|sales?|fair|bazaar|flea|swap|rummage|adopt\w*|meet[\s-]?(?:n|and|&)?[\s-]?greet|(?:blood|food|toy|coat|book|clothing)\sdrive|clean[\s-]?up|pumpkin\spatch|egg\shunt|vaccin\w*|clinic)\b/;
+// What makes a morning event at a taproom a drinking one after all.
+const DRINKING_WORDS = /\b(?:night|evening|after\s(?:dark|hours)|happy\shours?|trivia|brunch|bottomless|tasting|tap|pints?|release|party)\b/;
+
+/**
+ * Whether the place names a taproom, pub or winery that makes this event a drinking one: not a
+ * market, sale or adoption meet there before the evening, nor a morning there that names no drink
+ * or night (`startHour`: the local hour it starts, null when unknown).
+ */
+function drinkingPlace(title: string, place: string | null, startHour: number | null): boolean {
+  const atBar = TITLE_PLACE.test(title) || barPlaceInTitle(title) || (place !== null && DRINKING_PLACE.test(place));
+  if (!atBar) return false;
+  // Before 7 a time is more often an evening written without "pm" ("05:30-07:30") than a dawn event.
+  const beforeEvening = startHour === null || (startHour >= 7 && startHour < 17);
+  if (beforeEvening && NOT_A_DRINKING_EVENT.test(title)) return false;
+  return !(startHour !== null && startHour >= 7 && startHour < 12 && !DRINKING_WORDS.test(title));
+}
 
 /**
  * 'strong': a stated minimum age of 18+ or "adults only" ('head' in the field or title, or nudity
  * anywhere: decisive; 'body' in the description); 'weak': a bar-like place or program.
  */
-export function adultSigns(field: string | null, title: string, description: string | null, place: string | null = null): { strong: 'head' | 'body' | null; weak: boolean } {
+export function adultSigns(
+  field: string | null,
+  title: string,
+  description: string | null,
+  place: string | null = null,
+  startHour: number | null = null,
+): { strong: 'head' | 'body' | null; weak: boolean } {
   const head = [field, title].filter((t): t is string => t != null);
   const nude = [...head, description].some((t) => t != null && NUDITY.test(t));
   const strong = nude || head.some(strongIn) ? 'head' : description !== null && strongIn(description) ? 'body' : null;
   const weak =
-    TITLE_PLACE.test(title) || barPlaceInTitle(title) || (place !== null && DRINKING_PLACE.test(place)) ||
+    TITLE_GROWNUPS.test(title) || TITLE_DRINK.test(title) || drinkingPlace(title, place, startHour) ||
     [title, description].some((t) => t != null && WEAK_ADULT_ANYWHERE.test(t)) ||
     (description !== null && WEAK_ADULT_DESCRIPTION.test(description));
   return { strong, weak };

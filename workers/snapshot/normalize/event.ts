@@ -8,7 +8,7 @@ import { noticeKind } from './kind.ts';
 import { classify } from './categories.ts';
 import { bareHost, imageUrl, organizerKey, resolveOrganizer, type VettedOrganizer } from './links.ts';
 import { normalizePrice } from './price.ts';
-import { eventSpan, isoLocal } from './times.ts';
+import { eventSpan, isoLocal, LA } from './times.ts';
 import { fold, plainText, summarize, words } from './text.ts';
 import { defaultVenue, formatAddress, resolveVenue } from './venues.ts';
 
@@ -80,7 +80,9 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   // Where it happens and who holds it: an event at a taproom, or on a brewery's own calendar, that
   // speaks to no child is a night out for grown-ups (ages.ts weighs it).
   const place = [plainText(raw.location), plainText(raw.organizerName) ?? src.organizer.name].filter((p) => p !== null).join(', ');
-  const ages = parseAges(raw.ages, title, description, place);
+  // And when: a taproom's evening is a night out, its Saturday-morning market is not.
+  const startHour = raw.start.dateOnly || !raw.start.at.isValid ? null : raw.start.at.setZone(LA).hour;
+  const ages = parseAges(raw.ages, title, description, place, startHour);
   if (ages?.kind === 'adults') return 'adults_only';
 
   const span = eventSpan(raw.start, raw.end, raw.endIsExclusiveDate ?? false);

@@ -160,3 +160,96 @@ describe('ranges read whole', () => {
     ['"Teens & Tweens"', null, 'Teens & Tweens Anime Club', null, years(9, 18)],
   ]);
 });
+
+// Gold set (test/fixtures/gold): each class of the items it got wrong, the observed item first
+// (trimmed), then other wordings of the class, and what must stay as it is.
+describe('adults only: an afterparty, training for a profession, a drink named in the title', () => {
+  cases([
+    ['observed: a conference afterparty with DJs', null, "Up After Dark - TailscaleUp's Official Afterparty",
+      'Join Up attendees and Bay Area tech professionals at the historic Hibernia for “Up After Dark” - the official after party of TailscaleUp. We’re bringing the freshest DJs, funkiest house beats, tasty drinks and bites for a night to remember.', ADULTS],
+    ['an "after-party" in the description', null, 'Spring Gala', 'Dinner, awards, and an after-party with a DJ until late.', ADULTS],
+    ['a children\'s after-party stays', null, 'Costume Parade & After-Party', 'A parade for kids in costume, then cocoa and crafts.', null],
+    ['observed: teachers\' professional development', null, 'Teacher Professional Development: Pop Culture & Activism',
+      'From musicians who use songs as a call to action to photographers who use images as protest, pop culture plays a critical role in activism.', ADULTS],
+    ['an educators\' workshop with clock hours', null, 'Teaching with Primary Sources', 'An educator workshop on archives in the classroom. Earn 3 clock hours.', ADULTS],
+    ['continuing-education credit', null, 'Summer Institute: Watershed Science', 'Participants earn continuing education credits.', ADULTS],
+    ['a day when educators get in free is no training (labelled family)', null, 'Free Educator Day at MOPOP', 'Educators get in free with a valid ID.', null],
+    ['office hours for instructors are no training (labelled family)', null, 'Teaching Technologies Office Hours', 'Drop in with questions about Canvas, Panopto and Zoom.', null],
+    ['a library\'s job help is not adults only (labelled family)', null, 'Job Interview Essentials', 'Learn how to prepare for a job interview and answer common questions.', null],
+    ['observed: "Women wheels and wine Ride" (no description)', null, 'Women wheels and wine Ride to Doffo', null, ADULTS],
+    ['a beer release in the title', null, 'Hazy IPA Release Party', 'New beer on tap.', ADULTS],
+    ['observed: a hashtag runs its words together', null, '#StoupBeerRunners', null, ADULTS],
+    ['"Bourbon & Bluegrass"', null, 'Bourbon & Bluegrass', 'Live music on the patio.', ADULTS],
+    ['"root beer" is no drink', null, 'Root Beer Float Social', 'Floats for everyone.', null],
+    ['"wine country" is a region', null, 'Wine Country Trail Run', 'A 5K through the vineyards.', null],
+    ['a drink in the title yields to children named', null, 'Wine & Cheese Family Picnic', 'Bring the kids: games and crafts.', null],
+  ]);
+});
+
+describe('adults only: older adults, in English, Spanish and Chinese', () => {
+  cases([
+    ['observed: "Tailored for active older adults … Adults of all ages welcome"', null, 'Zumba Toning *Online*',
+      'Tailored for active older adults, who want to focus on muscle conditioning and light weight activity, Zumba Gold Toning blends low-intensity strength training with a fun party atmosphere. Dress comfortably and bring water. Adults of all ages welcome. Start anytime.', ADULTS],
+    ['"grown-ups of all ages" are still grown-ups', null, 'Walking Club', 'A walking group for older adults. Grown-ups of all ages are welcome.', ADULTS],
+    ['"adults of all ages" alone is no all-ages event', null, 'Line Dancing', 'Adults of all ages welcome.', null],
+    ['older adults beside kids stay a family event', null, 'Zumba for Everyone', 'Kids, parents and older adults welcome.', null],
+    ['observed: a seniors\' (樂齡) tech meetup in Chinese', null, '健安樂齡科技坊', '來參加我們 的樂齡科技交流會，與我們 一起探索數位世界！活動以粵語和國語進行。', ADULTS],
+    ['simplified Chinese 乐龄', null, '乐龄智能手机课', '学习使用智能手机。', ADULTS],
+    ['長者 (elders) in a title', null, '長者太極班', null, ADULTS],
+    ['Chinese adult minimum "18歲以上"', null, '品酒會', '只限18歲以上人士參加。', ADULTS],
+    ['Chinese seniors beside children stay', null, '祖孫同樂', '歡迎長者和兒童一起參加。', null],
+    ['Spanish "para adultos mayores"', null, 'Clase de ejercicio', 'Una clase para adultos mayores.', ADULTS],
+    ['Spanish "solo para adultos, mayores de 21"', null, 'Noche de salsa', 'Solo para adultos, mayores de 21 años.', ADULTS],
+    ['observed: open to all, elders encouraged (Spanish) is not adults only', null, 'Charlas creativas en comunidad',
+      'Este programa está al alcance de todos, sin embargo, se recomienda especialmente a las personas de la tercera edad que participen.', null],
+  ]);
+});
+
+describe('not adults only: children\'s fare at a "happy hour", a figure-drawing class with no nude model', () => {
+  cases([
+    ['observed: "Cartoon Happy Hour" at a cinema (no description)', null, 'Cartoon Happy Hour', 'https://www.central-cinema.com/movie/cartoon-happy-hour', null],
+    ['a puppet show at happy hour', null, 'Puppet Show Happy Hour', 'Marionettes at five.', null],
+    ['a museum\'s happy hour is still a bar night', null, 'SAM Happy Hour', 'Drinks and live music in the galleries.', ADULTS],
+    ['observed: figure drawing that says nothing of nudity', null, 'SAM Creates: Figure Drawing', 'art making, workshops', null],
+  ]);
+});
+
+describe('a taproom\'s morning or its market is no night out', () => {
+  const brewery = 'Ravenna Brewing Company, 5408 26th Ave NE, Seattle, WA, 98105';
+  const at = (title: string, place: string, hour: number | null): AgeVerdict | null => parseAges(null, title, null, place, hour);
+  test('observed: an adoption meet at noon and a plant-start sale at 11 at a brewery', () => {
+    assert.equal(at('ADOPTABLE DOG MEET-N-GREET WITH DOG GONE SEATTLE', brewery, 12), null);
+    assert.equal(at('VEGGIE, HERB, AND FLOWER START SALE WITH RAVENNA GARDENS', brewery, 11), null);
+  });
+  test('other markets, sales and drives by day, or with no time given', () => {
+    assert.equal(at('Holiday Makers Market', "Drake's Brewing Co., San Leandro", 14), null);
+    assert.equal(at('Pet Adoption Day', 'Russian River Brewing Company', null), null);
+    assert.equal(at('Blood Drive', 'Fieldwork Brewing Berkeley', 13), null);
+  });
+  test('a morning that names no drink or night', () => {
+    assert.equal(at('Saturday Morning Yoga', 'Trailbend Taproom', 9), null);
+    assert.equal(at('Pumpkin Carving at Murphy’s Pub', "Murphy's Pub 1928 N 45th St, Seattle, WA", 11), null);
+  });
+  test('evenings, drinking words and a time before 7 (an evening written without "pm") stay a night out', () => {
+    assert.deepEqual(at('Magic Monday Casual Commander Night', "Reuben's Brews Taproom", 18), ADULTS);
+    assert.deepEqual(at('Makers Market', "Reuben's Brews Taproom", 18), ADULTS);
+    assert.deepEqual(at('Sunday Brunch', 'The Dubliner Pub', 10), ADULTS);
+    assert.deepEqual(at('Trivia', 'Trailbend Taproom', null), ADULTS);
+    assert.deepEqual(at('SAIS Washington DC Mappy Hour', 'The Midlands Beer Garden, Washington, DC', 5), ADULTS);
+    assert.deepEqual(at('#StoupBeerRunners', 'Stoup Brewing Ballard', 11), ADULTS);
+  });
+});
+
+describe('ages: teens beside adults, Chinese ranges', () => {
+  cases([
+    ['observed: "Adults and teenagers welcome" is no teen program', null, 'Carkeek STARS Work Party',
+      'Join other enthusiastic volunteers for a fun morning of forest restoration and trails maintenance. Adults and teenagers welcome.', null],
+    ['"for teens and adults"', null, 'Knitting Circle', 'A relaxed circle for teens and adults.', null],
+    ['"teens and their parents" is still teens', null, 'College Prep Night', 'For teens and their parents.', years(13, 18)],
+    ['"toddlers and adults" is toddlers with their grown-ups', null, 'Music & Movement', 'For toddlers and adults together.', months(12, 47)],
+    ['observed: "从0岁到小学生" (from birth to primary school)', null, '普通话故事会 / 國語故事會',
+      '在故事会，各年龄层的孩子（从0岁到小学生）和他们的家庭都可以一起享受故事、歌曲和有趣的学习活动。', years(0, 11)],
+    ['"3至5歲"', null, '粵語故事時間', '適合3至5歲兒童。', years(3, 5)],
+    ['"0-5岁"', null, '亲子阅读', '适合0-5岁的孩子和家长。', years(0, 5)],
+  ]);
+});

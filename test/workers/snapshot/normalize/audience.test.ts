@@ -80,10 +80,29 @@ describe('adultSigns', () => {
     assert.equal(adultSigns(null, 'young adult book club', null).weak, false);
   });
 
+  test('a taproom is a weak sign by evening, not for its market by day nor on a morning that names no drink', () => {
+    // ravenna-brewing-seattle (gold): the place is the location and the organizer, the hour is local.
+    const place = 'ravenna brewing company, 5408 26th ave ne, seattle, wa, 98105';
+    assert.equal(adultSigns(null, 'head in the clouds trivia night!', null, place, 19).weak, true);
+    assert.equal(adultSigns(null, 'veggie, herb, and flower start sale with ravenna gardens', null, place, 11).weak, false);
+    assert.equal(adultSigns(null, 'veggie, herb, and flower start sale with ravenna gardens', null, place, 19).weak, true);
+    assert.equal(adultSigns(null, 'sunday morning stretch', null, place, 9).weak, false);
+    assert.equal(adultSigns(null, 'sunday morning stretch', null, place, null).weak, true);
+  });
+
   test('children are named by plural or group words, not by lyrics or stage names', () => {
     assert.equal(speaksToChildren("21+ it's a love story, baby"), false);
     assert.equal(speaksToChildren('plus dj kid hops (kexp)'), false);
     assert.equal(speaksToChildren('kid-friendly activities for families'), true);
+  });
+
+  test('children\'s fare and other languages name children; "adults of all ages" does not', () => {
+    assert.equal(speaksToChildren('cartoon happy hour'), true);
+    assert.equal(speaksToChildren('saturday puppet show'), true);
+    assert.equal(speaksToChildren('适合0-5岁的孩子和家长'), true);
+    assert.equal(speaksToChildren('cuentos para bebes'), true);
+    assert.equal(speaksToChildren('adults of all ages welcome'), false);
+    assert.equal(speaksToChildren('people of all ages welcome'), true);
   });
 });
 
