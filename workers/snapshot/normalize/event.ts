@@ -10,7 +10,7 @@ import { bareHost, imageUrl, organizerKey, resolveOrganizer, type VettedOrganize
 import { normalizePrice } from './price.ts';
 import { eventSpan, isoLocal, LA } from './times.ts';
 import { fold, plainText, summarize, words } from './text.ts';
-import { defaultVenue, formatAddress, resolveVenue } from './venues.ts';
+import { defaultVenue, feedIsElsewhere, formatAddress, resolveVenue } from './venues.ts';
 
 export const ID_PREFIX = 'bsc_evt_';
 /** Every id eventId() makes, and nothing else: what routes taking an id accept. */
@@ -43,6 +43,8 @@ export interface NormalizeContext {
   readonly organizers: ReadonlyMap<string, VettedOrganizer>;
   readonly windowStartMs: number;
   readonly windowEndMs: number;
+  /** The feed's items are in another state or country (normalizeAll reads it from the whole feed). */
+  readonly feedElsewhere?: boolean;
 }
 
 /** The context of one source within its registry: the same for a build and for `normalize FILE`. */
@@ -95,7 +97,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   const org = resolveOrganizer({ name: plainText(raw.organizerName), url: raw.organizerUrl, ticketUrl: raw.ticketUrl }, src.organizer, ctx.organizers, ctx.feedAddresses);
   const organizer = org.organizer;
 
-  const resolved = resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer });
+  const resolved = resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer, feedElsewhere: ctx.feedElsewhere ?? false });
   // An event placed elsewhere is not ours: the source's default venue would move it here.
   if (resolved === 'outside_area') return 'outside_area';
   const venue = resolved ?? defaultVenue(ctx.gazetteer, src.default_venue);
@@ -129,6 +131,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
     venue_city: venue.city,
     venue_lat: Math.round(venue.lat * 1e6) / 1e6,
     venue_lng: Math.round(venue.lng * 1e6) / 1e6,
+    venue_geo_precision: venue.precision,
     organizer,
     organizer_url: org.organizerUrl,
     categories,
@@ -185,6 +188,10 @@ export function normalizeAll(
   ctx: NormalizeContext,
   onItem?: (index: number, outcome: EventRow | DropReason, merged: boolean) => void,
 ): Normalized {
+  // A bare town name means the town of the feed's own region: in a Massachusetts calendar, Concord, MA.
+  const organizer = ctx.source.organizer.name;
+  const places = raws.map((raw) => ({ location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer }));
+  if (feedIsElsewhere(ctx.gazetteer, places)) ctx = { ...ctx, feedElsewhere: true };
   // Uids the feed gives to items at more than one start or place: those ids also take the start and place.
   const placements = new Map<string, Set<string>>();
   for (const raw of raws) {
