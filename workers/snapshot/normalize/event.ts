@@ -10,7 +10,7 @@ import { bareHost, imageUrl, organizerKey, resolveOrganizer, type VettedOrganize
 import { normalizePrice } from './price.ts';
 import { eventSpan, isoLocal, LA } from './times.ts';
 import { fold, plainText, summarize, words } from './text.ts';
-import { defaultVenue, feedIsElsewhere, formatAddress, resolveVenue } from './venues.ts';
+import { defaultVenue, feedIsElsewhere, formatAddress, placeInTitle, resolveVenue } from './venues.ts';
 
 export const ID_PREFIX = 'bsc_evt_';
 /** Every id eventId() makes, and nothing else: what routes taking an id accept. */
@@ -97,7 +97,9 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   const org = resolveOrganizer({ name: plainText(raw.organizerName), url: raw.organizerUrl, ticketUrl: raw.ticketUrl }, src.organizer, ctx.organizers, ctx.feedAddresses);
   const organizer = org.organizer;
 
-  const resolved = resolveVenue(ctx.gazetteer, { location: plainText(raw.location), lat: raw.lat, lng: raw.lng, organizer, feedElsewhere: ctx.feedElsewhere ?? false });
+  // An item with no place of its own may name one in its title ("Band @ Fox Theater - Oakland").
+  const location = plainText(raw.location) ?? (raw.lat === null ? placeInTitle(title) : null);
+  const resolved = resolveVenue(ctx.gazetteer, { location, lat: raw.lat, lng: raw.lng, organizer, feedElsewhere: ctx.feedElsewhere ?? false });
   // An event placed elsewhere is not ours: the source's default venue would move it here.
   if (resolved === 'outside_area') return 'outside_area';
   const venue = resolved ?? defaultVenue(ctx.gazetteer, src.default_venue);

@@ -228,7 +228,15 @@ function placeInName(g: Gazetteer, name: string): City | null {
 function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
   let text = text0;
   while (COUNTRY_TAIL.test(text) && trimTail(text.replace(COUNTRY_TAIL, '')) !== '') text = trimTail(text.replace(COUNTRY_TAIL, ''));
-  const parts = text.split(/[,\n;|()]| - | – | — /).map((p) => p.trim()).filter((p) => p !== '');
+  // "SAP Center at San Jose", "Concord Pavilion at Concord": a town after " at " is the place's town.
+  const parts = text
+    .split(/[,\n;|()]| - | – | — /)
+    .flatMap((p) => {
+      const at = p.lastIndexOf(' at ');
+      return at > 0 && g.cityByName.has(fold(p.slice(at + 4))) ? [p.slice(0, at), p.slice(at + 4)] : [p];
+    })
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   let elsewhere = false;
   let foreignPlace = false;
   const kept: string[] = [];
@@ -502,6 +510,17 @@ function resolveParsed(g: Gazetteer, input: LocationInput, hasCoord: boolean, pa
     return { key: adhocKey(street, name, here.city), name, street, city: here.city, zip: null, lat: input.lat!, lng: input.lng!, destination: here.destination, precision: 'exact' };
   }
   return null;
+}
+
+// "Passion Pit @ Fox Theater - Oakland", "Storytime at Rockridge Branch": a listing that gives no
+// place of its own often names it at the end of its title. " at " only before a capitalized word,
+// so that "fun at home" or "meet at noon" name nothing.
+const TITLE_PLACE = /(?:\s@\s?|\sat\s(?=[\p{Lu}\d]))([^@]{2,80})$/u;
+
+/** The place a title names at its end, for an item that gives none: text for resolveVenue, or null. */
+export function placeInTitle(title: string): string | null {
+  const m = TITLE_PLACE.exec(title.trim());
+  return m ? m[1]!.trim() : null;
 }
 
 export function defaultVenue(g: Gazetteer, key: string | undefined): Venue | null {

@@ -4,7 +4,7 @@ import { bundledBayArea, bundledGazetteer, countyAt, kmBetween, placeAt } from '
 import { buildWindow } from '../../../../workers/snapshot/build.ts';
 import { parseJsonLd } from '../../../../workers/snapshot/parse/jsonld.ts';
 import { normalizeAll, sourceContext } from '../../../../workers/snapshot/normalize/event.ts';
-import { feedIsElsewhere, formatAddress, resolveVenue, type LocationInput, type Venue } from '../../../../workers/snapshot/normalize/venues.ts';
+import { feedIsElsewhere, formatAddress, placeInTitle, resolveVenue, type LocationInput, type Venue } from '../../../../workers/snapshot/normalize/venues.ts';
 import { parseICal } from '../../../../workers/snapshot/parse/ical.ts';
 import { parseRegistry } from '../../../../workers/snapshot/registry.ts';
 import { WINDOW } from '../parse/helpers.ts';
@@ -493,5 +493,39 @@ describe('resolveVenue', () => {
 
   test('nothing locatable → null (the build falls back to the source default venue)', () => {
     assert.equal(resolveVenue(g, { location: 'Online via Zoom', lat: null, lng: null, organizer: null }), null);
+  });
+});
+
+describe('a place named only in the title', () => {
+  const g = bundledGazetteer();
+  test('placeInTitle reads "@ place" and "at Place" at the end of a title, and nothing else', () => {
+    assert.equal(placeInTitle('Passion Pit @ Fox Theater - Oakland'), 'Fox Theater - Oakland');
+    assert.equal(placeInTitle('Benson Boone @ SAP Center at San Jose'), 'SAP Center at San Jose');
+    assert.equal(placeInTitle('Toddler Storytime at Rockridge Branch'), 'Rockridge Branch');
+    assert.equal(placeInTitle('Crafts to do at home'), null);
+    assert.equal(placeInTitle('Meet at noon for a walk'), null);
+    assert.equal(placeInTitle('Storytime'), null);
+  });
+
+  test('an item with no place of its own is served where its title says (a show radar\'s RSS)', () => {
+    const vevent = (i: number, title: string): string => ['BEGIN:VEVENT', `UID:t${i}@radar`, `DTSTART:202612${String(1 + i).padStart(2, '0')}T040000Z`, `SUMMARY:${title}`, 'END:VEVENT'].join('\r\n');
+    const titles = ['Passion Pit @ Fox Theater - Oakland', 'Benson Boone @ SAP Center at San Jose', 'Santana @ Shoreline Amphitheatre', 'The Beths @ Some Club - Walnut Creek', 'Band @ Somewhere Unknown'];
+    const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...titles.map((t, i) => vevent(i, t)), 'END:VCALENDAR', ''].join('\r\n');
+    const registry = parseRegistry(
+      { sources: [{ id: 'radar', url: 'radar.ics', format: 'ical', organizer: { name: 'Show Radar', url: 'https://radar.example' }, destination: 'san-francisco', attribution: 'Show Radar' }] },
+      '(test)',
+    );
+    const out = normalizeAll(parseICal(ics, { window: WINDOW }).events, sourceContext(registry, registry.sources[0]!, g, WINDOW));
+    assert.deepEqual(
+      out.rows.map((r) => [r.title, r.venue_name, r.venue_city]),
+      [
+        ['Passion Pit @ Fox Theater - Oakland', 'Fox Theater', 'Oakland'],
+        ['Benson Boone @ SAP Center at San Jose', 'SAP Center', 'San Jose'],
+        ['Santana @ Shoreline Amphitheatre', 'Shoreline Amphitheatre', 'Mountain View'],
+        ['The Beths @ Some Club - Walnut Creek', 'Some Club', 'Walnut Creek'],
+      ],
+    );
+    // A title place nothing locates is no place: without a default venue the item has none.
+    assert.deepEqual(out.dropped, { no_location: 1 });
   });
 });
