@@ -140,11 +140,24 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
   const overrides = new Map<string, ICalComponent[]>();
   const singles: ICalComponent[] = [];
   let merged = 0;
+  // ical.js reads a value when first asked: a RECURRENCE-ID it cannot read throws then.
+  const ridOf = (ve: ICalComponent): string | null => {
+    try {
+      return String(ve.getFirstPropertyValue('recurrence-id'));
+    } catch {
+      return null;
+    }
+  };
+  // An override that cannot say which occurrence it revises revises none: it is an item without a
+  // readable start, counted as one, and the series it names is expanded without it.
+  const unreadable: [ICalComponent, string][] = [];
   for (const ve of vevents) {
     const uid = text(ve, 'uid');
     if (!uid) singles.push(ve);
-    else if (ve.hasProperty('recurrence-id')) overrides.set(uid, [...(overrides.get(uid) ?? []), ve]);
-    else masters.set(uid, [...(masters.get(uid) ?? []), ve]);
+    else if (ve.hasProperty('recurrence-id')) {
+      if (ridOf(ve) === null) unreadable.push([ve, uid]);
+      else overrides.set(uid, [...(overrides.get(uid) ?? []), ve]);
+    } else masters.set(uid, [...(masters.get(uid) ?? []), ve]);
   }
   // Two overrides of one occurrence are two revisions of it (RFC 5545 §3.8.7.4): the higher SEQUENCE
   // supersedes; on a tie the first stands.
@@ -152,7 +165,7 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
     if (list.length < 2) continue;
     const byRid = new Map<string, ICalComponent>();
     for (const o of list) {
-      const rid = String(o.getFirstPropertyValue('recurrence-id'));
+      const rid = ridOf(o)!;
       const seen = byRid.get(rid);
       if (seen) merged++;
       if (!seen || sequenceOf(o) > sequenceOf(seen)) byRid.set(rid, o);
@@ -193,6 +206,7 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
       noReadableStart(c, uid);
     }
   };
+  for (const [ve, uid] of unreadable) noReadableStart(ve, uid);
 
   /** An occurrence's uid: the series uid + its RECURRENCE-ID (the original start), stable across rebuilds. */
   const occurrenceUid = (uid: string, rid: ICalTime, tzid: string | null): string =>

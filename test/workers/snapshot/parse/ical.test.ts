@@ -311,3 +311,18 @@ describe('parseICal: price flags', () => {
     assert.equal(parseICal(vevent(), { window: WINDOW }).events[0]!.isFree, null);
   });
 });
+
+describe('parseICal: an override whose RECURRENCE-ID cannot be read', () => {
+  test('is one item without a readable start; the series it names is still expanded', () => {
+    // Found by the parser fuzzer: a mutated Google Calendar export, "RECURRENCE-ID;TZID=UID:…".
+    const out = parseICal(
+      cal(
+        'BEGIN:VEVENT', 'UID:series@test', 'DTSTART;TZID=America/Los_Angeles:20261124T103000', 'RRULE:FREQ=WEEKLY;COUNT=3', 'SUMMARY:Toddler Storytime', 'END:VEVENT',
+        'BEGIN:VEVENT', 'UID:series@test', 'RECURRENCE-ID;TZID=UID:series@test', 'DTSTART;TZID=America/Los_Angeles:20261201T160000', 'SUMMARY:Toddler Storytime (moved)', 'END:VEVENT',
+      ),
+      { window: WINDOW },
+    );
+    assert.deepEqual(out.events.map((e) => e.start.at.toMillis()), [wall('2026-11-24T10:30'), wall('2026-12-01T10:30'), wall('2026-12-08T10:30')]);
+    assert.equal(out.noStart, 1);
+  });
+});
