@@ -208,6 +208,8 @@ export interface Scores {
   readonly outsideDropped: Rate;
   readonly notEventDropped: Rate;
   readonly age: Rate;
+  /** The age range within a year, on the items whose label states one. */
+  readonly ageStated: Rate;
   /** Served records with an age range where the label has none: a range read from a phrase that is not the audience. */
   readonly ageFromNothing: Rate;
   readonly freePrecision: Rate;
@@ -269,6 +271,8 @@ export function score(all: readonly Scored[]): Scores {
   let ageHit = 0;
   let ageOf = 0;
   let spurious = 0;
+  let statedHit = 0;
+  let statedOf = 0;
   let unstated = 0;
   let freeTp = 0;
   let freeFp = 0;
@@ -296,6 +300,9 @@ export function score(all: readonly Scored[]): Scores {
     if (want === null) {
       unstated++;
       if (got !== null) spurious++;
+    } else {
+      statedOf++;
+      if (ageOk) statedHit++;
     }
 
     if (r.is_free && s.item.free) freeTp++;
@@ -358,6 +365,7 @@ export function score(all: readonly Scored[]): Scores {
     notEventDropped: rate(notEvents.filter((s) => !recordOf(s.facts)).length, notEvents.length),
     age: rate(ageHit, ageOf),
     ageFromNothing: rate(spurious, unstated),
+    ageStated: rate(statedHit, statedOf),
     freePrecision: rate(freeTp, freeTp + freeFp),
     freeRecall: rate(freeTp, freeTp + freeFn),
     pricePrecision: rate(priceClaimedHit, priceClaimed),
@@ -389,6 +397,7 @@ export function table(s: Scores): string {
     ['out-of-area items dropped', s.outsideDropped],
     ['not-an-event items dropped', s.notEventDropped],
     ['age range within a year', s.age],
+    ['age range within a year, where one is stated', s.ageStated],
     ['age range where none is stated', s.ageFromNothing],
     ['free: precision', s.freePrecision],
     ['free: recall', s.freeRecall],
