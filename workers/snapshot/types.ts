@@ -99,7 +99,6 @@ export type DropReason =
   /** Upstream coordinates, or an address in another country or state, put it outside every destination. */
   | 'outside_area'
   | 'outside_window'
-  | 'duplicate_uid'
   /** The normalizer threw on this item; the report keeps the first message. */
   | 'invalid';
 

@@ -173,8 +173,14 @@ export async function scoreFeed(gold: GoldFile): Promise<Scored[] | null> {
       const item = find(raw, raw.start.at.isValid ? (raw.start.at.toISODate() ?? '') : '');
       const o = outcomes[i];
       if (!item || o === undefined) continue;
-      const row = typeof o === 'string' ? null : (served.get(sameEventKey(o)) ?? null);
-      const outcome: Outcome = row ? { record: toRecord(row, 'https://example.test') } : { dropped: typeof o === 'string' ? o : 'duplicate_uid' };
+      let outcome: Outcome;
+      if (typeof o === 'string') outcome = { dropped: o };
+      else {
+        // Every row of normalizeAll is in the merge, as itself or as the record it was merged into.
+        const row = served.get(sameEventKey(o));
+        if (!row) throw new Error(`${feed.id}: a row the merge does not hold (${o.id})`);
+        outcome = { record: toRecord(row, 'https://example.test') };
+      }
       // A series' first served occurrence stands for it (an occurrence may fall outside the window).
       const prev = seen.get(item);
       if (!prev || (!('record' in prev) && 'record' in outcome)) seen.set(item, outcome);

@@ -69,6 +69,9 @@ export function sourceContext(
 /** Where an item is, as its id reads it: the upstream place text, else its coordinates. */
 const placeText = (raw: RawEvent): string => raw.location ?? (raw.lat !== null && raw.lng !== null ? `${raw.lat},${raw.lng}` : '');
 
+/** The item's own id: its uid, else its page. Null when it has neither (the id is then its title, start and place). */
+const upstreamIdOf = (raw: RawEvent): string | null => raw.uid?.trim() || raw.url?.trim() || null;
+
 /** `placeInId`: the item's uid is shared by other items of the feed at other times or places (normalizeAll). */
 export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId = false): EventRow | DropReason {
   const src = ctx.source;
@@ -81,7 +84,8 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   if (noticeKind(title, description) !== null) return 'not_an_event';
   // Where it happens and who holds it: an event at a taproom, or on a brewery's own calendar, that
   // speaks to no child is a night out for grown-ups (ages.ts weighs it).
-  const place = [plainText(raw.location), plainText(raw.organizerName) ?? src.organizer.name].filter((p) => p !== null).join(', ');
+  const upstreamLocation = plainText(raw.location);
+  const place = [upstreamLocation, plainText(raw.organizerName) ?? src.organizer.name].filter((p) => p !== null).join(', ');
   // And when: a taproom's evening is a night out, its Saturday-morning market is not.
   const startHour = raw.start.dateOnly || !raw.start.at.isValid ? null : raw.start.at.setZone(LA).hour;
   const ages = parseAges(raw.ages, title, description, place, startHour);
@@ -98,7 +102,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   const organizer = org.organizer;
 
   // An item with no place of its own may name one in its title ("Band @ Fox Theater - Oakland").
-  const location = plainText(raw.location) ?? (raw.lat === null ? placeInTitle(title) : null);
+  const location = upstreamLocation ?? (raw.lat === null ? placeInTitle(title) : null);
   const resolved = resolveVenue(ctx.gazetteer, { location, lat: raw.lat, lng: raw.lng, organizer, feedElsewhere: ctx.feedElsewhere ?? false });
   // An event placed elsewhere is not ours: the source's default venue would move it here.
   if (resolved === 'outside_area') return 'outside_area';
@@ -113,7 +117,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   // of an event at a named place stays what it was.
   // An upstream id several items share (a program at several branches or times) is told apart by
   // the same start and place, and only then, so that every other id stays what it was.
-  const upstreamId = raw.uid?.trim() || raw.url?.trim();
+  const upstreamId = upstreamIdOf(raw);
   const uid = upstreamId ? (placeInId ? `${upstreamId}|${isoLocal(span.start)}|${placeText(raw)}` : upstreamId) : `${title}|${isoLocal(span.start)}|${placeText(raw)}`;
   const range = ages?.kind === 'range' ? ages.range : null;
 
@@ -197,8 +201,8 @@ export function normalizeAll(
   // Uids the feed gives to items at more than one start or place: those ids also take the start and place.
   const placements = new Map<string, Set<string>>();
   for (const raw of raws) {
-    const id = raw.uid?.trim() || raw.url?.trim();
-    if (!id) continue;
+    const id = upstreamIdOf(raw);
+    if (id === null) continue;
     const at = `${raw.start.at.toMillis()}|${placeText(raw)}`;
     const seen = placements.get(id);
     if (seen) seen.add(at);
@@ -212,8 +216,8 @@ export function normalizeAll(
   for (const [i, raw] of raws.entries()) {
     let r: EventRow | DropReason;
     try {
-      const id = raw.uid?.trim() || raw.url?.trim();
-      r = normalizeEvent(raw, ctx, id ? (placements.get(id)?.size ?? 0) > 1 : false);
+      const id = upstreamIdOf(raw);
+      r = normalizeEvent(raw, ctx, id !== null && (placements.get(id)?.size ?? 0) > 1);
     } catch (err) {
       itemError ??= (err as Error).message.slice(0, 300);
       r = 'invalid';
