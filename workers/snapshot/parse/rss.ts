@@ -52,11 +52,12 @@ function localField(e: Node, names: ReadonlySet<string>): string | null {
   return null;
 }
 
+// A feed's build date and its items' pubDates come from clocks that may disagree by minutes.
+const POSTED_SLACK_MS = 60 * 60 * 1000;
+
 // Trumba RSS: the occurrence's day as a category, "2025/10/07 (Tue)", and in the description HTML
 // the place, then a line "Tuesday, October 7, 2025, 6 – 8:30pm" (or "Friday, October 10, 3pm –
 // Sunday, October 12, 2025, 1:30pm", or "Ongoing through Monday, December 24, 2029").
-// A feed's build date and its items' pubDates come from clocks that may disagree by minutes.
-const POSTED_SLACK_MS = 60 * 60 * 1000;
 const TRUMBA_DAY = /^(\d{4})\/(\d{2})\/(\d{2}) \([A-Z][a-z]{2}\)$/;
 const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)day$/i;
 const ONGOING = /^ongoing through /i;
