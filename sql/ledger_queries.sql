@@ -88,12 +88,14 @@ ON CONFLICT (org_id, user_id) DO NOTHING
 SELECT role FROM memberships WHERE org_id = $org_id AND user_id = $user_id
 
 -- query: organizations_of_user
+-- Owner first: an account's own organization and one it joins can share a millisecond, and a
+-- tie broken by random id made the order differ from run to run.
 SELECT o.id, o.name, o.plan, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
-WHERE m.user_id = $user_id ORDER BY m.created_at, o.id
+WHERE m.user_id = $user_id ORDER BY CASE m.role WHEN 'owner' THEN 0 ELSE 1 END, m.created_at, o.id
 
 -- query: members_of_org
 SELECT u.id AS user_id, u.email, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-WHERE m.org_id = $org_id ORDER BY m.created_at, u.id
+WHERE m.org_id = $org_id ORDER BY CASE m.role WHEN 'owner' THEN 0 ELSE 1 END, m.created_at, u.id
 
 -- query: session_insert
 INSERT INTO sessions (id, token_hash, user_id, created_at, last_seen_at, expires_at)
