@@ -103,6 +103,11 @@ CREATE TABLE IF NOT EXISTS login_tokens (
   created_at   TEXT NOT NULL,
   expires_at   TEXT NOT NULL,
   used_at      TEXT,
+  -- The account that sent an invitation (NULL for a sign-in link): the limits per sender.
+  invited_by   TEXT REFERENCES users (id),
+  -- The address folded for counting (workers/meter/mailbox.ts: case, plus-tags, Gmail's dots):
+  -- the mail limit is per mailbox, not per spelling. The mail still goes to `email` as given.
+  mailbox      TEXT,
   CHECK ((purpose = 'invite') = (org_id IS NOT NULL))
 ) STRICT;
 

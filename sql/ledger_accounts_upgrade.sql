@@ -8,3 +8,11 @@ ALTER TABLE api_keys ADD COLUMN created_by TEXT REFERENCES users (id)
 
 -- adds: api_keys.revoke_at
 ALTER TABLE api_keys ADD COLUMN revoke_at TEXT
+
+-- adds: login_tokens.invited_by
+ALTER TABLE login_tokens ADD COLUMN invited_by TEXT REFERENCES users (id)
+
+-- adds: login_tokens.mailbox
+-- Earlier links count under their address in lower case (not folded): they expire within 7 days.
+ALTER TABLE login_tokens ADD COLUMN mailbox TEXT;
+UPDATE login_tokens SET mailbox = lower(email) WHERE mailbox IS NULL

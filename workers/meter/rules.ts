@@ -2,7 +2,7 @@
 // sessions and rolled keys live, when a key counts as revoked, and the /v1/usage body. Plain code,
 // so the PostgreSQL thread does not load SQLite to know them.
 import { timingSafeEqual } from 'node:crypto';
-import type { Plan, QuotaState, UsageBody } from '../protocol.ts';
+import type { LoginPurpose, PeekedLoginToken, Plan, QuotaState, UsageBody } from '../protocol.ts';
 import { daysBetween, dayAt, isoLocal, periodAt } from './period.ts';
 
 /** A sign-in link is valid for at most this long, whatever the caller asks. */
@@ -21,6 +21,45 @@ export const SEEN_GRANULARITY_MS = 60_000;
 export const ROLL_GRACE_MAX_MS = 30 * 24 * 3600_000;
 /** The community plan, on which every website sign-up's organization starts (the spec's onboarding). */
 export const SIGN_UP_PLAN = 'community';
+
+/** At most `max` in any `windowMs` (a sliding window, counted in the ledger's rows). */
+export interface SendWindow {
+  readonly max: number;
+  readonly windowMs: number;
+}
+const HOUR_MS = 3600_000;
+/**
+ * Invitations an account may send, and an organization may be sent from (all its owners
+ * together): enough to bring a team in over a day, too few for the service's mail to be anyone's
+ * relay. Checked in the ledger before each invitation is made, so they hold across nodes.
+ */
+export const INVITES_PER_SENDER: readonly SendWindow[] = [
+  { max: 10, windowMs: HOUR_MS },
+  { max: 30, windowMs: 24 * HOUR_MS },
+];
+export const INVITES_PER_ORG: readonly SendWindow[] = [
+  { max: 20, windowMs: HOUR_MS },
+  { max: 50, windowMs: 24 * HOUR_MS },
+];
+/** Invitations of one organization neither spent nor expired: a new one waits for one to be accepted or to expire. */
+export const PENDING_INVITES_PER_ORG = 50;
+/**
+ * Keys of one organization that the API accepts (unrevoked, and a rolled key until its grace
+ * ends: it still answers at its own rate, and rolling again and again would otherwise make live
+ * keys without bound). Each key has its own request rate, so this bounds an organization's.
+ */
+export const LIVE_KEYS_PER_ORG = 10;
+
+/** Thrown by the operator's createKey when the organization already has its limit of live keys. */
+export class LiveKeysLimitError extends Error {
+  constructor(
+    readonly orgName: string,
+    readonly live: number,
+    readonly max: number,
+  ) {
+    super(`organization ${orgName} has ${live} live keys, and the limit is ${max}`);
+  }
+}
 
 /** Equal hex digests, compared in constant time. */
 export function sameHash(a: string, b: string): boolean {
@@ -98,4 +137,31 @@ export function addCharge(rows: Map<string, DayCharge>, key: { readonly keyId: s
     row.records += records;
     row.requests++;
   } else rows.set(k, { orgId: key.orgId, keyId: key.keyId, day, records, requests: 1 });
+}
+
+/** A link's row as login_token_peek reads it (either ledger). */
+export interface LoginTokenRow {
+  readonly email: string;
+  readonly purpose: LoginPurpose;
+  readonly org_id: string | null;
+  readonly org_name: string | null;
+  readonly inviter_email: string | null;
+  readonly binding_hash: string;
+  readonly expires_at: string;
+  readonly used_at: string | null;
+}
+
+/**
+ * What a link answers for `purpose`, from the browser whose pre-session hashes to `bindingHash`,
+ * at `nowMs`: login_token_spend's WHERE, said in words. A link of the other kind is `purpose`
+ * before anything else, so its page can say it is not for this page. Another browser's attempt is
+ * `binding` (an invitation is bound to none: it is opened by someone other than who asked for it).
+ */
+export function loginTokenAnswer(row: LoginTokenRow | undefined, purpose: LoginPurpose, bindingHash: string, nowMs: number): PeekedLoginToken {
+  if (row === undefined) return { ok: false, reason: 'unknown' };
+  if (row.purpose !== purpose) return { ok: false, reason: 'purpose' };
+  if (row.used_at !== null) return { ok: false, reason: 'used' };
+  if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
+  if (row.purpose === 'sign_in' && !sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
+  return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id, orgName: row.org_name, inviter: row.inviter_email };
 }
