@@ -114,18 +114,46 @@ UPDATE sessions SET revoked_at = $now WHERE token_hash = $token_hash AND revoked
 UPDATE sessions SET revoked_at = $now WHERE user_id = $user_id AND revoked_at IS NULL
 
 -- query: login_token_insert
-INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at)
-VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at)
+INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, invited_by, mailbox)
+VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at, $invited_by, $mailbox)
 
--- query: login_token_get
-SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash
+-- query: login_token_peek
+-- A link as its page shows it, spending nothing: whom it is for, and an invitation's organization
+-- and inviter (NULL inviter: an invitation made before invited_by, or an inviter with no e-mail).
+SELECT t.email, t.purpose, t.org_id, o.name AS org_name, u.email AS inviter_email, t.binding_hash, t.expires_at, t.used_at
+FROM login_tokens t LEFT JOIN organizations o ON o.id = t.org_id LEFT JOIN users u ON u.id = t.invited_by
+WHERE t.token_hash = $token_hash
 
 -- query: login_tokens_recent
--- Links sent to one address (any purpose) since $since: its mail limit.
-SELECT count(*) AS n FROM login_tokens WHERE lower(email) = lower($email) AND created_at > $since
+-- Links sent to one mailbox (any purpose, any spelling of the address) since $since: its mail limit.
+SELECT count(*) AS n FROM login_tokens WHERE mailbox = $mailbox AND created_at > $since
+
+-- query: invites_nth_recent_by_sender
+-- The ($skip + 1)th newest invitation the account sent since $since: while there is one, the
+-- account is at its limit of $skip + 1, until that one leaves the window (when to try again).
+SELECT created_at FROM login_tokens WHERE purpose = 'invite' AND invited_by = $user_id AND created_at > $since
+ORDER BY created_at DESC LIMIT 1 OFFSET $skip
+
+-- query: invites_nth_recent_by_org
+-- As invites_nth_recent_by_sender, for every invitation to the organization, whoever sent it.
+SELECT created_at FROM login_tokens WHERE purpose = 'invite' AND org_id = $org_id AND created_at > $since
+ORDER BY created_at DESC LIMIT 1 OFFSET $skip
+
+-- query: invites_pending_of_org
+SELECT count(*) AS n FROM login_tokens WHERE purpose = 'invite' AND org_id = $org_id AND used_at IS NULL AND expires_at > $now
+
+-- query: keys_live_of_org
+-- Keys the API accepts at $now: unrevoked, and a rolled one until its grace ends.
+SELECT count(*) AS n FROM api_keys WHERE org_id = $org_id AND revoked_at IS NULL AND (revoke_at IS NULL OR revoke_at > $now)
 
 -- query: login_token_spend
-UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
+-- Spent only by the route it was made for ($purpose), from the browser it is bound to (an
+-- invitation is bound to none), unexpired and once: one statement, so a link of the wrong kind is
+-- left as it was and two spends cannot both succeed. No row: nothing was spent (login_token_peek says why).
+UPDATE login_tokens SET used_at = $now
+WHERE token_hash = $token_hash AND purpose = $purpose AND used_at IS NULL AND expires_at > $now
+  AND (purpose = 'invite' OR binding_hash = $binding_hash)
+RETURNING email, org_id
 
 -- query: login_tokens_purge
 DELETE FROM login_tokens WHERE expires_at < $cutoff OR used_at < $cutoff
@@ -179,7 +207,7 @@ SELECT org_id, user_id, role, created_at FROM memberships ORDER BY created_at, o
 SELECT id, token_hash, user_id, created_at, last_seen_at, expires_at, revoked_at FROM sessions ORDER BY created_at, id
 
 -- query: copy_login_tokens
-SELECT token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at FROM login_tokens ORDER BY created_at, token_hash
+SELECT token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at, invited_by, mailbox FROM login_tokens ORDER BY created_at, token_hash
 
 -- query: copy_usage_days
 SELECT org_id, key_id, day, records, requests FROM usage_days ORDER BY org_id, day, key_id

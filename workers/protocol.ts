@@ -311,8 +311,21 @@ export type Role = 'owner' | 'member';
 /** Why an account operation did nothing. */
 export type AccountRefusal = {
   readonly ok: false;
-  readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid' | 'limited';
+  readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid' | 'limited' | SendRefusal;
+  /** For `invite_limited`: whose limit (the sending account's or its organization's), and when one more may be sent. */
+  readonly per?: 'sender' | 'organization';
+  readonly retryAfterMs?: number;
+  /** For the limits: the limit that was reached (and, for `too_many_keys`, the live keys counted). */
+  readonly max?: number;
+  readonly live?: number;
 };
+
+/**
+ * The ledger's limits on what an account can make the service send or spend
+ * (workers/meter/rules.ts): invitations per sender and per organization in a window, pending
+ * invitations per organization, live keys per organization.
+ */
+export type SendRefusal = 'invite_limited' | 'too_many_pending' | 'too_many_keys';
 
 /**
  * At most `max` links (sign-in and invitation alike) to one address in `windowMs`, counted in the
@@ -323,9 +336,23 @@ export interface MailLimit {
   readonly windowMs: number;
 }
 
-export type SpentLoginToken =
-  | { readonly ok: true; readonly email: string; readonly purpose: LoginPurpose; readonly orgId: string | null }
-  | { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'used' | 'binding' };
+/** Why a link was not spent (or would not be): `purpose`, a link of the other kind, is left unspent for its own page. */
+export type LoginTokenRefusal = { readonly ok: false; readonly reason: 'unknown' | 'expired' | 'used' | 'binding' | 'purpose' };
+
+export type SpentLoginToken = { readonly ok: true; readonly email: string; readonly purpose: LoginPurpose; readonly orgId: string | null } | LoginTokenRefusal;
+
+/** A link as its page shows it before anything is spent: whom it is for, and an invitation's organization and inviter. */
+export type PeekedLoginToken =
+  | {
+      readonly ok: true;
+      readonly email: string;
+      readonly purpose: LoginPurpose;
+      readonly orgId: string | null;
+      readonly orgName: string | null;
+      /** The inviter's e-mail; null for a sign-in link, or an inviter the ledger knows no address of. */
+      readonly inviter: string | null;
+    }
+  | LoginTokenRefusal;
 
 export interface User {
   readonly id: string;
@@ -383,9 +410,18 @@ export interface AccountCalls {
     ttlMs: number,
     nowMs?: number,
     limit?: MailLimit | null,
+    /** The account sending an invitation: its limits, and its organization's, are checked (rules.ts). */
+    sender?: string | null,
   ): { readonly ok: true; readonly token: string } | AccountRefusal;
-  /** Spends a token once, from the browser it was issued to, before it expires. */
-  spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken;
+  /**
+   * Spends a token once, from the browser it was issued to, before it expires, and only for the
+   * purpose it was made for: a link of the other kind is refused (`purpose`) and stays unspent.
+   */
+  spendLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): SpentLoginToken;
+  /** What spendLoginToken would answer now, spending nothing (the page a link opens). */
+  peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): PeekedLoginToken;
+  /** A user by id (the signed-in one's address); null when there is none. */
+  userOf(userId: string): User | null;
   /** The account of a proven e-mail address, made (with an organization on Community) on first sign-in. */
   signInByEmail(email: string): SignedIn;
   /** The account of an identity provider's (issuer, subject), made on first sign-in. */
@@ -415,6 +451,8 @@ export type AccountCall = keyof AccountCalls;
 const CALL_NAMES: Record<AccountCall, true> = {
   issueLoginToken: true,
   spendLoginToken: true,
+  peekLoginToken: true,
+  userOf: true,
   signInByEmail: true,
   signInByIdentity: true,
   createSession: true,

@@ -138,23 +138,63 @@ UPDATE sessions SET revoked_at = $now WHERE token_hash = $token_hash AND revoked
 UPDATE sessions SET revoked_at = $now WHERE user_id = $user_id AND revoked_at IS NULL
 
 -- query: login_token_insert
-INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at)
-VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at)
+INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, invited_by, mailbox)
+VALUES ($token_hash, $email, $purpose, $org_id, $binding_hash, $now, $expires_at, $invited_by, $mailbox)
 
 -- query: login_token_address_lock
--- Until the commit: the count and insert of links to one address, on any node, one at a time.
-SELECT pg_advisory_xact_lock(hashtext(lower($email::text)))
+-- Until the commit: the count and insert of links to one mailbox (folded), on any node, one at a time.
+SELECT pg_advisory_xact_lock(hashtext($mailbox::text))
 
 -- query: login_tokens_recent
--- Links sent to one address (any purpose) since $since: its mail limit.
-SELECT count(*)::int AS n FROM login_tokens WHERE lower(email) = lower($email::text) AND created_at > $since
+-- Links sent to one mailbox (any purpose, any spelling of the address) since $since: its mail limit.
+SELECT count(*)::int AS n FROM login_tokens WHERE mailbox = $mailbox AND created_at > $since
 
--- query: login_token_get
--- Locked until the spend commits: a second spender, on any node, waits and then reads it used.
-SELECT email, purpose, org_id, binding_hash, expires_at, used_at FROM login_tokens WHERE token_hash = $token_hash FOR UPDATE
+-- query: invite_sender_lock
+-- Until the commit: an account's invitations, counted and made on any node, one at a time. Every
+-- transaction takes these locks in one order (sender, organization, mailbox): none waits in a cycle.
+SELECT pg_advisory_xact_lock(hashtext('invite-sender:' || $user_id::text))
+
+-- query: invite_org_lock
+SELECT pg_advisory_xact_lock(hashtext('invite-org:' || $org_id::text))
+
+-- query: invites_nth_recent_by_sender
+-- The ($skip + 1)th newest invitation the account sent since $since: while there is one, the
+-- account is at its limit of $skip + 1, until that one leaves the window (when to try again).
+SELECT created_at FROM login_tokens WHERE purpose = 'invite' AND invited_by = $user_id AND created_at > $since
+ORDER BY created_at DESC LIMIT 1 OFFSET $skip::int
+
+-- query: invites_nth_recent_by_org
+-- As invites_nth_recent_by_sender, for every invitation to the organization, whoever sent it.
+SELECT created_at FROM login_tokens WHERE purpose = 'invite' AND org_id = $org_id AND created_at > $since
+ORDER BY created_at DESC LIMIT 1 OFFSET $skip::int
+
+-- query: invites_pending_of_org
+SELECT count(*)::int AS n FROM login_tokens WHERE purpose = 'invite' AND org_id = $org_id AND used_at IS NULL AND expires_at > $now
+
+-- query: keys_org_lock
+-- Until the commit: an organization's live keys, counted and added on any node, one at a time.
+SELECT pg_advisory_xact_lock(hashtext('keys-org:' || $org_id::text))
+
+-- query: keys_live_of_org
+-- Keys the API accepts at $now: unrevoked, and a rolled one until its grace ends.
+SELECT count(*)::int AS n FROM api_keys WHERE org_id = $org_id AND revoked_at IS NULL AND (revoke_at IS NULL OR revoke_at > $now)
+
+-- query: login_token_peek
+-- A link as its page shows it, spending nothing: whom it is for, and an invitation's organization
+-- and inviter (NULL inviter: an invitation made before invited_by, or an inviter with no e-mail).
+SELECT t.email, t.purpose, t.org_id, o.name AS org_name, u.email AS inviter_email, t.binding_hash, t.expires_at, t.used_at
+FROM login_tokens t LEFT JOIN organizations o ON o.id = t.org_id LEFT JOIN users u ON u.id = t.invited_by
+WHERE t.token_hash = $token_hash
 
 -- query: login_token_spend
-UPDATE login_tokens SET used_at = $now WHERE token_hash = $token_hash AND used_at IS NULL
+-- Spent only by the route it was made for ($purpose), from the browser it is bound to (an
+-- invitation is bound to none), unexpired and once, in one statement: the row lock makes a second
+-- spender on any node wait, re-check the WHERE against the committed row, and find it used.
+-- No row: nothing was spent (login_token_peek says why).
+UPDATE login_tokens SET used_at = $now
+WHERE token_hash = $token_hash AND purpose = $purpose AND used_at IS NULL AND expires_at > $now
+  AND (purpose = 'invite' OR binding_hash = $binding_hash)
+RETURNING email, org_id
 
 -- query: login_tokens_purge
 DELETE FROM login_tokens WHERE expires_at < $cutoff OR used_at < $cutoff

@@ -17,15 +17,17 @@ import type {
   OrgOfUser,
   Plan,
   SignedIn,
+  PeekedLoginToken,
   SpentLoginToken,
   UsageBody,
   User,
 } from '../protocol.ts';
 import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
+import { mailboxOf } from './mailbox.ts';
 import { periodAt } from './period.ts';
 import { announce, one, pgQuery, rows, transaction, type Queryable } from './pg.ts';
 import type { AccountsView, KeyRow, OrgRow } from './store.ts';
-import { INVITE_TOKEN_MAX_MS, keyRevoked, LOGIN_TOKEN_MAX_MS, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, sameHash, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, type Totals } from './rules.ts';
+import { INVITE_TOKEN_MAX_MS, inviteWindowChecks, keyRevoked, LIVE_KEYS_PER_ORG, LiveKeysLimitError, LOGIN_TOKEN_MAX_MS, loginTokenAnswer, PENDING_INVITES_PER_ORG, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, windowRefusal, type LoginTokenRow, type Totals } from './rules.ts';
 
 /** The account calls as a store that answers later: AccountCalls with every result a promise. */
 export type AsyncCalls<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never };
@@ -121,12 +123,17 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
    * The organization named `orgName` (created on `plan` if new) and a new key for it, in one
    * transaction. Returns the key itself: the only time it exists outside the caller's hands.
    */
-  async createKey(orgName: string, email: string, plan: string): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }> {
+  async createKey(orgName: string, email: string, plan: string, maxLiveKeys: number | null = null): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }> {
     // Two operators creating the same new organization at once: the second's insert fails on the
     // name's unique index, and its retry finds the first's organization.
     return write(this.pool, async (c) => {
       let org = await this.orgByName(orgName, c);
       const created = org === undefined;
+      if (org !== undefined && maxLiveKeys !== null) {
+        // Thrown inside the transaction: nothing was written.
+        const live = await this.liveKeys(c, org.id, Date.now());
+        if (live >= maxLiveKeys) throw new LiveKeysLimitError(org.name, org.id, live, maxLiveKeys);
+      }
       if (org === undefined) {
         org = { id: newId('org'), name: orgName, plan, created_at: nowIso() };
         await run(c, 'organization_insert', { id: org.id, name: org.name, plan, now: org.created_at });
@@ -182,16 +189,22 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
     ttlMs: number,
     nowMs = Date.now(),
     limit: MailLimit | null = null,
+    sender: string | null = null,
   ): Promise<{ ok: true; token: string } | AccountRefusal> {
     // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
     if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
     if (orgId !== null && (await this.orgById(orgId)) === undefined) return refuse('unknown_org');
     const address = email.trim();
+    const mailbox = mailboxOf(address);
     return write(this.pool, async (c): Promise<{ ok: true; token: string } | AccountRefusal> => {
+      if (orgId !== null) {
+        const refused = await this.inviteRefusal(c, nowMs, sender, orgId);
+        if (refused !== null) return refused;
+      }
       if (limit !== null) {
-        // Every node's links to this address wait here for each other until the commit.
-        await run(c, 'login_token_address_lock', { email: address });
-        const recent = await one<{ n: number }>(c, 'login_tokens_recent', { email: address, since: msIso(nowMs - limit.windowMs) });
+        // Every node's links to this mailbox wait here for each other until the commit.
+        await run(c, 'login_token_address_lock', { mailbox });
+        const recent = await one<{ n: number }>(c, 'login_tokens_recent', { mailbox, since: msIso(nowMs - limit.windowMs) });
         if ((recent?.n ?? 0) >= limit.max) return refuse('limited');
       }
       const token = newToken();
@@ -203,26 +216,47 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
         binding_hash: bindingHash,
         now: msIso(nowMs),
         expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+        invited_by: orgId === null ? null : sender,
+        mailbox,
       });
       return { ok: true, token };
     });
   }
 
-  async spendLoginToken(token: string, bindingHash: string, nowMs: number): Promise<SpentLoginToken> {
-    type Row = { email: string; purpose: LoginPurpose; org_id: string | null; binding_hash: string; expires_at: string; used_at: string | null };
+  /**
+   * As AccountsDb.inviteRefusal. The sender's and the organization's invitations, on every node,
+   * wait for each other here until the commit (locks taken in one order: sender, organization, mailbox).
+   */
+  private async inviteRefusal(c: Queryable, nowMs: number, sender: string | null, orgId: string): Promise<AccountRefusal | null> {
+    if (sender !== null) await run(c, 'invite_sender_lock', { user_id: sender });
+    await run(c, 'invite_org_lock', { org_id: orgId });
+    for (const check of inviteWindowChecks(sender, orgId, nowMs)) {
+      const nth = await one<{ created_at: string }>(c, check.query, check.params);
+      if (nth !== undefined) return windowRefusal(check, nth.created_at, nowMs);
+    }
+    const pending = (await one<{ n: number }>(c, 'invites_pending_of_org', { org_id: orgId, now: msIso(nowMs) }))?.n ?? 0;
+    return pending >= PENDING_INVITES_PER_ORG ? { ok: false, reason: 'too_many_pending', max: PENDING_INVITES_PER_ORG } : null;
+  }
+
+  async spendLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): Promise<SpentLoginToken> {
     const hash = keyHash(token);
-    // The row stays locked from the read to the commit: of two spends on any nodes, the second
-    // waits for the first and then reads the link as used.
+    // One UPDATE decides (sql/postgres/ledger_queries.sql): of two spends on any nodes, the second
+    // waits on the row lock and finds it used; a link of another purpose, another browser's, used
+    // or expired is left exactly as it was. The read after a miss only says why.
     return write(this.pool, async (c): Promise<SpentLoginToken> => {
-      const row = await one<Row>(c, 'login_token_get', { token_hash: hash });
-      if (row === undefined) return { ok: false, reason: 'unknown' };
-      if (row.used_at !== null) return { ok: false, reason: 'used' };
-      if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
-      // Another browser's attempt does not burn the link; an invitation is bound to no browser.
-      if (row.purpose === 'sign_in' && !sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
-      if ((await run(c, 'login_token_spend', { token_hash: hash, now: msIso(nowMs) })) !== 1) return { ok: false, reason: 'used' };
-      return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id };
+      const spent = await one<{ email: string; org_id: string | null }>(c, 'login_token_spend', { token_hash: hash, purpose, binding_hash: bindingHash, now: msIso(nowMs) });
+      if (spent !== undefined) return { ok: true, email: spent.email, purpose, orgId: spent.org_id };
+      const why = loginTokenAnswer(await one<LoginTokenRow>(c, 'login_token_peek', { token_hash: hash }), purpose, bindingHash, nowMs);
+      return why.ok ? { ok: false, reason: 'used' } : why;
     });
+  }
+
+  async peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): Promise<PeekedLoginToken> {
+    return loginTokenAnswer(await one<LoginTokenRow>(this.pool, 'login_token_peek', { token_hash: keyHash(token) }), purpose, bindingHash, nowMs);
+  }
+
+  async userOf(userId: string): Promise<User | null> {
+    return (await this.userById(userId)) ?? null;
   }
 
   private async userById(id: string, db: Queryable = this.pool): Promise<User | undefined> {
@@ -349,9 +383,17 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
     return rows<KeySummary>(this.pool, 'keys_of_org', { org_id: orgId });
   }
 
-  /** Inside a write: a key for the organization, made by one of its members. */
-  private async insertKeyFor(c: Queryable, orgId: string, userId: string): Promise<NewKey | AccountRefusal> {
+  /** Inside a write: the organization's keys the API accepts at `nowMs`, counted while no other node adds one. */
+  private async liveKeys(c: Queryable, orgId: string, nowMs: number): Promise<number> {
+    await run(c, 'keys_org_lock', { org_id: orgId });
+    return (await one<{ n: number }>(c, 'keys_live_of_org', { org_id: orgId, now: msIso(nowMs) }))?.n ?? 0;
+  }
+
+  /** As AccountsDb.insertKeyFor: a member's new key, unless the organization has its limit of live keys. */
+  private async insertKeyFor(c: Queryable, orgId: string, userId: string, nowMs = Date.now(), freed = 0): Promise<NewKey | AccountRefusal> {
     if ((await one(c, 'membership_get', { org_id: orgId, user_id: userId })) === undefined) return refuse('not_member');
+    const live = (await this.liveKeys(c, orgId, nowMs)) - freed;
+    if (live >= LIVE_KEYS_PER_ORG) return { ok: false, reason: 'too_many_keys', max: LIVE_KEYS_PER_ORG, live };
     const key = newKey();
     const keyId = newId('key');
     const email = (await this.userById(userId, c))?.email ?? '';
@@ -382,10 +424,12 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
       const old = await one<{ revoked_at: string | null; revoke_at: string | null }>(c, 'key_of_org', { id: keyId, org_id: orgId });
       if (old === undefined) return refuse('unknown_key');
       if (keyRevoked(old, nowMs)) return refuse('not_active');
-      const made = await this.insertKeyFor(c, orgId, userId);
-      if (!made.ok) return made;
       const wanted = nowMs + graceMs;
-      const revokeAt = msIso(old.revoke_at === null ? wanted : Math.min(wanted, Date.parse(old.revoke_at)));
+      const revokeAtMs = old.revoke_at === null ? wanted : Math.min(wanted, Date.parse(old.revoke_at));
+      // The old key counts as live until its grace ends; rolled without grace, it makes room for the new one.
+      const made = await this.insertKeyFor(c, orgId, userId, nowMs, revokeAtMs <= nowMs ? 1 : 0);
+      if (!made.ok) return made;
+      const revokeAt = msIso(revokeAtMs);
       await run(c, 'key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
       return { ...made, revokeAt };
     });

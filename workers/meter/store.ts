@@ -19,13 +19,15 @@ import type {
   OrgOfUser,
   Plan,
   SignedIn,
+  PeekedLoginToken,
   SpentLoginToken,
   UsageBody,
   User,
 } from '../protocol.ts';
 import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
+import { mailboxOf } from './mailbox.ts';
 import { periodAt } from './period.ts';
-import { INVITE_TOKEN_MAX_MS, keyRevoked, LOGIN_TOKEN_MAX_MS, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, sameHash, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, type Totals } from './rules.ts';
+import { INVITE_TOKEN_MAX_MS, inviteWindowChecks, keyRevoked, LIVE_KEYS_PER_ORG, LiveKeysLimitError, LOGIN_TOKEN_MAX_MS, loginTokenAnswer, PENDING_INVITES_PER_ORG, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, windowRefusal, type LoginTokenRow, type Totals } from './rules.ts';
 
 /** sql/ledger_queries.sql split at its "-- query: NAME" headers. */
 function ledgerQueries(): ReadonlyMap<string, string> {
@@ -195,13 +197,18 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
    * The organization named `orgName` (created on `plan` if new) and a new key for it, in one
    * transaction. Returns the key itself: the only time it exists outside the caller's hands.
    */
-  createKey(orgName: string, email: string, plan: string): { org: OrgRow; created: boolean; keyId: string; key: string } {
+  createKey(orgName: string, email: string, plan: string, maxLiveKeys: number | null = null): { org: OrgRow; created: boolean; keyId: string; key: string } {
     // IMMEDIATE: a deferred transaction that reads and then writes cannot wait for another writer
     // (SQLite answers SQLITE_BUSY at once rather than deadlock), so it takes the write lock first,
     // under busy_timeout like any other writer.
     return this.db.transaction(() => {
       let org = this.orgByName(orgName);
       const created = org === undefined;
+      if (org !== undefined && maxLiveKeys !== null) {
+        // Thrown inside the transaction: nothing was written.
+        const live = this.liveKeys(org.id, Date.now());
+        if (live >= maxLiveKeys) throw new LiveKeysLimitError(org.name, org.id, live, maxLiveKeys);
+      }
       if (org === undefined) {
         org = { id: newId('org'), name: orgName, plan, created_at: nowIso() };
         this.db.prepare(ledgerQuery('organization_insert')).run({ id: org.id, name: org.name, plan, now: org.created_at });
@@ -252,14 +259,21 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
     ttlMs: number,
     nowMs = Date.now(),
     limit: MailLimit | null = null,
+    sender: string | null = null,
   ): { ok: true; token: string } | AccountRefusal {
     // Nothing here reads the users table: the answer cannot depend on whether the address has an account.
     if ((purpose === 'invite') !== (orgId !== null) || !(ttlMs > 0)) return refuse('invalid');
     if (orgId !== null && this.orgById(orgId) === undefined) return refuse('unknown_org');
     const address = email.trim();
-    // Counted and inserted in one write transaction: no other link to the address in between.
+    const mailbox = mailboxOf(address);
+    // Counted and inserted in one write transaction: no other link to the mailbox, and no other
+    // invitation of the sender or the organization, in between.
     return this.write(() => {
-      if (limit !== null && (this.get<{ n: number }>('login_tokens_recent', { email: address, since: msIso(nowMs - limit.windowMs) })?.n ?? 0) >= limit.max) return refuse('limited');
+      if (orgId !== null) {
+        const refused = this.inviteRefusal(nowMs, sender, orgId);
+        if (refused !== null) return refused;
+      }
+      if (limit !== null && (this.get<{ n: number }>('login_tokens_recent', { mailbox, since: msIso(nowMs - limit.windowMs) })?.n ?? 0) >= limit.max) return refuse('limited');
       const token = newToken();
       this.run('login_token_insert', {
         token_hash: keyHash(token),
@@ -269,26 +283,44 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
         binding_hash: bindingHash,
         now: msIso(nowMs),
         expires_at: msIso(nowMs + Math.min(ttlMs, purpose === 'invite' ? INVITE_TOKEN_MAX_MS : LOGIN_TOKEN_MAX_MS)),
+        invited_by: orgId === null ? null : sender,
+        mailbox,
       });
       return { ok: true as const, token };
     });
   }
 
-  spendLoginToken(token: string, bindingHash: string, nowMs: number): SpentLoginToken {
-    type Row = { email: string; purpose: LoginPurpose; org_id: string | null; binding_hash: string; expires_at: string; used_at: string | null };
+  /**
+   * Inside the write that makes an invitation: the refusal when the sender or the organization is at
+   * one of its limits (rules.ts), with when one more may be sent; null when it may be made.
+   */
+  private inviteRefusal(nowMs: number, sender: string | null, orgId: string): AccountRefusal | null {
+    for (const c of inviteWindowChecks(sender, orgId, nowMs)) {
+      const nth = this.get<{ created_at: string }>(c.query, c.params);
+      if (nth !== undefined) return windowRefusal(c, nth.created_at, nowMs);
+    }
+    const pending = this.get<{ n: number }>('invites_pending_of_org', { org_id: orgId, now: msIso(nowMs) })?.n ?? 0;
+    return pending >= PENDING_INVITES_PER_ORG ? { ok: false, reason: 'too_many_pending', max: PENDING_INVITES_PER_ORG } : null;
+  }
+
+  spendLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): SpentLoginToken {
     const hash = keyHash(token);
-    // Read and spend under one write lock: two concurrent spends cannot both succeed.
+    // One UPDATE decides (sql/ledger_queries.sql): a link of another purpose, another browser's,
+    // used or expired is left exactly as it was; the read after a miss only says why.
     return this.write((): SpentLoginToken => {
-      const row = this.get<Row>('login_token_get', { token_hash: hash });
-      if (row === undefined) return { ok: false, reason: 'unknown' };
-      if (row.used_at !== null) return { ok: false, reason: 'used' };
-      if (Date.parse(row.expires_at) <= nowMs) return { ok: false, reason: 'expired' };
-      // Another browser's attempt does not burn the link: its owner may still use it. An invitation
-      // is opened by someone other than whoever asked for it, so it is bound to no browser.
-      if (row.purpose === 'sign_in' && !sameHash(row.binding_hash, bindingHash)) return { ok: false, reason: 'binding' };
-      if (this.run('login_token_spend', { token_hash: hash, now: msIso(nowMs) }).changes !== 1) return { ok: false, reason: 'used' };
-      return { ok: true, email: row.email, purpose: row.purpose, orgId: row.org_id };
+      const spent = this.get<{ email: string; org_id: string | null }>('login_token_spend', { token_hash: hash, purpose, binding_hash: bindingHash, now: msIso(nowMs) });
+      if (spent !== undefined) return { ok: true, email: spent.email, purpose, orgId: spent.org_id };
+      const why = loginTokenAnswer(this.get<LoginTokenRow>('login_token_peek', { token_hash: hash }), purpose, bindingHash, nowMs);
+      return why.ok ? { ok: false, reason: 'used' } : why;
     });
+  }
+
+  peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): PeekedLoginToken {
+    return loginTokenAnswer(this.get<LoginTokenRow>('login_token_peek', { token_hash: keyHash(token) }), purpose, bindingHash, nowMs);
+  }
+
+  userOf(userId: string): User | null {
+    return this.userById(userId) ?? null;
   }
 
   private userById(id: string): User | undefined {
@@ -425,9 +457,19 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
     return this.all<Omit<KeySummary, 'last_used'>>('keys_of_org', { org_id: orgId }).map((k) => ({ ...k, last_used: lastUsed.get(k.id) ?? null }));
   }
 
-  /** Inside a write: a key for the organization, made by one of its members. */
-  private insertKeyFor(orgId: string, userId: string): NewKey | AccountRefusal {
+  /** The organization's keys the API accepts at `nowMs` (a rolled one until its grace ends). */
+  private liveKeys(orgId: string, nowMs: number): number {
+    return this.get<{ n: number }>('keys_live_of_org', { org_id: orgId, now: msIso(nowMs) })?.n ?? 0;
+  }
+
+  /**
+   * Inside a write: a key for the organization, made by one of its members, unless it has its limit
+   * of live keys; `freed`: a live key this same write stops at once (a roll without grace).
+   */
+  private insertKeyFor(orgId: string, userId: string, nowMs = Date.now(), freed = 0): NewKey | AccountRefusal {
     if (this.get('membership_get', { org_id: orgId, user_id: userId }) === undefined) return refuse('not_member');
+    const live = this.liveKeys(orgId, nowMs) - freed;
+    if (live >= LIVE_KEYS_PER_ORG) return { ok: false, reason: 'too_many_keys', max: LIVE_KEYS_PER_ORG, live };
     const key = newKey();
     const keyId = newId('key');
     const email = this.userById(userId)?.email ?? '';
@@ -457,10 +499,11 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
       const old = this.get<{ revoked_at: string | null; revoke_at: string | null }>('key_of_org', { id: keyId, org_id: orgId });
       if (old === undefined) return refuse('unknown_key');
       if (keyRevoked(old, nowMs)) return refuse('not_active');
-      const made = this.insertKeyFor(orgId, userId);
-      if (!made.ok) return made;
       const wanted = nowMs + graceMs;
       const revokeAtMs = old.revoke_at === null ? wanted : Math.min(wanted, Date.parse(old.revoke_at));
+      // The old key counts as live until its grace ends; rolled without grace, it makes room for the new one.
+      const made = this.insertKeyFor(orgId, userId, nowMs, revokeAtMs <= nowMs ? 1 : 0);
+      if (!made.ok) return made;
       const revokeAt = msIso(revokeAtMs);
       this.run('key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
       return { ...made, revokeAt };

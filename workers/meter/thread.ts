@@ -118,6 +118,8 @@ function activeKey(id: number, keyId: string): KeyInfo | MeterReply {
 const accountCalls: AccountCalls = {
   issueLoginToken: (...a) => accounts.issueLoginToken(...a),
   spendLoginToken: (...a) => accounts.spendLoginToken(...a),
+  peekLoginToken: (...a) => accounts.peekLoginToken(...a),
+  userOf: (...a) => accounts.userOf(...a),
   signInByEmail: (...a) => accounts.signInByEmail(...a),
   signInByIdentity: (...a) => accounts.signInByIdentity(...a),
   createSession: (...a) => accounts.createSession(...a),

@@ -72,9 +72,9 @@ describe('sign-in links', () => {
     assert.ok(issued.ok);
     // ≥ 128 bits, base64url: 43 characters of [A-Za-z0-9_-] are 258 bits.
     assert.match(issued.token, /^[\w-]{43}$/);
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(issued.token, binding('another browser'), Date.now())), { ok: false, reason: 'binding' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(issued.token, 'sign_in', binding('another browser'), Date.now())), { ok: false, reason: 'binding' });
     // The wrong browser did not burn it: the right one still can, once.
-    const both = await Promise.all([meter.accounts.spendLoginToken(issued.token, b, Date.now()), meter.accounts.spendLoginToken(issued.token, b, Date.now())]);
+    const both = await Promise.all([meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now()), meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now())]);
     assert.deepEqual(both.map(ok), [
       { ok: true, email, purpose: 'sign_in', orgId: null },
       { ok: false, reason: 'used' },
@@ -91,11 +91,11 @@ describe('sign-in links', () => {
     const b = binding('browser');
     const short = ok(await meter.accounts.issueLoginToken(freshEmail(), 'sign_in', null, b, 2 * MIN));
     assert.ok(short.ok);
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(short.token, b, Date.now() + 2 * MIN + 1)), { ok: false, reason: 'expired' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(short.token, 'sign_in', b, Date.now() + 2 * MIN + 1)), { ok: false, reason: 'expired' });
     const long = ok(await meter.accounts.issueLoginToken(freshEmail(), 'sign_in', null, b, 24 * 60 * MIN));
     assert.ok(long.ok);
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(long.token, b, Date.now() + 15 * MIN + 1000)), { ok: false, reason: 'expired' });
-    assert.equal(ok(await meter.accounts.spendLoginToken(long.token, b, Date.now() + 14 * MIN)).ok, true);
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(long.token, 'sign_in', b, Date.now() + 15 * MIN + 1000)), { ok: false, reason: 'expired' });
+    assert.equal(ok(await meter.accounts.spendLoginToken(long.token, 'sign_in', b, Date.now() + 14 * MIN)).ok, true);
   });
 
   test('a tampered token is unknown (any one character changed)', async () => {
@@ -107,12 +107,12 @@ describe('sign-in links', () => {
       fc.asyncProperty(fc.nat(issued.token.length - 1), fc.constantFrom(...alphabet), async (i, c) => {
         fc.pre(issued.token[i] !== c);
         const tampered = issued.token.slice(0, i) + c + issued.token.slice(i + 1);
-        assert.deepEqual(ok(await meter.accounts.spendLoginToken(tampered, b, Date.now())), { ok: false, reason: 'unknown' });
+        assert.deepEqual(ok(await meter.accounts.spendLoginToken(tampered, 'sign_in', b, Date.now())), { ok: false, reason: 'unknown' });
       }),
       { numRuns: 200, interruptAfterTimeLimit: 3000 },
     );
     // And the real one was not disturbed by the attempts.
-    assert.equal(ok(await meter.accounts.spendLoginToken(issued.token, b, Date.now())).ok, true);
+    assert.equal(ok(await meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now())).ok, true);
   });
 
   test('issuing answers alike for a known and an unknown address', async () => {
@@ -121,6 +121,23 @@ describe('sign-in links', () => {
     const unknown = ok(await meter.accounts.issueLoginToken(freshEmail(), 'sign_in', null, binding('x'), 10 * MIN));
     assert.deepEqual(Object.keys(known).sort(), Object.keys(unknown).sort());
     assert.ok(known.ok && unknown.ok);
+  });
+
+  test('through the thread: a link of the other kind is refused and left unspent; a look at an invitation names it and spends nothing', async () => {
+    const owner = await newUser();
+    const b = binding('pre-session cookie P');
+    const inviteeEmail = freshEmail();
+    const signIn = ok(await meter.accounts.issueLoginToken(freshEmail(), 'sign_in', null, b, 10 * MIN));
+    const invite = ok(await meter.accounts.issueLoginToken(inviteeEmail, 'invite', owner.org.id, '', 10 * MIN, Date.now(), null, owner.user.id));
+    assert.ok(signIn.ok && invite.ok);
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'sign_in', b, Date.now())), { ok: false, reason: 'purpose' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(signIn.token, 'invite', b, Date.now())), { ok: false, reason: 'purpose' });
+    for (const t of [invite.token, signIn.token]) assert.equal(peek<{ used_at: string | null }>('SELECT used_at FROM login_tokens WHERE token_hash = ?', keyHash(t))?.used_at, null, 'not spent');
+    const seen = ok(await meter.accounts.peekLoginToken(invite.token, 'invite', '', Date.now()));
+    assert.deepEqual(seen, { ok: true, email: inviteeEmail, purpose: 'invite', orgId: owner.org.id, orgName: owner.org.name, inviter: owner.user.email });
+    assert.equal(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', '', Date.now())).ok, true);
+    assert.equal(ok(await meter.accounts.spendLoginToken(signIn.token, 'sign_in', b, Date.now())).ok, true);
+    assert.deepEqual(ok(await meter.accounts.userOf(owner.user.id)), owner.user);
   });
 
   test('an invitation carries its organization, lasts days not minutes, is bound to no browser, and makes its addressee a member', async () => {
@@ -132,12 +149,12 @@ describe('sign-in links', () => {
     assert.ok(invite.ok);
     const stored = peek<{ created_at: string; expires_at: string }>('SELECT created_at, expires_at FROM login_tokens WHERE token_hash = ?', keyHash(invite.token))!;
     assert.equal(Date.parse(stored.expires_at) - Date.parse(stored.created_at), INVITE_TOKEN_MAX_MS, 'capped at the invitation maximum');
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1)), { ok: false, reason: 'expired' });
-    const spent = ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), t0 + 3 * 24 * 60 * MIN));
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1)), { ok: false, reason: 'expired' });
+    const spent = ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + 3 * 24 * 60 * MIN));
     assert.ok(spent.ok);
     assert.equal(spent.purpose, 'invite');
     assert.equal(spent.orgId, owner.org.id);
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, binding('invitee browser'), Date.now())), { ok: false, reason: 'used' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), Date.now())), { ok: false, reason: 'used' });
     const invitee = ok(await meter.accounts.joinByInvite(spent.email, owner.org.id));
     assert.ok('user' in invitee);
     assert.equal(invitee.created, true);
@@ -173,7 +190,7 @@ describe('sign-in links', () => {
       const oldExpired = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
       const oldSpent = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
       assert.ok(live.ok && oldExpired.ok && oldSpent.ok);
-      assert.ok(store.spendLoginToken(oldSpent.token, b, now - 2 * DAY + MIN).ok);
+      assert.ok(store.spendLoginToken(oldSpent.token, 'sign_in', b, now - 2 * DAY + MIN).ok);
       const recentExpired = store.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 30 * MIN);
       assert.ok(recentExpired.ok);
       const liveSession = store.createSession(user.id, DAY, now);
@@ -191,7 +208,7 @@ describe('sign-in links', () => {
       assert.deepEqual([tokenLeft(live.token), tokenLeft(recentExpired.token), tokenLeft(oldExpired.token), tokenLeft(oldSpent.token)], [true, true, false, false]);
       assert.deepEqual([sessionLeft(liveSession.token), sessionLeft(endedNow.token), sessionLeft(oldSession.token), sessionLeft(endedLongAgo.token)], [true, true, false, false]);
       // A link that just expired still reads as expired, not unknown, to whoever tries it.
-      assert.deepEqual(store.spendLoginToken(recentExpired.token, b, now), { ok: false, reason: 'expired' });
+      assert.deepEqual(store.spendLoginToken(recentExpired.token, 'sign_in', b, now), { ok: false, reason: 'expired' });
       assert.ok(store.touchSession(liveSession.token, now, DAY));
     } finally {
       store.close();

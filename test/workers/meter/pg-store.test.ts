@@ -158,8 +158,8 @@ for (const backend of BACKENDS) {
         const issued = await a.issueLoginToken(email, 'sign_in', null, b, 10 * MIN);
         assert.ok(issued.ok);
         assert.match(issued.token, /^[\w-]{43}$/);
-        assert.deepEqual(await a.spendLoginToken(issued.token, binding('another browser'), Date.now()), { ok: false, reason: 'binding' });
-        const both = await Promise.all([a.spendLoginToken(issued.token, b, Date.now()), a.spendLoginToken(issued.token, b, Date.now())]);
+        assert.deepEqual(await a.spendLoginToken(issued.token, 'sign_in', binding('another browser'), Date.now()), { ok: false, reason: 'binding' });
+        const both = await Promise.all([a.spendLoginToken(issued.token, 'sign_in', b, Date.now()), a.spendLoginToken(issued.token, 'sign_in', b, Date.now())]);
         assert.deepEqual(
           both.sort((x, y) => Number(y.ok) - Number(x.ok)),
           [
@@ -176,11 +176,11 @@ for (const backend of BACKENDS) {
         const b = binding('browser');
         const short = await a.issueLoginToken(freshEmail(), 'sign_in', null, b, 2 * MIN);
         assert.ok(short.ok);
-        assert.deepEqual(await a.spendLoginToken(short.token, b, Date.now() + 2 * MIN + 1), { ok: false, reason: 'expired' });
+        assert.deepEqual(await a.spendLoginToken(short.token, 'sign_in', b, Date.now() + 2 * MIN + 1), { ok: false, reason: 'expired' });
         const long = await a.issueLoginToken(freshEmail(), 'sign_in', null, b, 24 * 60 * MIN);
         assert.ok(long.ok);
-        assert.deepEqual(await a.spendLoginToken(long.token, b, Date.now() + 15 * MIN + 1000), { ok: false, reason: 'expired' });
-        assert.equal((await a.spendLoginToken(long.token, b, Date.now() + 14 * MIN)).ok, true);
+        assert.deepEqual(await a.spendLoginToken(long.token, 'sign_in', b, Date.now() + 15 * MIN + 1000), { ok: false, reason: 'expired' });
+        assert.equal((await a.spendLoginToken(long.token, 'sign_in', b, Date.now() + 14 * MIN)).ok, true);
         assert.deepEqual(await a.issueLoginToken(freshEmail(), 'sign_in', null, b, 0), { ok: false, reason: 'invalid' });
         assert.deepEqual(await a.issueLoginToken(freshEmail(), 'sign_in', 'org_x', b, MIN), { ok: false, reason: 'invalid' });
       });
@@ -194,11 +194,11 @@ for (const backend of BACKENDS) {
           fc.asyncProperty(fc.nat(issued.token.length - 1), fc.constantFrom(...alphabet), async (i, c) => {
             fc.pre(issued.token[i] !== c);
             const tampered = issued.token.slice(0, i) + c + issued.token.slice(i + 1);
-            assert.deepEqual(await a.spendLoginToken(tampered, b, Date.now()), { ok: false, reason: 'unknown' });
+            assert.deepEqual(await a.spendLoginToken(tampered, 'sign_in', b, Date.now()), { ok: false, reason: 'unknown' });
           }),
           { numRuns: 100, interruptAfterTimeLimit: 3000 },
         );
-        assert.equal((await a.spendLoginToken(issued.token, b, Date.now())).ok, true);
+        assert.equal((await a.spendLoginToken(issued.token, 'sign_in', b, Date.now())).ok, true);
       });
 
       test('issuing answers alike for a known and an unknown address', async () => {
@@ -209,6 +209,48 @@ for (const backend of BACKENDS) {
         assert.ok(known.ok && unknown.ok);
       });
 
+      test('a link is spent only by the route it was made for: the other kind is refused, left unspent, and still works at its own', async () => {
+        const owner = await newUser();
+        const b = binding('pre-session cookie T');
+        const signInEmail = freshEmail();
+        const inviteeEmail = freshEmail();
+        const signIn = await a.issueLoginToken(signInEmail, 'sign_in', null, b, 10 * MIN);
+        const invite = await a.issueLoginToken(inviteeEmail, 'invite', owner.org.id, '', 10 * MIN, Date.now(), null, owner.user.id);
+        assert.ok(signIn.ok && invite.ok);
+        const used = async (token: string) => (await be.stored('login_tokens')).find((r) => r['token_hash'] === keyHash(token))!['used_at'];
+        // Each posted to the other's page, from the very browser it is bound to: refused, nothing spent.
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'sign_in', b, Date.now()), { ok: false, reason: 'purpose' });
+        assert.deepEqual(await a.spendLoginToken(signIn.token, 'invite', b, Date.now()), { ok: false, reason: 'purpose' });
+        assert.deepEqual(await a.peekLoginToken(invite.token, 'sign_in', b, Date.now()), { ok: false, reason: 'purpose' });
+        assert.equal(await used(invite.token), null);
+        assert.equal(await used(signIn.token), null);
+        // A look names whom and what, twice over, and spends nothing; a sign-in link only to its own browser.
+        for (let i = 0; i < 2; i++) {
+          assert.deepEqual(await a.peekLoginToken(invite.token, 'invite', binding(`anyone ${i}`), Date.now()), {
+            ok: true,
+            email: inviteeEmail,
+            purpose: 'invite',
+            orgId: owner.org.id,
+            orgName: owner.org.name,
+            inviter: owner.user.email,
+          });
+        }
+        assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', b, Date.now()), { ok: true, email: signInEmail, purpose: 'sign_in', orgId: null, orgName: null, inviter: null });
+        assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', binding('another browser'), Date.now()), { ok: false, reason: 'binding' });
+        assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', b, Date.now() + 10 * MIN), { ok: false, reason: 'expired' });
+        assert.deepEqual(await a.peekLoginToken('no-such-token', 'invite', b, Date.now()), { ok: false, reason: 'unknown' });
+        assert.equal(await used(invite.token), null);
+        // Each at its own route: spent, once.
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), Date.now()), { ok: true, email: inviteeEmail, purpose: 'invite', orgId: owner.org.id });
+        assert.deepEqual(await a.spendLoginToken(signIn.token, 'sign_in', b, Date.now()), { ok: true, email: signInEmail, purpose: 'sign_in', orgId: null });
+        for (const [token, purpose] of [[invite.token, 'invite'], [signIn.token, 'sign_in']] as const) {
+          assert.deepEqual(await a.peekLoginToken(token, purpose, b, Date.now()), { ok: false, reason: 'used' });
+          assert.deepEqual(await a.spendLoginToken(token, purpose, b, Date.now()), { ok: false, reason: 'used' });
+        }
+        assert.deepEqual(await a.userOf(owner.user.id), owner.user);
+        assert.equal(await a.userOf('usr_nobody'), null);
+      });
+
       test('an invitation carries its organization, lasts days, is bound to no browser, and makes its addressee a member', async () => {
         const owner = await newUser();
         const inviteeEmail = freshEmail();
@@ -217,11 +259,11 @@ for (const backend of BACKENDS) {
         assert.ok(invite.ok);
         const row = (await be.stored('login_tokens')).find((r) => r['token_hash'] === keyHash(invite.token))!;
         assert.equal(Date.parse(String(row['expires_at'])) - Date.parse(String(row['created_at'])), INVITE_TOKEN_MAX_MS, 'capped at the invitation maximum');
-        assert.deepEqual(await a.spendLoginToken(invite.token, binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1), { ok: false, reason: 'expired' });
-        const spent = await a.spendLoginToken(invite.token, binding('invitee browser'), t0 + 3 * DAY);
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1), { ok: false, reason: 'expired' });
+        const spent = await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + 3 * DAY);
         assert.ok(spent.ok);
         assert.deepEqual([spent.purpose, spent.orgId], ['invite', owner.org.id]);
-        assert.deepEqual(await a.spendLoginToken(invite.token, binding('invitee browser'), Date.now()), { ok: false, reason: 'used' });
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), Date.now()), { ok: false, reason: 'used' });
         const invitee = await a.joinByInvite(spent.email, owner.org.id);
         assert.ok('user' in invitee);
         assert.equal(invitee.created, true);
@@ -256,7 +298,7 @@ for (const backend of BACKENDS) {
         const oldExpired = await a.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
         const oldSpent = await a.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 2 * DAY);
         assert.ok(live.ok && oldExpired.ok && oldSpent.ok);
-        assert.ok((await a.spendLoginToken(oldSpent.token, b, now - 2 * DAY + MIN)).ok);
+        assert.ok((await a.spendLoginToken(oldSpent.token, 'sign_in', b, now - 2 * DAY + MIN)).ok);
         const recentExpired = await a.issueLoginToken(user.email!, 'sign_in', null, b, 10 * MIN, now - 30 * MIN);
         assert.ok(recentExpired.ok);
         const liveSession = await a.createSession(user.id, DAY, now);
@@ -273,7 +315,7 @@ for (const backend of BACKENDS) {
         const sessions = new Set((await be.stored('sessions')).map((r) => r['token_hash']));
         assert.deepEqual([live, recentExpired, oldExpired, oldSpent].map((t) => tokens.has(keyHash(t.token))), [true, true, false, false]);
         assert.deepEqual([liveSession, endedNow, oldSession, endedLongAgo].map((s) => sessions.has(keyHash(s.token))), [true, true, false, false]);
-        assert.deepEqual(await a.spendLoginToken(recentExpired.token, b, now), { ok: false, reason: 'expired' });
+        assert.deepEqual(await a.spendLoginToken(recentExpired.token, 'sign_in', b, now), { ok: false, reason: 'expired' });
         assert.ok(await a.touchSession(liveSession.token, now, DAY));
       });
     });
@@ -508,7 +550,7 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
       const b = binding(`browser ${round}`);
       const issued = await nodes[0]!.issueLoginToken(`race${round}@nodes.example`, 'sign_in', null, b, 10 * MIN);
       assert.ok(issued.ok);
-      const results = await together(16, (node) => node.spendLoginToken(issued.token, b, Date.now()));
+      const results = await together(16, (node) => node.spendLoginToken(issued.token, 'sign_in', b, Date.now()));
       assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
       assert.ok(results.every((r) => r.ok || r.reason === 'used'));
     }
