@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { ApiError, type ParamError } from './errors.ts';
 import type { Reply, Request } from './http.ts';
 import type { Logger } from './log.ts';
-import { API_KEY_PARAM, authenticate, type Account } from './auth.ts';
+import { API_KEY_PARAM, authenticate, FailedKeyChecks, type Account } from './auth.ts';
 import { quotaHeaders } from './quota.ts';
 import { errorReply, problemReply } from './reply.ts';
 import type { QuotaState } from '../workers/protocol.ts';
@@ -117,6 +117,8 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
 
   /** A valid query string's parameters, and on live routes the key it carries (not a parameter: the apiKey scheme). */
   const parsedMemo = new LRUCache<string, Parsed>({ max: PARSE_MEMO_ENTRIES });
+  /** Failed key checks per client address (429 too_many_invalid_keys past the limit). */
+  const failedKeys = new FailedKeyChecks();
 
   /** A refusal or a 304 on a live route still tells the caller where its quota stands. */
   const withQuota = (r: Reply, a: Account): Reply | Promise<Reply> => {
@@ -209,7 +211,7 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     const apiKey = remembered ? remembered.apiKey : parseQuery(req.rawQuery).values[API_KEY_PARAM];
     let account: Account | Promise<Account>;
     try {
-      account = authenticate(svc.meter, req, apiKey);
+      account = authenticate(svc.meter, req, apiKey, failedKeys);
     } catch (err) {
       return fail(err, route.path);
     }

@@ -7,6 +7,7 @@ import type { KeyInfo, Plan } from '../workers/protocol.ts';
 import { ApiError, unavailable } from './errors.ts';
 import type { Request } from './http.ts';
 import type { Meter, MeterFailure } from './meter.ts';
+import { RateLimiter } from './ratelimit.ts';
 
 /** Who is calling: the key and the organization it belongs to. */
 export interface Account {
@@ -53,21 +54,78 @@ export function presentedKey(req: Request, apiKeyParam: string | undefined): str
   return key;
 }
 
+const KEY_REFUSED_REVOKED = 'This API key has been revoked; use another key of your organization, or create a new one.';
+
 /** The account of a key, or why the key is refused. */
 function verdict(k: KeyInfo | null | undefined): Account {
   if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one on the website\'s account page (/account).');
-  if (k.revoked) throw invalid('This API key has been revoked; use another key of your organization, or create a new one.');
+  if (k.revoked) throw invalid(KEY_REFUSED_REVOKED);
   return toAccount(k);
 }
 
-export function authenticate(meter: Meter, req: Request, apiKeyParam: string | undefined): Account | Promise<Account> {
-  const key = presentedKey(req, apiKeyParam);
-  if (!KEY_FORMAT.test(key)) throw invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.');
-  const hash = keyHash(key);
-  const known = meter.key(hash);
-  if (known !== undefined) return verdict(known);
+/** Failed key checks one client address may cause a minute (a token bucket: one back every 3 s). */
+export const FAILED_KEY_CHECKS_PER_MINUTE = 20;
+
+/**
+ * Failed key checks per client address (as server/http.ts resolves it, X-Forwarded-For's last hop
+ * with TRUST_PROXY). Past FAILED_KEY_CHECKS_PER_MINUTE, the address's keys are checked only
+ * against this thread's mirror of the keys: a valid key still passes (a neighbour behind the same
+ * NAT who mistypes a key must not lock the office out), anything else is 429
+ * too_many_invalid_keys with Retry-After, without the metering thread's lookup or a 401. Guessing
+ * a key was never the risk (40 base62 characters, 238 bits); the flood is: thousands of failed
+ * checks a second, each a lookup in the metering thread and a 401, and a client looping on a
+ * revoked key is told to stop. Requests without a key are not checks and never count. Per
+ * process: behind several nodes each throttles on its own (nginx's limit_req adds a cluster-wide bound).
+ */
+export class FailedKeyChecks {
+  private readonly buckets = new RateLimiter(FAILED_KEY_CHECKS_PER_MINUTE);
+
+  /** The refusal for an address past its failures, or null while it may have its keys checked. */
+  refusal(req: Request): ApiError | null {
+    const v = this.buckets.peek(req.remoteAddress);
+    if (v.allowed) return null;
+    return new ApiError(
+      'too_many_invalid_keys',
+      `This address presented ${v.limit} keys that failed in the last minute; check the key you send (a valid key still works), then retry in ${v.retryAfterS} s.`,
+      undefined,
+      [['Retry-After', String(v.retryAfterS)]],
+    );
+  }
+
+  /** Counts `err` against the address when it is a failed key check; returns it to be thrown. */
+  counted(req: Request, err: unknown): unknown {
+    if (err instanceof ApiError && err.code === 'invalid_api_key') this.buckets.take(req.remoteAddress);
+    return err;
+  }
+
+  close(): void {
+    this.buckets.close();
+  }
+}
+
+/** The account of the key `req` presents; throws the problem (401, or 429 for an address past its failed checks). */
+export function authenticate(meter: Meter, req: Request, apiKeyParam: string | undefined, failures: FailedKeyChecks): Account | Promise<Account> {
+  let key: string;
+  try {
+    key = presentedKey(req, apiKeyParam);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'invalid_api_key') throw failures.refusal(req) ?? failures.counted(req, err);
+    throw err;
+  }
+  const hash = KEY_FORMAT.test(key) ? keyHash(key) : null;
+  const known = hash === null ? undefined : meter.key(hash);
+  // The hot path: a key this thread knows as valid passes without looking at the address.
+  if (known !== undefined && !known.revoked) return toAccount(known);
+  const refused = failures.refusal(req);
+  if (refused) throw refused;
+  if (hash === null) throw failures.counted(req, invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.'));
+  if (known !== undefined) throw failures.counted(req, invalid(KEY_REFUSED_REVOKED));
   return meter.lookup(hash).then((r) => {
     if (r !== null && 'ok' in r) throw meterError(r);
-    return verdict(r);
+    try {
+      return verdict(r);
+    } catch (err) {
+      throw failures.counted(req, err);
+    }
   });
 }

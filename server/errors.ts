@@ -13,7 +13,11 @@ export const ERRORS = {
   // 414 for a URL over the limit; 431 (Request Header Fields Too Large) for headers over it.
   request_too_large: { status: 414, title: 'Request too large', otherStatuses: [431] },
   quota_exhausted: { status: 429, title: 'Quota exhausted' },
+  // The month is not spent: the records left are held by the organization's other requests in flight.
+  quota_held: { status: 429, title: 'Quota held by requests in flight' },
   rate_limited: { status: 429, title: 'Rate limited' },
+  // One client address presented too many keys that failed (unknown, revoked, malformed) in a minute.
+  too_many_invalid_keys: { status: 429, title: 'Too many invalid keys' },
   internal: { status: 500, title: 'Internal error' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string; otherStatuses?: readonly number[] }>;

@@ -27,6 +27,71 @@ export type AccountClient = {
 };
 
 type Pending = (reply: MeterReply) => void;
+
+/** What a request that left while waiting for records is told (nobody reads it: the client is gone). */
+const CANCELLED: MeterFailure = { ok: false, code: 'unavailable', detail: 'The request was cancelled.' };
+
+/** How often the head of a line asks again anyway: holds of other nodes settle without a word here. */
+const POLL_MS = 100;
+
+/** A request waiting for its organization's records; `poked` keeps a wake-up that came while it was asking. */
+interface Waiter {
+  poked: boolean;
+  wake: (() => void) | null;
+}
+
+/** The requests of one organization waiting for records others hold, first come first served. */
+interface Line {
+  readonly waiters: Waiter[];
+}
+
+function poke(line: Line): void {
+  const head = line.waiters[0];
+  if (!head) return;
+  head.poked = true;
+  head.wake?.();
+}
+
+/** Resolves when `me` may try: it is the head and was poked, or POLL_MS passed, or the deadline came, or the client left. */
+function chance(me: Waiter, line: Line, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted || (me.poked && line.waiters[0] === me)) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      me.wake = null;
+      resolve();
+    };
+    const arm = (): void => {
+      clearTimeout(timer);
+      const left = deadline - performance.now();
+      // Behind others: only the deadline; at the head: the next poll too.
+      timer = setTimeout(tick, Math.max(0, line.waiters[0] === me ? Math.min(POLL_MS, left) : left));
+    };
+    const tick = (): void => {
+      if (line.waiters[0] === me || performance.now() >= deadline) done();
+      else arm();
+    };
+    me.wake = () => (line.waiters[0] === me ? done() : arm());
+    signal?.addEventListener('abort', done, { once: true });
+    arm();
+  });
+}
+
+/**
+ * Whether a capped grant fell short only because other requests in flight hold the rest: the
+ * month is not spent and someone else holds records. Then waiting beats a false quota_exhausted
+ * (or a page cut to what the others happen to hold back for a moment).
+ */
+function mustWait(r: Reserved | MeterFailure, want: number): boolean {
+  if (!r.ok || r.granted >= want) return false;
+  const q = r.quota;
+  if (q.limit === null || q.remaining === null || q.used >= q.limit) return false;
+  const held = q.limit - q.used - q.remaining;
+  const mine = r.reservation !== null ? r.granted : 0;
+  return held - mine > 0;
+}
 type WithoutId<T> = T extends { id: number } ? Omit<T, 'id'> : T;
 
 export class Meter {
@@ -37,6 +102,14 @@ export class Meter {
   private keys = new Map<string, KeyInfo>();
   private plansByName = new Map<string, Plan>();
   private readonly quotas = new Map<string, QuotaState>();
+  /** Key id → organization id, from the mirrored keys: which line a request joins. */
+  private orgOfKey = new Map<string, string>();
+  /** This node's open holds → their organization, so that settling one wakes that organization's line. */
+  private readonly holding = new Map<number, string>();
+  /** Per organization, the requests waiting for records its other requests hold. */
+  private readonly lines = new Map<string, Line>();
+  /** Holds settled per organization (one number per organization): tells a waiter whether one settled while it asked. */
+  private readonly settles = new Map<string, number>();
   private alive = false;
   /** The shared ledger answers (always true for the embedded one, which fails at start instead). */
   private healthy = true;
@@ -51,6 +124,8 @@ export class Meter {
     private readonly logger: Logger,
     private readonly metrics: Metrics | null,
     private secret: Buffer,
+    /** How long a request waits for records its organization's other requests hold (QUERY_TIMEOUT_MS). */
+    private readonly waitMs: number,
   ) {}
 
   /**
@@ -81,7 +156,7 @@ export class Meter {
       const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
       worker = tsWorker(THREAD, { workerData: data });
     }
-    const meter = new Meter(worker, logger, metrics, ownSecret);
+    const meter = new Meter(worker, logger, metrics, ownSecret, config.queryTimeoutMs);
     // The shared ledger's thread posts the accounts before it has finished connecting (LISTEN, the
     // current snapshot) and answers `unavailable` until then: it has started once it says how it is.
     const startedBy: MeterMessage['type'] = config.database ? 'health' : 'accounts';
@@ -146,16 +221,111 @@ export class Meter {
     return this.call({ op: 'lookup', hash }).then((r) => (r.ok ? ('key' in r ? r.key : null) : r));
   }
 
-  reserve(keyId: string, want: number, settle: boolean, atMs: number): Promise<Reserved | MeterFailure> {
-    return this.call({ op: 'reserve', keyId, want, settle, atMs }) as Promise<Reserved | MeterFailure>;
+  /**
+   * Holds up to `want` records for an answer (or, with `settle`, charges them at once when all are
+   * granted). A capped organization whose records are short only because its other requests in
+   * flight hold them waits for those to settle instead of being refused or cut: see Line below.
+   * `signal` is the client's: a client that leaves while waiting gives up its place and holds nothing.
+   */
+  async reserve(keyId: string, want: number, settle: boolean, atMs: number, signal?: AbortSignal): Promise<Reserved | MeterFailure> {
+    let orgId = this.orgOfKey.get(keyId);
+    // FIFO: while others of the organization wait, a newcomer queues behind them without trying.
+    if (orgId === undefined || !this.lines.has(orgId)) {
+      const seen = orgId === undefined ? 0 : this.settleCount(orgId);
+      const r = await this.reserveOnce(keyId, want, settle, atMs);
+      if (!r.ok || !mustWait(r, want)) return this.unlessCancelled(r, signal);
+      this.giveBack(r);
+      orgId = r.quota.orgId;
+      return this.waitInLine(orgId, keyId, want, settle, atMs, signal, orgId === this.orgOfKey.get(keyId) && seen !== this.settleCount(orgId));
+    }
+    return this.waitInLine(orgId, keyId, want, settle, atMs, signal, false);
   }
 
   commit(reservation: number, delivered: number, atMs: number): Promise<Committed | MeterFailure> {
-    return this.call({ op: 'commit', reservation, delivered, atMs }) as Promise<Committed | MeterFailure>;
+    const orgId = this.holding.get(reservation);
+    this.holding.delete(reservation);
+    const done = this.call({ op: 'commit', reservation, delivered, atMs }) as Promise<Committed | MeterFailure>;
+    // The hold is gone once the thread has answered: whoever waits for the organization's records may try.
+    if (orgId !== undefined) void done.then(() => this.settled(orgId));
+    return done;
   }
 
   release(reservation: number): void {
+    const orgId = this.holding.get(reservation);
+    this.holding.delete(reservation);
     this.send({ op: 'release', reservation });
+    // The thread reads its messages in order: a reserve sent after this one sees the records freed.
+    if (orgId !== undefined) this.settled(orgId);
+  }
+
+  private reserveOnce(keyId: string, want: number, settle: boolean, atMs: number): Promise<Reserved | MeterFailure> {
+    return (this.call({ op: 'reserve', keyId, want, settle, atMs }) as Promise<Reserved | MeterFailure>).then((r) => {
+      if (r.ok && r.reservation !== null) this.holding.set(r.reservation, r.quota.orgId);
+      return r;
+    });
+  }
+
+  /** Frees a partial hold taken while others held the rest, without waking anyone: it was free before. */
+  private giveBack(r: Reserved | MeterFailure): void {
+    if (!r.ok || r.reservation === null) return;
+    this.holding.delete(r.reservation);
+    this.send({ op: 'release', reservation: r.reservation });
+  }
+
+  private unlessCancelled(r: Reserved | MeterFailure, signal: AbortSignal | undefined): Reserved | MeterFailure {
+    if (!signal?.aborted || !r.ok) return r;
+    if (r.reservation !== null) this.release(r.reservation);
+    return CANCELLED;
+  }
+
+  /**
+   * Waits in the organization's line, then tries again, until the records are granted, the month
+   * is spent, nobody else holds any, or the wait is over (QUERY_TIMEOUT_MS: a request holds records
+   * no longer than its answer takes); then the grant is whatever is left, possibly nothing (the
+   * route answers 429 quota_held then, never quota_exhausted while the month is not spent).
+   * Only the head of the line tries, so the first to wait is the first served and a partial hold
+   * never hides records from the one behind it. The head is woken when a hold of this node
+   * settles, when the one before it leaves, and every POLL_MS, since on the shared ledger other
+   * nodes' holds settle unseen. `settledMeanwhile`: a hold settled while the first try was out.
+   */
+  private async waitInLine(orgId: string, keyId: string, want: number, settle: boolean, atMs: number, signal: AbortSignal | undefined, settledMeanwhile: boolean): Promise<Reserved | MeterFailure> {
+    let line = this.lines.get(orgId);
+    if (line === undefined) {
+      line = { waiters: [] };
+      this.lines.set(orgId, line);
+    }
+    const me: Waiter = { poked: settledMeanwhile, wake: null };
+    line.waiters.push(me);
+    const deadline = performance.now() + this.waitMs;
+    try {
+      for (;;) {
+        await chance(me, line, deadline, signal);
+        if (signal?.aborted) return CANCELLED;
+        me.poked = false;
+        const last = performance.now() >= deadline;
+        const seen = this.settleCount(orgId);
+        const r = await this.reserveOnce(keyId, want, settle, atMs);
+        if (!mustWait(r, want) || last) return this.unlessCancelled(r, signal);
+        this.giveBack(r);
+        if (seen !== this.settleCount(orgId)) me.poked = true;
+      }
+    } finally {
+      const at = line.waiters.indexOf(me);
+      if (at >= 0) line.waiters.splice(at, 1);
+      if (line.waiters.length === 0) this.lines.delete(orgId);
+      else if (at === 0) poke(line);
+    }
+  }
+
+  private settleCount(orgId: string): number {
+    return this.settles.get(orgId) ?? 0;
+  }
+
+  /** A hold of the organization settled on this node: the head of its line may try now. */
+  private settled(orgId: string): void {
+    this.settles.set(orgId, this.settleCount(orgId) + 1);
+    const line = this.lines.get(orgId);
+    if (line) poke(line);
   }
 
   peek(keyId: string, atMs: number): Promise<Committed | MeterFailure> {
@@ -219,6 +389,7 @@ export class Meter {
     switch (m.type) {
       case 'accounts':
         this.keys = new Map(m.keys.map((k) => [k.hash, k]));
+        this.orgOfKey = new Map(m.keys.map((k) => [k.keyId, k.orgId]));
         this.plansByName = new Map(m.plans.map((p) => [p.name, p]));
         return;
       case 'replies':

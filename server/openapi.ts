@@ -15,7 +15,7 @@ import { paramEntries, paramRules, type AnyRoute, type PathParam } from './route
 const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];
 
 /** Codes every keyed route may answer with. */
-const LIVE_ROUTE: readonly ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'invalid_parameter'];
+const LIVE_ROUTE: readonly ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'too_many_invalid_keys', 'invalid_parameter'];
 
 interface Header {
   readonly description: string;
@@ -26,7 +26,11 @@ interface Header {
 /** The headers of every answer on a keyed route (see server/quota.ts). */
 const QUOTA_HEADERS: Record<string, Header> = {
   'X-Quota-Limit': { description: 'Event records a month on your plan, or "unlimited".', required: true, schema: { type: 'string' } },
-  'X-Quota-Remaining': { description: 'Records left this month (after this response), or "unlimited".', required: true, schema: { type: 'string' } },
+  'X-Quota-Remaining': {
+    description: 'Records left this month (after this response; not yet charged, as /v1/usage says), or "unlimited".',
+    required: true,
+    schema: { type: 'string' },
+  },
   'X-Quota-Reset': {
     description: 'Unix time (seconds) when the monthly quota resets: the first instant of next month, Pacific time.',
     required: true,

@@ -1,6 +1,7 @@
 // Token buckets, refilled continuously, so a steady caller is never locked out for long and a burst
 // is cut at the limit. One instance per kind of caller: client addresses on the keyless demo, API
-// keys on live routes (each at its plan's rate; a bucket keeps the rate it was last taken at).
+// keys on live routes (each at its plan's rate; a bucket keeps the rate it was last taken at), and
+// client addresses' failed key checks (server/auth.ts). Per process: several nodes each keep their own.
 export interface Verdict {
   readonly allowed: boolean;
   readonly limit: number;
@@ -43,6 +44,21 @@ export class RateLimiter {
       remaining: Math.floor(b.tokens),
       retryAfterS: allowed ? 0 : Math.ceil((1 - b.tokens) / perMs / 1000),
       resetS: Math.ceil((perMinute - b.tokens) / perMs / 1000),
+    };
+  }
+
+  /** Where `id`'s bucket stands, without taking from it: `allowed` when a token is there to take. */
+  peek(id: string, perMinute = this.defaultPerMinute, nowMs = performance.now()): Verdict {
+    const b = this.buckets.get(id);
+    const perMs = perMinute / 60_000;
+    const tokens = b ? Math.min(perMinute, b.tokens + (nowMs - b.at) * perMs) : perMinute;
+    const allowed = tokens >= 1;
+    return {
+      allowed,
+      limit: perMinute,
+      remaining: Math.floor(tokens),
+      retryAfterS: allowed ? 0 : Math.ceil((1 - tokens) / perMs / 1000),
+      resetS: Math.ceil((perMinute - tokens) / perMs / 1000),
     };
   }
 

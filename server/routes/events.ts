@@ -13,7 +13,7 @@ import type { BodyStream, Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
 import type { Streamed, TaskInput } from '../pool.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
-import { quotaExhausted, quotaHeaders } from '../quota.ts';
+import { quotaHeaders, quotaRefused } from '../quota.ts';
 import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
@@ -342,9 +342,9 @@ async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account
   if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch, null);
 
   const want = known ? known.count : prepared.query.limit;
-  const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs);
+  const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs, req.http.signal);
   if (!r.ok) throw meterError(r);
-  if (r.granted === 0 && want > 0) throw quotaExhausted(r.quota, nowMs);
+  if (r.granted === 0 && want > 0) throw quotaRefused(r.quota, nowMs);
   // A cached export the quota cannot cover whole: the cut page streams from a worker, on this hold.
   if (known && fmt.streamed && r.granted < known.count) return liveStream(c, account.keyId, isHead, ifNoneMatch, r);
 
@@ -386,9 +386,9 @@ type Held = Awaited<ReturnType<Services['meter']['reserve']>>;
 async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined, held: Held | null): Promise<Reply> {
   const { svc, nowMs } = c;
   const want = c.prepared.query.limit;
-  const r = held ?? (await svc.meter.reserve(keyId, want, false, nowMs));
+  const r = held ?? (await svc.meter.reserve(keyId, want, false, nowMs, c.req.http.signal));
   if (!r.ok) throw meterError(r);
-  if (r.granted === 0) throw quotaExhausted(r.quota, nowMs);
+  if (r.granted === 0) throw quotaRefused(r.quota, nowMs);
   const reservation = r.reservation;
   if (reservation === null) throw new Error('a hold of records came back without a reservation');
   const release = (): void => svc.meter.release(reservation);
@@ -434,7 +434,7 @@ function searchRoute(path: string, format: OutputFormat, summary: string, descri
     access: 'live',
     params: searchParams({ maxLimit: fmt.maxLimit, defaultLimit: 20 }),
     produces: [{ type: fmt.contentType.split(';')[0] ?? fmt.contentType, schema }],
-    errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'rate_limited', 'unavailable'],
+    errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'quota_held', 'rate_limited', 'unavailable'],
     handle: (req, params, svc) => liveSearch(req, path, fmt, params, svc),
   });
 }
@@ -548,9 +548,9 @@ async function liveEvent(req: RouteRequest, svc: Services): Promise<Reply> {
   const cache = outcome.hit ? 'hit' : 'miss';
   if (noneMatchHits(req.http.headers['if-none-match'], answer.etag)) return { status: 304, headers, body: '', route: EVENT_PATH, cache };
   const isHead = req.http.method === 'HEAD';
-  const r = await svc.meter.reserve(account.keyId, 1, !isHead, nowMs);
+  const r = await svc.meter.reserve(account.keyId, 1, !isHead, nowMs, req.http.signal);
   if (!r.ok) throw meterError(r);
-  if (r.granted === 0) throw quotaExhausted(r.quota, nowMs);
+  if (r.granted === 0) throw quotaRefused(r.quota, nowMs);
   // HEAD holds nothing (settle is off, so the hold is freed at once): it only reports the quota.
   if (r.reservation !== null) svc.meter.release(r.reservation);
   const quota = isHead && r.quota.remaining !== null ? { ...r.quota, remaining: r.quota.remaining + r.granted } : r.quota;
@@ -572,7 +572,7 @@ export const eventRoute = defineRoute({
   access: 'live',
   params: v.object({}),
   produces: [{ type: 'application/json', schema: 'EventRecord' }],
-  errors: ['not_found', 'quota_exhausted', 'rate_limited', 'unavailable'],
+  errors: ['not_found', 'quota_exhausted', 'quota_held', 'rate_limited', 'unavailable'],
   handle: (req, _params, svc) => liveEvent(req, svc),
 });
 

@@ -837,10 +837,20 @@ const errorHelp = (): Readonly<Record<ErrorCode, ErrorHelp>> => ({
     fix: 'Wait for the reset, or move to a plan with more records. To spend fewer records, poll with If-None-Match (a 304 costs nothing) and ask for smaller pages.',
     detail: 'The community plan\'s 25 records for this month are used up; the quota resets at 2026-01-01T00:00:00-08:00. Check /v1/usage, or move to a plan with more records.',
   },
+  quota_held: {
+    when: 'Your organization’s month is not used up, but every record left is set aside for its other requests still being answered (each holds up to its limit until its answer is counted). A request first waits for those answers, up to the query timeout; this comes only if they have not settled by then. The X-Quota-* headers say what is not used yet.',
+    fix: 'Retry after the seconds Retry-After gives (a few). Send fewer requests at once near the end of your quota, or ask for smaller pages (limit).',
+    detail: 'The 3 records left of this month\'s 25 are all set aside for other requests of your organization still being answered; retry in 2 s, or send fewer requests at once.',
+  },
   rate_limited: {
     when: 'Too many requests a minute: on one key, beyond its plan’s rate, or on the keyless demo, from one address.',
     fix: 'Wait the seconds Retry-After gives, then space your requests out. Reuse answers for their Cache-Control lifetime instead of asking again.',
     detail: 'This key may make 60 requests a minute on the community plan; retry in 12 s.',
+  },
+  too_many_invalid_keys: {
+    when: 'Your address presented too many keys that failed (unknown, revoked or malformed) in the last minute. Until it cools down, a request from it is answered only if its key is valid; other keys are not checked.',
+    fix: 'Fix the key your client sends (see invalid_api_key), then retry after the seconds Retry-After gives. A valid key keeps working meanwhile.',
+    detail: 'This address presented 20 keys that failed in the last minute; check the key you send, then retry in 3 s.',
   },
   internal: {
     when: 'The server failed to answer. It has been logged; the answer says nothing about the cause.',
