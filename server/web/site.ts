@@ -2,9 +2,14 @@
 // answers on the same listener as the API (server/app.ts hands it every path that is not the API's)
 // and goes through the same HTTP adapter, query workers and response cache, but never through the
 // API's routes: browsing is for people, needs no key and counts toward no quota (spec §8).
+// Because it needs no key, it is kept at a person's scale (issue 26: it had become a keyless bulk
+// feed): listings and a search's calendar are rate-limited per client address, list only what the
+// Community plan (the demo's, a keyless caller's) includes, and a calendar holds one page of events.
+// A single event's page and .ics stay free: they are every record's event_url.
 // Every page is rendered once per snapshot and query (the cache, single-flight), and answered with
 // a strong ETag of its bytes, so a reload that changed nothing is a 304.
 import { readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
@@ -22,9 +27,11 @@ import type { Metrics } from '../metrics.ts';
 import { MAX_OFFSET, searchParams, type SearchParams } from '../params.ts';
 import type { QueryPool } from '../pool.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
+import { RateLimiter } from '../ratelimit.ts';
+import { DEMO_PLAN } from '../routes/events.ts';
 import type { LoadedSnapshot, Snapshots } from '../snapshots.ts';
 import type { EventRecord } from '../../workers/record.ts';
-import type { CalendarInfo, EventMissing, SearchOk, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import type { CalendarInfo, EventMissing, Plan, SearchOk, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
@@ -36,7 +43,16 @@ import { lazyClient } from './oidc.ts';
 import { browsePage, type BrowseInput } from './pages/browse.ts';
 import { docsPage, errorsPage } from './pages/docs.ts';
 import { eventPage } from './pages/event.ts';
-import { badRequestPage, gonePage, internalErrorPage, methodNotAllowedPage, notFoundPage, unavailablePage } from './pages/errors.ts';
+import {
+  badRequestPage,
+  categoryNotListedPage,
+  gonePage,
+  internalErrorPage,
+  methodNotAllowedPage,
+  notFoundPage,
+  tooManyRequestsPage,
+  unavailablePage,
+} from './pages/errors.ts';
 import { citySlug, homePage } from './pages/home.ts';
 
 /** What the website uses of the server: the same snapshot, workers and cache as the API, the ledger's plans for the docs. */
@@ -59,10 +75,24 @@ const HTML_TYPE = 'text/html; charset=utf-8';
 /** Pages change with the snapshot: a minute in any cache, then revalidated (a 304 when unchanged). */
 const PAGE_CACHE_CONTROL = 'public, max-age=60';
 const STATIC_CACHE_CONTROL = 'public, max-age=3600';
-/** Results a browse page lists at most; a calendar subscription holds at most CALENDAR_LIMIT events. */
+/**
+ * Results a browse page lists at most, and by default. A search's calendar is one such page: the
+ * next BROWSE_LIMIT events (`limit` up to BROWSE_MAX_LIMIT, as on the listing), never paged, so a
+ * calendar is what a person subscribes to and not a keyless export (the API's feed.ics, with a key,
+ * holds 100 a page and pages).
+ */
 const BROWSE_MAX_LIMIT = 50;
 const BROWSE_LIMIT = 20;
-const CALENDAR_LIMIT = 100;
+/**
+ * Per client address and per process (several nodes each count their own): a person browsing reads
+ * a listing page every few seconds at most and downloads a calendar now and then; a token bucket
+ * lets such bursts through whole and refills continuously. Beyond it: a 429 page with Retry-After
+ * that points programs at the API. Event pages and their .ics are not counted (see README).
+ */
+export const LISTING_PAGES_PER_MINUTE = 60;
+export const CALENDARS_PER_MINUTE = 10;
+/** The plan keyless browsing follows: the demo's, so what no key gets is one rule, kept in the ledger. */
+const KEYLESS_PLAN = DEMO_PLAN;
 const ALLOW = 'GET, HEAD';
 
 type Headers = (readonly [string, string])[];
@@ -115,7 +145,6 @@ interface Listing {
 }
 
 const browseSchema = searchParams({ maxLimit: BROWSE_MAX_LIMIT, defaultLimit: BROWSE_LIMIT });
-const calendarSchema = searchParams({ maxLimit: CALENDAR_LIMIT, defaultLimit: CALENDAR_LIMIT });
 const FILTER_NAMES: ReadonlySet<string> = new Set(Object.keys(browseSchema.pipe[0].entries));
 
 /**
@@ -141,6 +170,33 @@ function filterQuery(values: Readonly<Record<string, string>>, drop: readonly st
 }
 
 const withQuery = (p: string, q: string): string => (q ? `${p}?${q}` : p);
+
+/**
+ * Whom a rate limit counts: an IPv4 address (IPv4-mapped IPv6 too) as itself, an IPv6 address by
+ * its /64, which one subscriber's network usually holds whole (per address, one host could take a
+ * fresh one for each request). Anything else (no address) as given.
+ */
+export function clientKey(address: string): string {
+  if (!isIPv6(address)) return address;
+  let hex = address.split('%')[0]!.toLowerCase();
+  // A dotted IPv4 tail (::ffff:1.2.3.4) as the two groups it stands for.
+  const cut = hex.lastIndexOf(':');
+  const dotted = hex.slice(cut + 1);
+  if (dotted.includes('.')) {
+    const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
+    hex = `${hex.slice(0, cut + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = hex.split('::');
+  const first = head === '' ? [] : head.split(':');
+  const last = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? 0 : 8 - first.length - last.length;
+  const g = [...first, ...Array<string>(zeros).fill('0'), ...last].map((x) => parseInt(x, 16));
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    const [hi = 0, lo = 0] = g.slice(6);
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
+  return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
 
 /** A worker failure on the way to a page: busy → 503 page; anything else is ours → 500 (logged by the caller). */
 function workerFailed(f: TaskFailure): never {
@@ -207,11 +263,18 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     return keptReply(req, kept, opts.type ?? HTML_TYPE, route, outcome.hit, opts.headers ?? [], snap);
   };
 
-  /** A search on a query worker as the website asks it: no plan, so no excluded category, no quota cut. */
-  const runSearch = async (snap: LoadedSnapshot, query: SearchQuery, format: 'json' | 'ics', calendar: CalendarInfo | null, signal: AbortSignal): Promise<SearchOk> => {
+  /** A search on a query worker as the website asks it: the keyless plan's excluded categories, no quota cut. */
+  const runSearch = async (
+    snap: LoadedSnapshot,
+    query: SearchQuery,
+    excluded: readonly string[],
+    format: 'json' | 'ics',
+    calendar: CalendarInfo | null,
+    signal: AbortSignal,
+  ): Promise<SearchOk> => {
     const r = await svc.pool.run(
       {
-        kind: 'search', snapshot: snap.ref, query, format, excludedCategories: [], nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
+        kind: 'search', snapshot: snap.ref, query, format, excludedCategories: excluded, nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
         attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: MAX_OFFSET, cut: null, links: null, calendar,
       },
       signal,
@@ -220,49 +283,95 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     return r;
   };
 
-  /** One page of a search, as records (no plan: the website shows every category). */
-  const search = async (snap: LoadedSnapshot, query: SearchQuery, signal: AbortSignal): Promise<{ records: EventRecord[]; total: number; validUntilMs: number | null }> => {
-    const r = await runSearch(snap, query, 'json', null, signal);
+  /** One page of a search, as records. */
+  const search = async (
+    snap: LoadedSnapshot,
+    query: SearchQuery,
+    excluded: readonly string[],
+    signal: AbortSignal,
+  ): Promise<{ records: EventRecord[]; total: number; validUntilMs: number | null }> => {
+    const r = await runSearch(snap, query, excluded, 'json', null, signal);
     const parsed = JSON.parse(Buffer.from(r.body).toString('utf8')) as { events: EventRecord[]; total: number };
     return { records: parsed.events, total: parsed.total, validUntilMs: r.validUntilMs };
   };
 
-  const queryOf = (snap: LoadedSnapshot, p: SearchParams, defaultLimit: number): SearchQuery =>
-    canonicalQuery(p, { cities: snap.cities, excludedCategories: [], planName: 'website', now: config.now(), defaultLimit });
+  /**
+   * The plan keyless browsing follows, as the ledger has it now (the meter mirrors the plans, so
+   * this is a lookup, and a change with `plans set` reaches the website within a second).
+   */
+  const keyless = (): Plan => {
+    const plan = svc.meter.plan(KEYLESS_PLAN);
+    if (!plan) throw new ApiError('unavailable', `The ${KEYLESS_PLAN} plan the website follows is missing from the accounts store.`, undefined, [['Retry-After', '5']]);
+    return plan;
+  };
+  /**
+   * For pages that only link to listings (an event's, home): the categories not listed, none when
+   * the plan is missing (those pages need no plan, and the listings they link to say it is missing).
+   */
+  const unlistedNow = (): readonly string[] => svc.meter.plan(KEYLESS_PLAN)?.excludedCategories ?? [];
+  /** Part of every cache key whose page depends on what keyless browsing lists. */
+  const listedKey = (plan: Pick<Plan, 'excludedCategories'>): string => plan.excludedCategories.join(',');
+  const label = (slug: string): string => CATEGORY_LABELS[slug as CategorySlug] ?? slug;
+
+  const queryOf = (snap: LoadedSnapshot, p: SearchParams, defaultLimit: number, plan: Plan | null): SearchQuery =>
+    canonicalQuery(p, { cities: snap.cities, excludedCategories: plan?.excludedCategories ?? [], planName: plan?.name ?? 'website', now: config.now(), defaultLimit });
+
+  /** The categories of a search that keyless browsing does not list: a 403 page says so. */
+  const unlistedOf = (p: SearchParams, plan: Plan): string[] => [...new Set(p.category ?? [])].filter((c) => plan.excludedCategories.includes(c)).sort();
+
+  /** Per client address: null when allowed, else the 429 page. HEAD and 304 count as well (each is a request). */
+  const limiter = new RateLimiter(LISTING_PAGES_PER_MINUTE);
+  const throttled = (req: Request, route: string, what: 'listing' | 'calendar'): Reply | null => {
+    const perMinute = what === 'listing' ? LISTING_PAGES_PER_MINUTE : CALENDARS_PER_MINUTE;
+    const verdict = limiter.take(`${what}\0${clientKey(req.remoteAddress)}`, perMinute);
+    if (verdict.allowed) return null;
+    const retry = String(Math.max(1, verdict.retryAfterS));
+    return htmlReply(429, tooManyRequestsPage(site, { what, perMinute, retryAfterS: verdict.retryAfterS }), route, [['Retry-After', retry]]);
+  };
 
   const cityNames = (snap: LoadedSnapshot): string[] => [...snap.manifest.cities];
-  const categoryOptions = CATEGORY_SLUGS.map((slug) => ({ slug, name: CATEGORY_LABELS[slug] }));
+  const categoryOptions = (plan: Plan): { slug: string; name: string }[] =>
+    CATEGORY_SLUGS.filter((slug) => !plan.excludedCategories.includes(slug)).map((slug) => ({ slug, name: CATEGORY_LABELS[slug] }));
 
   /** Browse, a city's page and a category's page: the same listing, with a filter fixed by the path. */
   const listing = async (req: Request, route: string, pagePath: string, heading: string, fixed: Record<string, string>, intro?: string): Promise<Reply> => {
+    const refused = throttled(req, route, 'listing');
+    if (refused) return refused;
     const snap = svc.snapshots.require();
+    const plan = keyless();
     const l = readListing(req.rawQuery, browseSchema, fixed);
     const nowMs = config.now().getTime();
-    const base = (results: BrowseInput['results'], errors: readonly ParamError[]): BrowseInput => {
+    const base = (results: BrowseInput['results'], errors: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
       const q = filterQuery(l.values, ['offset', 'limit']);
+      const feeds = errors.length === 0 && unlisted.length === 0;
       return {
         heading,
         ...(intro ? { intro } : {}),
         path: pagePath,
-        form: { action: '/events', values: l.values, cities: cityNames(snap), categories: categoryOptions },
+        form: { action: '/events', values: l.values, cities: cityNames(snap), categories: categoryOptions(plan) },
         errors,
         results,
-        subscribeHref: errors.length ? null : `${config.webBaseUrl.replace(/^https?:/, 'webcal:')}${withQuery('/events.ics', q)}`,
-        icsHref: errors.length ? null : `${config.webBaseUrl}${withQuery('/events.ics', q)}`,
+        subscribeHref: feeds ? `${config.webBaseUrl.replace(/^https?:/, 'webcal:')}${withQuery('/events.ics', q)}` : null,
+        icsHref: feeds ? `${config.webBaseUrl}${withQuery('/events.ics', q)}` : null,
+        ...(feeds ? { calendarEvents: BROWSE_LIMIT } : {}),
+        ...(unlisted.length ? { unlisted: { categories: unlisted.map(label), planName: label(plan.name) } } : {}),
         nowMs,
       };
     };
     const invalid = (errors: readonly ParamError[]): PageFailure => ({ ok: false, status: 400, html: browsePage(site, base(null, errors)) });
     if (l.parsed === null) return htmlReply(400, browsePage(site, base(null, l.errors)), route);
+    // Asked for a category keyless browsing leaves out: said plainly, with the form to search again.
+    const unlisted = unlistedOf(l.parsed, plan);
+    if (unlisted.length) return htmlReply(403, browsePage(site, base(null, [], unlisted)), route);
     let query: SearchQuery;
     try {
-      query = queryOf(snap, l.parsed, BROWSE_LIMIT);
+      query = queryOf(snap, l.parsed, BROWSE_LIMIT, plan);
     } catch (err) {
       if (err instanceof ApiError && err.errors) return htmlReply(400, invalid(err.errors).html, route);
       throw err;
     }
-    return page(req, route, `browse\0${pagePath}\0${queryKey(query)}\0${filterQuery(l.values)}`, async (signal) => {
-      const found = await search(snap, query, signal);
+    return page(req, route, `browse\0${pagePath}\0${queryKey(query)}\0${filterQuery(l.values)}\0${listedKey(plan)}`, async (signal) => {
+      const found = await search(snap, query, plan.excludedCategories, signal);
       const pageHref = (offset: number): string => {
         const vals = { ...l.values };
         for (const k of Object.keys(fixed)) delete vals[k];
@@ -277,15 +386,24 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     });
   };
 
-  /** The same search as a calendar to subscribe to: the first CALENDAR_LIMIT events, no paging. */
+  /**
+   * The same search as a calendar to subscribe to: its first page (the next BROWSE_LIMIT events, or
+   * `limit` up to BROWSE_MAX_LIMIT), never another: `offset` is ignored, so a calendar follows the
+   * search forward as events pass and cannot be paged through as an export.
+   */
   const calendar = async (req: Request): Promise<Reply> => {
     const route = 'web:/events.ics';
+    const refused = throttled(req, route, 'calendar');
+    if (refused) return refused;
     const snap = svc.snapshots.require();
-    const l = readListing(req.rawQuery, calendarSchema);
+    const plan = keyless();
+    const l = readListing(req.rawQuery, browseSchema);
     if (l.parsed === null) return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors }), route);
+    const unlisted = unlistedOf(l.parsed, plan);
+    if (unlisted.length) return htmlReply(403, categoryNotListedPage(site, { categories: unlisted.map(label), planName: label(plan.name) }), route);
     let query: SearchQuery;
     try {
-      query = { ...queryOf(snap, l.parsed, CALENDAR_LIMIT), offset: 0, limit: CALENDAR_LIMIT };
+      query = { ...queryOf(snap, l.parsed, BROWSE_LIMIT, plan), offset: 0 };
     } catch (err) {
       if (err instanceof ApiError && err.errors) return htmlReply(400, badRequestPage(site, { detail: err.detail, errors: err.errors }), route);
       throw err;
@@ -295,9 +413,9 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     return page(
       req,
       route,
-      `calendar\0${queryKey(query)}\0${q}`,
+      `calendar\0${queryKey(query)}\0${q}\0${listedKey(plan)}`,
       async (signal) => {
-        const r = await runSearch(snap, query, 'ics', cal, signal);
+        const r = await runSearch(snap, query, plan.excludedCategories, 'ics', cal, signal);
         return { body: r.body, validUntilMs: r.validUntilMs };
       },
       { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', 'inline; filename="family-events.ics"']] },
@@ -305,31 +423,40 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   };
 
   /** The record of one event for a page, or the page saying it is gone (410) or was never here (404). */
-  const eventRecord = async (snap: LoadedSnapshot, id: string, signal: AbortSignal): Promise<EventRecord | PageFailure> => {
+  // Every event keeps its page whatever its categories (it is the record's event_url): no exclusion here.
+  const eventRecord = async (snap: LoadedSnapshot, id: string, plan: Pick<Plan, 'excludedCategories'>, signal: AbortSignal): Promise<EventRecord | PageFailure> => {
     const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: null }, signal);
-    if (!r.ok) return missing(r, id);
+    if (!r.ok) return missing(r, id, plan);
     return JSON.parse(Buffer.from(r.body).toString('utf8')) as EventRecord;
   };
 
-  const similarHref = (city: string, categories: readonly string[]): string => {
-    const q = new URLSearchParams({ city, ...(categories[0] ? { category: categories[0] } : {}) });
+  /** A listing of events like one: its city and its first category that keyless browsing lists. */
+  const similarHref = (city: string, categories: readonly string[], plan: Pick<Plan, 'excludedCategories'>): string => {
+    const category = categories.find((c) => !plan.excludedCategories.includes(c));
+    const q = new URLSearchParams({ city, ...(category ? { category } : {}) });
     return `/events?${q.toString()}`;
   };
 
-  const missing = (r: EventMissing | TaskFailure, id: string): PageFailure => {
+  const missing = (r: EventMissing | TaskFailure, id: string, plan: Pick<Plan, 'excludedCategories'>): PageFailure => {
     if (r.code !== 'not_found') workerFailed(r);
     const m = r as EventMissing;
-    if (m.gone) return { ok: false, status: 410, html: gonePage(site, { gone: m.gone, similarHref: similarHref(m.gone.venue_city, m.gone.categories) }) };
+    if (m.gone) return { ok: false, status: 410, html: gonePage(site, { gone: m.gone, similarHref: similarHref(m.gone.venue_city, m.gone.categories, plan) }) };
     return { ok: false, status: 404, html: notFoundPage(site, { path: `/events/${id}` }) };
   };
 
   const eventPageReply = (req: Request, id: string): Promise<Reply> => {
     const snap = svc.snapshots.require();
-    return page(req, 'web:/events/{id}', `event\0${id}`, async (signal) => {
-      const rec = await eventRecord(snap, id, signal);
+    const plan = { excludedCategories: unlistedNow() };
+    return page(req, 'web:/events/{id}', `event\0${id}\0${listedKey(plan)}`, async (signal) => {
+      const rec = await eventRecord(snap, id, plan, signal);
       if ('ok' in rec) return rec;
       const nowMs = config.now().getTime();
-      const out = eventPage(site, rec, { nowMs, icsPath: `/events/${id}.ics`, similarPath: similarHref(rec.venue.city, rec.categories) });
+      const out = eventPage(site, rec, {
+        nowMs,
+        icsPath: `/events/${id}.ics`,
+        similarPath: similarHref(rec.venue.city, rec.categories, plan),
+        unlistedCategories: plan.excludedCategories,
+      });
       // The page says "has ended" once the event is over: it is right until then.
       const endMs = Date.parse(rec.end_datetime ?? rec.start_datetime);
       return { body: out.html, validUntilMs: endMs > nowMs ? endMs : null };
@@ -338,14 +465,15 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
 
   const eventIcsReply = (req: Request, id: string): Promise<Reply> => {
     const snap = svc.snapshots.require();
+    const plan = { excludedCategories: unlistedNow() };
     const cal: CalendarInfo = { name: site.name, url: `${config.webBaseUrl}/events/${id}`, stamp: snap.manifest.built_at };
     return page(
       req,
       'web:/events/{id}.ics',
-      `event.ics\0${id}`,
+      `event.ics\0${id}\0${listedKey(plan)}`,
       async (signal) => {
         const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'ics', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: cal }, signal);
-        if (!r.ok) return missing(r, id);
+        if (!r.ok) return missing(r, id, plan);
         return { body: r.body, validUntilMs: null };
       },
       { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', `attachment; filename="${id}.ics"`]] },
@@ -361,11 +489,13 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
 
   const home = (req: Request): Promise<Reply> => {
     const snap = svc.snapshots.require();
-    return page(req, 'web:/', 'home', () =>
+    const unlisted = unlistedNow();
+    return page(req, 'web:/', `home\0${listedKey({ excludedCategories: unlisted })}`, () =>
       Promise.resolve({
         body: homePage(site, {
           cities: snap.manifest.cities,
-          categories: CATEGORY_SLUGS.map((slug) => ({ slug, name: CATEGORY_LABELS[slug], events: snap.manifest.categories[slug] ?? 0 })),
+          // The categories a visitor can browse: a link to one keyless browsing leaves out would be a 403.
+          categories: CATEGORY_SLUGS.filter((slug) => !unlisted.includes(slug)).map((slug) => ({ slug, name: CATEGORY_LABELS[slug], events: snap.manifest.categories[slug] ?? 0 })),
           totalEvents: snap.manifest.counts.events,
           updatedAt: snap.manifest.built_at,
         }),
@@ -377,7 +507,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   const docs = (req: Request): Promise<Reply> => {
     const snap = svc.snapshots.require();
     return page(req, 'web:/docs', 'docs', async (signal) => {
-      const example = await search(snap, { ...queryOf(snap, {} as SearchParams, 1), limit: 1 }, signal);
+      const example = await search(snap, { ...queryOf(snap, {} as SearchParams, 1, null), limit: 1 }, [], signal);
       const openapi = JSON.parse(svc.openapi().toString('utf8')) as Parameters<typeof docsPage>[1]['openapi'];
       return { body: docsPage(site, { openapi, example: example.records[0] ?? null, plans: svc.meter.plans }), validUntilMs: null };
     });

@@ -35,6 +35,13 @@ export interface BrowseInput {
   readonly subscribeHref: string | null;
   /** https URL of the same search as an .ics file. */
   readonly icsHref: string | null;
+  /** How many events the calendar of this search holds (the next ones, from the first). */
+  readonly calendarEvents?: number;
+  /**
+   * The categories this search asked for that keyless browsing does not list (their labels), and
+   * the plan it browses under: the page says so, and where they are listed.
+   */
+  readonly unlisted?: { readonly categories: readonly string[]; readonly planName: string };
   readonly nowMs: number;
 }
 
@@ -230,10 +237,17 @@ ${prev === null ? '' : html`<li><a href="${prev}" rel="prev">Previous page</a></
 `;
 }
 
-function feedLinks(subscribe: string | null, ics: string | null): Html {
+function feedLinks(subscribe: string | null, ics: string | null, events: number | undefined): Html {
   if (subscribe === null && ics === null) return html``;
   return html`<ul class="feed-links">
 ${subscribe === null ? '' : html`<li><a href="${subscribe}">Subscribe in your calendar</a></li>\n`}${ics === null ? '' : html`<li><a href="${ics}">Download .ics<span class="visually-hidden"> file of these events</span></a></li>\n`}</ul>
+${events === undefined ? '' : html`<p class="hint">The calendar holds the next ${events} events of this search, and moves on as they pass.</p>\n`}`;
+}
+
+/** Why a category asked for is not listed, and where it is. */
+function unlistedNotice(u: NonNullable<BrowseInput['unlisted']>): Html {
+  const names = u.categories.join(' and ');
+  return html`<div class="notice" role="status"><p><strong>${names} events are not listed on the website.</strong> The website lists what the free ${u.planName} plan includes. Each of these events still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p></div>
 `;
 }
 
@@ -256,7 +270,7 @@ ${g.records.map((r) => card(r, input.nowMs))}
 `,
   );
   return html`<p class="result-count">${countText(res.total, res.offset, res.records.length)}</p>
-${feedLinks(input.subscribeHref, input.icsHref)}${groups}${pagination(res.prevHref, res.nextHref)}`;
+${feedLinks(input.subscribeHref, input.icsHref, input.calendarEvents)}${groups}${pagination(res.prevHref, res.nextHref)}`;
 }
 
 const DEFAULT_DESCRIPTION = 'Family-friendly events around the San Francisco Bay Area: storytimes, classes, nature walks, music and more, by city, age, date and category.';
@@ -264,7 +278,7 @@ const DEFAULT_DESCRIPTION = 'Family-friendly events around the San Francisco Bay
 export function browsePage(site: Site, input: BrowseInput): string {
   const page = input.results === null || input.results.offset === 0 ? null : Math.floor(input.results.offset / input.results.limit) + 1;
   const main = html`<h1>${input.heading}</h1>
-${input.intro === undefined ? '' : html`<p class="intro">${input.intro}</p>\n`}${errorSummary(input.errors)}${filterForm(input, errorsByParam(input.errors))}
+${input.intro === undefined ? '' : html`<p class="intro">${input.intro}</p>\n`}${input.unlisted === undefined ? '' : unlistedNotice(input.unlisted)}${errorSummary(input.errors)}${filterForm(input, errorsByParam(input.errors))}
 ${results(input)}`;
   return renderPage(
     site,
@@ -273,7 +287,7 @@ ${results(input)}`;
       description: input.intro ?? DEFAULT_DESCRIPTION,
       canonicalPath: input.path,
       og: { type: 'website' },
-      noindex: input.errors.length > 0,
+      noindex: input.errors.length > 0 || input.unlisted !== undefined,
       script: true,
     },
     main,

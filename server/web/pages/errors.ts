@@ -93,3 +93,42 @@ export function internalErrorPage(site: Site): string {
 ${onwards}`,
   );
 }
+
+/** What a client address asked too often: listing pages, or calendar downloads of a search. */
+export interface TooManyInput {
+  readonly what: 'listing' | 'calendar';
+  readonly perMinute: number;
+  readonly retryAfterS: number;
+}
+
+/**
+ * 429 on a listing or a search's calendar: the website is for people, and a person who meets the
+ * limit is told when to come back; a program is shown the way that is meant for it (the API, with
+ * a key and its plan's quota).
+ */
+export function tooManyRequestsPage(site: Site, input: TooManyInput): string {
+  const what = input.what === 'listing' ? 'event listings' : 'calendar downloads of a search';
+  return errorPage(
+    site,
+    'Too many requests',
+    html`<h1>Please slow down</h1>
+<p>This address has asked for more than ${input.perMinute} ${what} a minute. This website is made for people browsing; please try again in ${waitText(input.retryAfterS)}. Single event pages and their calendar files are not limited.</p>
+<p>Reading events from a program, a newsletter or an app? Use the <a href="/docs">${site.name} API</a> with a key: <a href="/account/sign-in">create a free account</a> and a key, and every search, calendar and export is yours within your plan.</p>
+${onwards}`,
+  );
+}
+
+/**
+ * 403 on a search's calendar that asks for categories keyless browsing does not list (the plan a
+ * key-less visitor browses under excludes them). Each such event keeps its own page.
+ */
+export function categoryNotListedPage(site: Site, input: { readonly categories: readonly string[]; readonly planName: string }): string {
+  const names = input.categories.join(' and ');
+  return errorPage(
+    site,
+    'Category not listed on the website',
+    html`<h1>${names} events are not listed on the website</h1>
+<p>The website lists what the free ${input.planName} plan includes, and it leaves out ${names} events. Each of them still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p>
+<p><a class="button" href="/events">Browse the other events</a></p>`,
+  );
+}

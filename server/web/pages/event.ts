@@ -14,6 +14,8 @@ export interface EventPageContext {
   readonly icsPath: string;
   /** A browse search for events like this one. */
   readonly similarPath: string;
+  /** Categories keyless browsing does not list: named on the page, not linked (their listing is a 403). */
+  readonly unlistedCategories?: readonly string[];
 }
 
 const LABELS: Readonly<Record<string, string>> = CATEGORY_LABELS;
@@ -58,9 +60,11 @@ function organizer(r: EventRecord): Html | null {
   return url === null ? html`${r.organizer}` : html`<a href="${url}">${r.organizer}</a>`;
 }
 
-function facts(r: EventRecord, when: string): Html {
+function facts(r: EventRecord, when: string, unlisted: readonly string[]): Html {
   const host = organizer(r);
-  const categories = r.categories.map((slug) => html`<li><a href="/categories/${encodeURIComponent(slug)}">${categoryLabel(slug)}</a></li>`);
+  const categories = r.categories.map((slug) =>
+    unlisted.includes(slug) ? html`<li>${categoryLabel(slug)}</li>` : html`<li><a href="/categories/${encodeURIComponent(slug)}">${categoryLabel(slug)}</a></li>`,
+  );
   return html`<dl class="facts">
 <div><dt>When</dt><dd><time datetime="${r.start_datetime}">${when}</time></dd></div>
 <div><dt>Where</dt><dd>${where(r)}</dd></div>
@@ -91,7 +95,7 @@ export function eventPage(site: Site, r: EventRecord, ctx: EventPageContext): { 
   const about = r.description ?? r.summary;
   const main = html`<article class="event">
 ${notices(r, ctx.nowMs)}<h1>${r.title}</h1>
-${facts(r, when)}
+${facts(r, when, ctx.unlistedCategories ?? [])}
 ${actions(r, ctx)}
 ${about === null ? '' : html`<section class="description" aria-labelledby="about-heading">
 <h2 id="about-heading">About this event</h2>
