@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import * as v from 'valibot';
+import { FAILED_KEY_CHECKS_PER_MINUTE } from '../../server/auth.ts';
 import { REPO_ROOT } from '../../server/config.ts';
 import { ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import { NOW, provisionKey, sampleFixture, startTestServer, type Fixture, type Got, type TestServer } from './helpers.ts';
@@ -34,12 +35,18 @@ const presented = new Set<string>();
 const randomBase62 = (n: number): string => [...randomBytes(n)].map((b) => BASE62[b % 62] ?? '0').join('');
 const fakeKey = (): string => `bsc_live_${randomBase62(40)}`;
 
+/** The client address of the next call (the server trusts X-Forwarded-For here). */
+let nextAddress = 0;
+const freshAddress = (): string => `10.${(++nextAddress >> 16) & 255}.${(nextAddress >> 8) & 255}.${nextAddress & 255}`;
+
 /**
  * A request over real HTTP with exactly the authorization given: `null` sends no Authorization
- * header at all (the shared get() would add the server's default key).
+ * header at all (the shared get() would add the server's default key). Each call comes from an
+ * address of its own unless `from` names one, so the throttle on failed key checks per address
+ * only cuts in where a test means it to.
  */
-async function call(pathAndQuery: string, authorization: string | null = null): Promise<Got> {
-  const headers = new Headers();
+async function call(pathAndQuery: string, authorization: string | null = null, from: string = freshAddress()): Promise<Got> {
+  const headers = new Headers({ 'x-forwarded-for': from });
   if (authorization !== null) headers.set('authorization', authorization);
   const res = await fetch(`${ts.base}${pathAndQuery}`, { headers });
   const text = await res.text();
@@ -99,7 +106,7 @@ async function untilRefused(key: string): Promise<Got> {
 
 before(async () => {
   fx = await sampleFixture();
-  ts = await startTestServer(fx.dataDir);
+  ts = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
   presented.add(ts.key);
   foreignLedger = await mkdtemp(path.join(os.tmpdir(), 'fe-foreign-ledger-'));
   // Partner keys (no exclusions, no cap) see every upcoming event, so the oracle is plain.
@@ -211,6 +218,55 @@ describe('refused keys', () => {
     for (const auth of [`Basic ${Buffer.from(`${key}:`).toString('base64')}`, `Token ${key}`, key]) {
       assertProblem(await call(query, auth), 401, ['invalid_api_key', 'missing_api_key'], auth.split(' ')[0] ?? '');
     }
+  });
+});
+
+describe('failed key checks per client address', () => {
+  test(`past ${FAILED_KEY_CHECKS_PER_MINUTE} failed checks a minute an address gets 429 too_many_invalid_keys; its valid keys still pass, other addresses are untouched`, async () => {
+    const from = '198.51.100.7';
+    const valid = provisionKey(ts.config.ledgerDir, { plan: 'partner' }).key;
+    const revoked = provisionKey(ts.config.ledgerDir, { plan: 'partner' });
+    assertSearch(await call(query, bearer(revoked.key)), 'before revocation');
+    assertSearch(await call(query, bearer(valid)), 'the valid key, known to the server');
+    const r = await cli(['keys', 'revoke', revoked.keyId]);
+    assert.equal(r.code, 0, r.stderr);
+    assertProblem(await untilRefused(revoked.key), 401, ['invalid_api_key'], 'revoked, from another address');
+
+    // Requests without a key are not key checks: they never count.
+    for (let i = 0; i < FAILED_KEY_CHECKS_PER_MINUTE + 5; i++) assertProblem(await call(query, null, from), 401, ['missing_api_key'], `no key #${i + 1}`);
+    // Failures of every kind count: unknown (header and api_key), malformed, a scheme other than Bearer, revoked.
+    const failing = (i: number): Promise<Got> => {
+      switch (i % 5) {
+        case 0:
+          return call(query, bearer(fakeKey()), from);
+        case 1:
+          return call(withKey(query, fakeKey()), null, from);
+        case 2:
+          return call(query, bearer(`${fakeKey().slice(0, 20)}!`), from);
+        case 3:
+          return call(query, `Basic ${Buffer.from('user:pass').toString('base64')}`, from);
+        default:
+          return call(query, bearer(revoked.key), from);
+      }
+    };
+    for (let i = 0; i < FAILED_KEY_CHECKS_PER_MINUTE; i++) assertProblem(await failing(i), 401, ['invalid_api_key'], `failure #${i + 1}`);
+    for (let i = 0; i < 10; i++) {
+      const over = await failing(i);
+      const p = assertProblem(over, 429, ['too_many_invalid_keys'], `failure #${FAILED_KEY_CHECKS_PER_MINUTE + i + 1}`);
+      assert.match(over.headers.get('retry-after') ?? '', /^[1-9]\d*$/, 'Retry-After in whole seconds');
+      assert.match(p.detail, /valid key still works/);
+    }
+    // The address's valid key (a NAT neighbour's, say) still works, in either form; no key is still a 401.
+    assertSearch(await call(query, bearer(valid), from), 'a valid key from the throttled address');
+    assertSearch(await call(withKey(query, valid), null, from), 'a valid key as api_key from the throttled address');
+    assertProblem(await call(query, null, from), 401, ['missing_api_key'], 'no key from the throttled address');
+    // The keyless demo is not a key check either.
+    assert.equal((await call('/v1/demo/events?limit=1', null, from)).status, 200);
+    // Another address is checked as usual.
+    assertProblem(await call(query, bearer(fakeKey()), '198.51.100.8'), 401, ['invalid_api_key'], 'an unknown key from another address');
+    // X-Forwarded-For's last hop is the address (the proxy's own view of its client), not the first.
+    assertProblem(await call(query, bearer(fakeKey()), `${from}, 198.51.100.9`), 401, ['invalid_api_key'], 'another last hop');
+    assertProblem(await call(query, bearer(fakeKey()), `198.51.100.9, ${from}`), 429, ['too_many_invalid_keys'], 'the throttled last hop');
   });
 });
 
