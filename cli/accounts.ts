@@ -6,6 +6,7 @@
 import { Option, type Command } from 'commander';
 import type { LedgerAdmin } from '../workers/meter/admin.ts';
 import type { Plan } from '../workers/protocol.ts';
+import { LIVE_KEYS_PER_ORG, LiveKeysLimitError } from '../workers/meter/rules.ts';
 import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
 
 // One @, a dot somewhere after it, no spaces: a typo catcher, not a validator (the mail decides).
@@ -53,8 +54,9 @@ export function registerAccountCommands(program: Command): void {
     .requiredOption('--email <email>', 'the developer account creating the key')
     .requiredOption('--org <name>', 'the organization (created if no organization has this name)')
     .option('--plan <plan>', 'plan of a new organization (see `plans list`)', 'community')
+    .option('--allow-over-limit', `create the key even when the organization already has ${LIVE_KEYS_PER_ORG} live keys (the limit the website keeps)`)
     .addOption(jsonOption())
-    .action(async (o: { email: string; org: string; plan: string; json?: boolean }, cmd: Command) => {
+    .action(async (o: { email: string; org: string; plan: string; allowOverLimit?: boolean; json?: boolean }, cmd: Command) => {
       if (!EMAIL.test(o.email)) throw new CliError(`--email ${JSON.stringify(o.email)} is not an e-mail address.`);
       const org = o.org.trim();
       if (org === '' || org.length > 200) throw new CliError('--org must be 1 to 200 characters.');
@@ -67,7 +69,15 @@ export function registerAccountCommands(program: Command): void {
         if (existing && existing.plan !== o.plan && cmd.getOptionValueSource('plan') === 'cli') {
           throw new CliError(`organization ${existing.name} (${existing.id}) is on the ${existing.plan} plan; move it with \`family-events orgs set-plan --org ${existing.id} --plan ${o.plan}\`.`);
         }
-        const made = await ledger.createKey(org, o.email, o.plan);
+        let made;
+        try {
+          made = await ledger.createKey(org, o.email, o.plan, o.allowOverLimit ? null : LIVE_KEYS_PER_ORG);
+        } catch (err) {
+          if (!(err instanceof LiveKeysLimitError)) throw err;
+          throw new CliError(
+            `organization ${err.orgName} (${err.orgId}) already has ${err.live} live keys (unrevoked, or rolled and still in their grace), and an organization may have ${err.max}: each key has its own request rate. Revoke one it no longer uses (\`family-events keys list --org ${err.orgId}\`, then \`family-events keys revoke <key id>\`), or pass --allow-over-limit to create it anyway.`,
+          );
+        }
         print(
           o.json,
           { org_id: made.org.id, key: made.key, plan: made.org.plan },

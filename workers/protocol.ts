@@ -314,6 +314,7 @@ export type AccountRefusal = {
   readonly reason: 'unknown_user' | 'unknown_org' | 'not_member' | 'unknown_key' | 'not_active' | 'invalid' | 'limited' | SendRefusal;
   /** For `invite_limited`: whose limit (the sending account's or its organization's), and when one more may be sent. */
   readonly per?: 'sender' | 'organization';
+  readonly windowMs?: number;
   readonly retryAfterMs?: number;
   /** For the limits: the limit that was reached (and, for `too_many_keys`, the live keys counted). */
   readonly max?: number;

@@ -68,9 +68,9 @@ SELECT r.id, r.token_hash, r.user_id, r.created_at, r.last_seen_at, r.expires_at
 FROM jsonb_to_recordset($rows::jsonb) AS r(id text, token_hash text, user_id text, created_at timestamptz, last_seen_at timestamptz, expires_at timestamptz, revoked_at timestamptz)
 
 -- query: copy_login_tokens
-INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at)
-SELECT r.token_hash, r.email, r.purpose, r.org_id, r.binding_hash, r.created_at, r.expires_at, r.used_at
-FROM jsonb_to_recordset($rows::jsonb) AS r(token_hash text, email text, purpose text, org_id text, binding_hash text, created_at timestamptz, expires_at timestamptz, used_at timestamptz)
+INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at, invited_by, mailbox)
+SELECT r.token_hash, r.email, r.purpose, r.org_id, r.binding_hash, r.created_at, r.expires_at, r.used_at, r.invited_by, coalesce(r.mailbox, lower(r.email))
+FROM jsonb_to_recordset($rows::jsonb) AS r(token_hash text, email text, purpose text, org_id text, binding_hash text, created_at timestamptz, expires_at timestamptz, used_at timestamptz, invited_by text, mailbox text)
 
 -- query: copy_usage_days
 INSERT INTO usage_days (org_id, key_id, day, records, requests)

@@ -12,8 +12,12 @@ export interface LedgerAdmin {
   orgById(id: string): Promise<OrgRow | undefined>;
   orgByName(name: string): Promise<OrgRow | undefined>;
   setOrgPlan(id: string, plan: string): Promise<void>;
-  /** The organization (created on `plan` if new) and a new key for it; the key is returned once. */
-  createKey(orgName: string, email: string, plan: string): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }>;
+  /**
+   * The organization (created on `plan` if new) and a new key for it; the key is returned once.
+   * With `maxLiveKeys`, an organization that already has that many live keys gets none
+   * (LiveKeysLimitError, rules.ts); null: the operator overrides the limit.
+   */
+  createKey(orgName: string, email: string, plan: string, maxLiveKeys?: number | null): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }>;
   /** Every key, oldest first, never the key itself. */
   keys(): Promise<KeyRow[]>;
   revoke(idOrKey: string): Promise<{ found: boolean; revoked: boolean; id: string | null }>;
@@ -64,7 +68,7 @@ async function openSqlite(dir: string): Promise<LedgerAdmin> {
     orgById: async (id) => accounts.orgById(id),
     orgByName: async (name) => accounts.orgByName(name),
     setOrgPlan: async (id, plan) => accounts.setOrgPlan(id, plan),
-    createKey: async (orgName, email, plan) => accounts.createKey(orgName, email, plan),
+    createKey: async (orgName, email, plan, maxLiveKeys) => accounts.createKey(orgName, email, plan, maxLiveKeys),
     keys: async () => accounts.keys(),
     revoke: async (idOrKey) => accounts.revoke(idOrKey),
     usageByKey: async (atMs) => reader().byKey(atMs),
@@ -90,7 +94,7 @@ async function openPostgres(database: DatabaseSettings): Promise<LedgerAdmin> {
     orgById: (id) => accounts.orgById(id),
     orgByName: (name) => accounts.orgByName(name),
     setOrgPlan: (id, plan) => accounts.setOrgPlan(id, plan),
-    createKey: (orgName, email, plan) => accounts.createKey(orgName, email, plan),
+    createKey: (orgName, email, plan, maxLiveKeys) => accounts.createKey(orgName, email, plan, maxLiveKeys),
     keys: () => accounts.keys(),
     revoke: (idOrKey) => accounts.revoke(idOrKey),
     usageByKey: (atMs) => usage.byKey(atMs),

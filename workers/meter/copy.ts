@@ -36,7 +36,7 @@ const NEEDED: Readonly<Record<Exclude<CopiedTable, 'usage_days'>, readonly strin
   identities: ['issuer'],
   memberships: ['org_id'],
   sessions: ['token_hash'],
-  login_tokens: ['token_hash'],
+  login_tokens: ['token_hash', 'invited_by', 'mailbox'],
 };
 
 function openSource(file: string): Database.Database {

@@ -22,7 +22,8 @@ export function mailboxOf(address: string): string {
   const at = a.lastIndexOf('@');
   if (at <= 0) return a;
   let local = a.slice(0, at);
-  const rawDomain = a.slice(at + 1).replace(/\.+$/, '');
+  let rawDomain = a.slice(at + 1);
+  while (rawDomain.endsWith('.')) rawDomain = rawDomain.slice(0, -1);
   let domain = domainToASCII(rawDomain) || rawDomain;
   const plus = local.indexOf('+');
   // A local part that is all tag ("+x@") has nothing to fold onto: it stays as it is.

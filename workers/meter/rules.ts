@@ -2,7 +2,7 @@
 // sessions and rolled keys live, when a key counts as revoked, and the /v1/usage body. Plain code,
 // so the PostgreSQL thread does not load SQLite to know them.
 import { timingSafeEqual } from 'node:crypto';
-import type { LoginPurpose, PeekedLoginToken, Plan, QuotaState, UsageBody } from '../protocol.ts';
+import type { AccountRefusal, LoginPurpose, PeekedLoginToken, Plan, QuotaState, UsageBody } from '../protocol.ts';
 import { daysBetween, dayAt, isoLocal, periodAt } from './period.ts';
 
 /** A sign-in link is valid for at most this long, whatever the caller asks. */
@@ -50,10 +50,42 @@ export const PENDING_INVITES_PER_ORG = 50;
  */
 export const LIVE_KEYS_PER_ORG = 10;
 
+/** One window an invitation is checked against: its query (sql/*ledger_queries.sql) and parameters. */
+export interface WindowCheck {
+  readonly window: SendWindow;
+  readonly per: 'sender' | 'organization';
+  readonly query: 'invites_nth_recent_by_sender' | 'invites_nth_recent_by_org';
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The windows a new invitation must fit, each as the query for the max-th newest invitation still
+ * inside it: when there is one, the window is full until that one leaves it. An invitation without
+ * a sender (none is made so: the website always names one) is counted for its organization only.
+ */
+export function inviteWindowChecks(sender: string | null, orgId: string, nowMs: number): WindowCheck[] {
+  const since = (w: SendWindow): string => new Date(nowMs - w.windowMs).toISOString();
+  return [
+    ...(sender === null ? [] : INVITES_PER_SENDER.map((w): WindowCheck => ({ window: w, per: 'sender', query: 'invites_nth_recent_by_sender', params: { user_id: sender, since: since(w), skip: w.max - 1 } }))),
+    ...INVITES_PER_ORG.map((w): WindowCheck => ({ window: w, per: 'organization', query: 'invites_nth_recent_by_org', params: { org_id: orgId, since: since(w), skip: w.max - 1 } })),
+  ];
+}
+
+/** The refusal of a full window whose max-th newest invitation was made at `nthCreatedAt`. */
+export const windowRefusal = (c: WindowCheck, nthCreatedAt: string, nowMs: number): AccountRefusal => ({
+  ok: false,
+  reason: 'invite_limited',
+  per: c.per,
+  max: c.window.max,
+  windowMs: c.window.windowMs,
+  retryAfterMs: Math.max(0, Date.parse(nthCreatedAt) + c.window.windowMs - nowMs),
+});
+
 /** Thrown by the operator's createKey when the organization already has its limit of live keys. */
 export class LiveKeysLimitError extends Error {
   constructor(
     readonly orgName: string,
+    readonly orgId: string,
     readonly live: number,
     readonly max: number,
   ) {
