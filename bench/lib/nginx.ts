@@ -1,7 +1,8 @@
 // nginx with the shipped site (deploy/nginx/family-events.conf) in front of one API node or several,
 // for the benchmark of several nodes and for the tests (test/deploy/nginx.ts): the site as shipped,
 // with only its upstream's `server` line (one per node: nginx's round-robin), its listen address
-// and its log directory substituted, included in an http block the caller describes (the bench:
+// (or, for TLS, its commented TLS lines uncommented with a test certificate) and its log directory
+// substituted, included in an http block the caller describes (the bench:
 // Debian's nginx.conf; the tests: a worse one the site must hold against).
 import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -58,6 +59,13 @@ export interface NginxOptions {
   readonly http: readonly string[];
   readonly workerConnections?: number;
   readonly errorLogLevel?: 'info' | 'notice' | 'warn' | 'error';
+  /** The port to listen on (a free one by default): a caller that must name its origin first picks it. */
+  readonly port?: number;
+  /**
+   * TLS only, as the site's commented TLS lines describe it: those lines uncommented with this
+   * certificate (PEM files), and the plain listener left out. `base` is then https://.
+   */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 /**
@@ -81,10 +89,21 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
   const logs = path.join(prefix, 'logs');
   await mkdir(logs);
   await mkdir(path.join(prefix, 'temp'));
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   let site = substitute(readFileSync(NGINX_SITE, 'utf8'), 'server 127.0.0.1:8080;', upstreamPorts.map((p) => `server 127.0.0.1:${p};`).join('\n    '));
-  site = substitute(site, 'listen 80 default_server;', `listen 127.0.0.1:${port} default_server;`);
-  site = substitute(site, '/var/log/nginx/', `${logs}/`);
+  // The line itself, not the comments that name it (a line of the site starts with its indent).
+  const plain = '\n    listen 80 default_server;';
+  if (o.tls) {
+    site = substitute(site, plain, '');
+    site = substitute(site, '#listen 443 ssl default_server;', `listen 127.0.0.1:${port} ssl default_server;`);
+    site = substitute(site, '#ssl_certificate /etc/ssl/certs/familyevents.example.pem;', `ssl_certificate ${o.tls.certFile};`);
+    site = substitute(site, '#ssl_certificate_key /etc/ssl/private/familyevents.example.key;', `ssl_certificate_key ${o.tls.keyFile};`);
+  } else {
+    site = substitute(site, plain, `\n    listen 127.0.0.1:${port} default_server;`);
+  }
+  // The site's access log and its own error log, both under the prefix.
+  if (!site.includes('/var/log/nginx/')) throw new BenchError('deploy/nginx/family-events.conf must write its logs under /var/log/nginx/');
+  site = site.replaceAll('/var/log/nginx/', `${logs}/`);
   await writeFile(path.join(prefix, 'family-events.conf'), site);
   const temp = (name: string): string => `${name}_temp_path ${path.join(prefix, 'temp', name)};`;
   const conf = [
@@ -139,7 +158,7 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
     }
     await sleep(20);
   }
-  return { base: `http://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: () => readLog('error.log'), stop };
+  return { base: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: () => readLog('error.log'), stop };
 }
 
 /** The master and its workers (children by /proc/<pid>/stat's ppid). */

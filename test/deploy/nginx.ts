@@ -1,15 +1,36 @@
 // nginx with the shipped site (deploy/nginx/family-events.conf) for the tests that put it in front
 // of one server or several: bench/lib/nginx.ts starts it (found on PATH or where Debian puts it,
 // from a generated nginx.conf that includes the shipped file with only the upstream servers, the
-// listen port and the log directory substituted); this adds what the tests look at.
+// listen port (or the site's TLS lines, with a test certificate made here) and the log directory
+// substituted); this adds what the tests look at.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { findNginx, NGINX_SITE, nginxPids, startNginx as launch } from '../../bench/lib/nginx.ts';
+import { inCi } from '../server/web/browser.ts';
 
 export const SITE_TEXT = readFileSync(NGINX_SITE, 'utf8');
 
 export { findNginx };
+
+/**
+ * The `skip` option of a suite that needs nginx: a one-line reason outside CI when it is missing,
+ * else false (in CI a missing nginx then fails the suite, with `requireNginx`'s message).
+ */
+export function nginxSkip(bin: string | null, env: NodeJS.ProcessEnv = process.env): string | false {
+  return bin === null && !inCi(env) ? 'nginx is not installed: apt-get install -y nginx' : false;
+}
+
+/** The nginx binary, or a failure that says what to install (CI, where a missing nginx must not pass). */
+export function requireNginx(bin: string | null): string {
+  assert.ok(bin, 'nginx is not installed (CI installs it: apt-get install -y nginx)');
+  return bin;
+}
 
 // ---------------------------------------------------------------- nginx
 
@@ -37,9 +58,15 @@ const WORSE_THAN_DEBIAN = [
  * Starts nginx with the shipped site in front of `upstreamPorts` (several: nginx's round-robin over
  * API nodes), and waits until it accepts connections. `upstream()` sees the connections to the first.
  */
-export async function startNginx(bin: string, upstreamPorts: number | readonly number[]): Promise<Nginx> {
+export async function startNginx(bin: string, upstreamPorts: number | readonly number[], o: { readonly tls?: TestCertificate; readonly port?: number } = {}): Promise<Nginx> {
   const ports = typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts;
-  const n = await launch(bin, ports, { http: WORSE_THAN_DEBIAN, workerConnections: 256, errorLogLevel: 'info' });
+  const n = await launch(bin, ports, {
+    http: WORSE_THAN_DEBIAN,
+    workerConnections: 256,
+    errorLogLevel: 'info',
+    ...(o.port === undefined ? {} : { port: o.port }),
+    ...(o.tls ? { tls: { certFile: o.tls.certFile, keyFile: o.tls.keyFile } } : {}),
+  });
   return {
     port: n.port,
     base: n.base,
@@ -48,6 +75,48 @@ export async function startNginx(bin: string, upstreamPorts: number | readonly n
     accessLog: () => n.readLog('family-events.access.log'),
     stop: n.stop,
   };
+}
+
+// ---------------------------------------------------------------- a test certificate
+
+/** A self-signed certificate for 127.0.0.1 and localhost, made for one test file by openssl. */
+export interface TestCertificate {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** The certificate (PEM): what a Node client is told to trust (`ca`). */
+  readonly pem: string;
+  /**
+   * base64 of the SHA-256 of its SubjectPublicKeyInfo: chromium trusts exactly this key with
+   * --ignore-certificate-errors-spki-list, and every other certificate error still fails.
+   */
+  readonly spki: string;
+  cleanup(): Promise<void>;
+}
+
+export const OPENSSL = '/usr/bin/openssl';
+
+/**
+ * Makes the certificate in a temp directory of its own: a P-256 key (an RSA one takes a noticeable
+ * fraction of a second), valid for two days, with 127.0.0.1 and localhost as its names, as the
+ * browser checks them.
+ */
+export async function testCertificate(): Promise<TestCertificate> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-tls-'));
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  try {
+    await promisify(execFile)(OPENSSL, [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout', keyFile, '-out', certFile,
+    ]);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`${OPENSSL} could not make a test certificate: ${(err as Error).message}`, { cause: err });
+  }
+  const pem = await readFile(certFile, 'utf8');
+  const der = new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
+  return { certFile, keyFile, pem, spki: createHash('sha256').update(der).digest('base64'), cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 // ---------------------------------------------------------------- the kernel's view of nginx's upstream connections
