@@ -13,7 +13,7 @@ import type { Reply, Request } from '../http.ts';
 import type { Logger } from '../log.ts';
 import type { Meter, MeterFailure } from '../meter.ts';
 import { RateLimiter } from '../ratelimit.ts';
-import type { MailLimit, OrgOfUser, SpentLoginToken } from '../../workers/protocol.ts';
+import type { AccountRefusal, LoginPurpose, LoginTokenRefusal, MailLimit, OrgOfUser } from '../../workers/protocol.ts';
 import { SECURITY_HEADERS, securityHeaders, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
 import { OidcError, type OidcClient, type OidcTransaction } from './oidc.ts';
@@ -24,19 +24,24 @@ import {
   forbiddenPage,
   formErrorPage,
   inviteFailedPage,
+  inviteLimitMessage,
   invitePage,
+  keyLimitPage,
   newKeyPage,
   providerFailedPage,
   ROLL_GRACES,
   sentPage,
   signInPage,
+  switchAccountPage,
   tooManyPage,
+  wrongLinkPage,
   type DashboardInput,
   type DashboardNotice,
+  type InviteLimit,
   type ProviderFailure,
 } from './pages/account.ts';
 import { unavailablePage } from './pages/errors.ts';
-import { clearCookie, cookieNames, Csrf, formFields, newToken, readCookies, sameOrigin, setCookie, tokenHash } from './session.ts';
+import { clearCookie, cookieNames, Csrf, formFields, PreSessions, readCookies, sameOrigin, setCookie, tokenHash } from './session.ts';
 
 /** Where the identity provider sends the browser back: register `${WEB_BASE_URL}${OIDC_CALLBACK_PATH}` with it. */
 export const OIDC_CALLBACK_PATH = '/account/oidc/callback';
@@ -74,6 +79,20 @@ const PRE_MAX_AGE_S = 24 * 3600;
 const SIGN_INS_PER_ADDRESS_PER_MINUTE = 10;
 /** Links mailed to one address (sign-in and invitation alike), counted in the ledger: exact across nodes. */
 const MAIL_LIMIT: MailLimit = { max: 3, windowMs: 10 * 60_000 };
+/** An invitation mail quotes the inviter's address up to this long (an RFC 5321 local part is at most 64). */
+const INVITER_MAX_CHARS = 100;
+
+/** An invitation refused by one of the ledger's sending limits, as its message needs it; null for any other refusal. */
+function inviteLimitOf(r: AccountRefusal): InviteLimit | null {
+  if (r.reason === 'invite_limited') {
+    const windowMs = r.windowMs ?? 24 * 3_600_000;
+    return { reason: 'invite_limited', per: r.per ?? 'organization', max: r.max ?? 0, windowMs, retryAfterMs: r.retryAfterMs ?? windowMs };
+  }
+  if (r.reason === 'too_many_pending') return { reason: 'too_many_pending', max: r.max ?? 0 };
+  // The mailbox's limit: its window is the most there is to wait.
+  if (r.reason === 'limited') return { reason: 'limited', retryAfterMs: MAIL_LIMIT.windowMs };
+  return null;
+}
 
 /** An e-mail address as a form gives it; `empty` is what to say when the field is left blank. */
 const emailField = (empty: string) =>
@@ -125,6 +144,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const names = cookieNames(config.webBaseUrl);
   const csrf = new Csrf(deps.secret);
   const addressLimiter = new RateLimiter(SIGN_INS_PER_ADDRESS_PER_MINUTE);
+  const pres = new PreSessions(csrf, names, PRE_MAX_AGE_S);
   const preBinding = (pre: string): string => `pre\0${pre}`;
   const sessionBinding = (s: Live): string => `session\0${s.sessionId}`;
 
@@ -142,12 +162,22 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   });
   const forbidden = (route: string): Reply => page(403, forbiddenPage(site), route);
 
-  /** The pre-session id, and the Set-Cookie that gives one to a browser that has none. */
-  const preOf = (req: Request): { pre: string; headers: Headers } => {
+  /** The browser's pre-session id when it is one this server gave it (over http: at this client address, see PreSessions). */
+  const validPre = (req: Request): string | undefined => {
     const have = readCookies(req)[names.pre];
-    if (have) return { pre: have, headers: [] };
-    const pre = newToken();
-    return { pre, headers: [['Set-Cookie', setCookie(names, names.pre, pre, PRE_MAX_AGE_S)]] };
+    return pres.valid(have, req.remoteAddress, wallNow()) ? have : undefined;
+  };
+  const newPreCookie = (req: Request): { pre: string; header: readonly [string, string] } => {
+    const pre = pres.issue(req.remoteAddress, wallNow());
+    return { pre, header: ['Set-Cookie', setCookie(names, names.pre, pre, PRE_MAX_AGE_S)] };
+  };
+
+  /** The pre-session id, and the Set-Cookie that gives one to a browser that has none (or one planted, or stale). */
+  const preOf = (req: Request): { pre: string; headers: Headers } => {
+    const have = validPre(req);
+    if (have !== undefined) return { pre: have, headers: [] };
+    const { pre, header } = newPreCookie(req);
+    return { pre, headers: [header] };
   };
 
   const liveSession = async (req: Request): Promise<Live | null> => {
@@ -158,13 +188,13 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   };
 
   /** A new session for `userId`: the cookies that carry it, with a fresh pre-session id (fixation). */
-  const startSession = async (userId: string): Promise<Headers | null> => {
+  const startSession = async (userId: string, req: Request): Promise<Headers | null> => {
     const session = await must(accounts.createSession(userId, SESSION_ABSOLUTE_MS));
     if (!session.ok) return null;
     return [
       ['Set-Cookie', setCookie(names, names.session, session.token, SESSION_ABSOLUTE_MS / 1000)],
       // Whatever was bound to the old pre-session id (a planted cookie, a pending link) is void.
-      ['Set-Cookie', setCookie(names, names.pre, newToken(), PRE_MAX_AGE_S)],
+      newPreCookie(req).header,
     ];
   };
 
@@ -181,8 +211,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
    * and CSRF token check out against that pre-session; else the answer refusing it.
    */
   const prePost = (req: Request, route: string): { pre: string; form: URLSearchParams } | Reply => {
-    const pre = readCookies(req)[names.pre];
-    const form = checkedForm(req, pre ? preBinding(pre) : null);
+    // A planted (or stale) pre-session id is no pre-session: its form is refused, and reloading gives a real one.
+    const pre = validPre(req);
+    const form = checkedForm(req, pre === undefined ? null : preBinding(pre));
     return form === null || pre === undefined ? forbidden(route) : { pre, form };
   };
 
@@ -232,32 +263,43 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return redirect('/account/sign-in/sent', route);
   };
 
+  /** A link that does not work here, said for its page: another kind of link, or used, expired, another browser's. */
+  const linkFailed = (purpose: LoginPurpose, why: LoginTokenRefusal, route: string, headers: Headers = []): Reply => {
+    if (why.reason === 'purpose') return page(400, wrongLinkPage(site, purpose), route, headers);
+    return page(400, purpose === 'sign_in' ? confirmFailedPage(site) : inviteFailedPage(site), route, headers);
+  };
+
+  /** The token a link's page or form carries (a real one is 43 characters). */
+  const tokenIn = (value: string | null): string => (value ?? '').slice(0, 200);
+
   /**
-   * The page a mailed link opens (a sign-in or an invitation): only a form, whose POST spends the
-   * token, so a mail scanner's GET spends nothing. Its CSRF token is bound to the pre-session.
+   * The page a mailed link opens: whom the link is for (an invitation: who invited them, to what),
+   * and a form whose POST spends it. The look spends nothing, so a mail scanner's GET does not
+   * either; a link of the other kind, used, expired, or a sign-in link of another browser gets the
+   * page saying so at once. The form's CSRF token is bound to the pre-session.
    */
   const linkForm =
-    (render: (site: Site, input: { readonly token: string; readonly csrf: string }) => string, route: string) =>
-    (req: Request): Reply => {
-      const token = new URLSearchParams(req.rawQuery).get('token') ?? '';
+    (purpose: LoginPurpose, route: string) =>
+    async (req: Request): Promise<Reply> => {
+      const token = tokenIn(new URLSearchParams(req.rawQuery).get('token'));
       const { pre, headers } = preOf(req);
-      return page(200, render(site, { token: token.slice(0, 200), csrf: csrf.token(preBinding(pre)) }), route, headers);
+      const seen = await must(accounts.peekLoginToken(token, purpose, tokenHash(pre), wallNow()));
+      if (!seen.ok) return linkFailed(purpose, seen, route, headers);
+      const input = { token, csrf: csrf.token(preBinding(pre)), email: seen.email };
+      const body =
+        purpose === 'sign_in' ? confirmPage(site, input) : invitePage(site, { ...input, inviter: seen.inviter, orgName: seen.orgName ?? 'an organization' });
+      return page(200, body, route, headers);
     };
-
-  /** That form's POST: the token spent from this browser's pre-session, or the answer refusing the form. */
-  const spendPosted = async (req: Request, route: string): Promise<SpentLoginToken | Reply> => {
-    const posted = prePost(req, route);
-    if ('status' in posted) return posted;
-    return must(accounts.spendLoginToken(posted.form.get('token') ?? '', tokenHash(posted.pre), wallNow()));
-  };
 
   const confirm = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/confirm';
-    const spent = await spendPosted(req, route);
-    if ('status' in spent) return spent;
-    if (!spent.ok || spent.purpose !== 'sign_in') return page(400, confirmFailedPage(site), route);
+    const posted = prePost(req, route);
+    if ('status' in posted) return posted;
+    // Spent only as a sign-in link: an invitation posted here stays unspent for its own page.
+    const spent = await must(accounts.spendLoginToken(tokenIn(posted.form.get('token')), 'sign_in', tokenHash(posted.pre), wallNow()));
+    if (!spent.ok) return linkFailed('sign_in', spent, route);
     const signedIn = await must(accounts.signInByEmail(spent.email));
-    const cookies = await startSession(signedIn.user.id);
+    const cookies = await startSession(signedIn.user.id, req);
     if (cookies === null) return page(400, confirmFailedPage(site), route);
     log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in by e-mail');
     return redirect('/account', route, cookies);
@@ -316,12 +358,18 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return { s, org: found.org, form };
   };
 
+  /** The organization has its limit of live keys (workers/meter/rules.ts): nothing was made. */
+  const keyLimited = (r: AccountRefusal, orgId: string, roll: boolean, route: string): Reply => {
+    log.info({ org: orgId, limit: 'live_keys', max: r.max }, 'key refused: the organization has its limit of live keys');
+    return page(409, keyLimitPage(site, { live: r.live ?? r.max ?? 0, max: r.max ?? 0, orgId, roll }), route);
+  };
+
   const createKey = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/keys';
     const ok = await signedInPost(req, route);
     if ('status' in ok) return ok;
     const made = await must(accounts.createKeyFor(ok.org.id, ok.s.userId));
-    if (!made.ok) return forbidden(route);
+    if (!made.ok) return made.reason === 'too_many_keys' ? keyLimited(made, ok.org.id, false, route) : forbidden(route);
     log.info({ org: ok.org.id, key_id: made.keyId }, 'key created on the website');
     return page(200, newKeyPage(site, { key: made.key, nowMs: wallNow() }), route);
   };
@@ -335,6 +383,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     if (!grace.success) return page(400, formErrorPage(site), route);
     const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
     const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
+    if (!made.ok && made.reason === 'too_many_keys') return keyLimited(made, ok.org.id, true, route);
     // Unknown, another organization's, or no longer active: the list shows how things stand.
     if (!made.ok || old === undefined) return redirect(backTo(ok.org.id), route);
     log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
@@ -364,16 +413,30 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const members = await must(accounts.members(ok.org.id));
     if (members.some((m) => m.email !== null && m.email.toLowerCase() === email.toLowerCase())) return again(`${email} is already a member of ${ok.org.name}.`);
     // Bound to no browser: the invitee opens it in theirs (the store does not check an invitation's binding).
-    const issued = await must(accounts.issueLoginToken(email, 'invite', ok.org.id, '', INVITE_TTL_MS, Date.now(), MAIL_LIMIT));
-    if (!issued.ok) return issued.reason === 'limited' ? again('This address was sent several mails in the last minutes; try again later.') : forbidden(route);
-    const inviter = members.find((m) => m.user_id === ok.s.userId)?.email ?? 'A member';
+    // The ledger counts it against the sender's, the organization's and the mailbox's limits first.
+    const issued = await must(accounts.issueLoginToken(email, 'invite', ok.org.id, '', INVITE_TTL_MS, Date.now(), MAIL_LIMIT, ok.s.userId));
+    if (!issued.ok) {
+      const limit = inviteLimitOf(issued);
+      if (limit === null) return forbidden(route);
+      log.info({ org: ok.org.id, limit: issued.reason, per: issued.per }, 'invitation refused: a sending limit');
+      // Too many sent recently: 429 with when to try again. Too many pending: waiting will not do
+      // (an invitation leaves the count when accepted or expired), so it is a 409 with what to do.
+      const status = limit.reason === 'too_many_pending' ? 409 : 429;
+      const reply = await dashboardReply(ok.s, ok.org.id, null, { email, error: inviteLimitMessage(limit, ok.org.name) }, status);
+      return 'retryAfterMs' in limit ? { ...reply, headers: [...reply.headers, ['Retry-After', String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)))]] } : reply;
+    }
+    // The mail quotes nothing the inviting account chose but its own address, which it proved it
+    // receives mail at (bounded): no organization name, no free text, so an account cannot make the
+    // service's sender say "claim your prize at …". The page the link opens names the organization.
+    const inviterAddress = members.find((m) => m.user_id === ok.s.userId)?.email ?? null;
+    const inviter = inviterAddress === null ? 'A member of an organization' : inviterAddress.length <= INVITER_MAX_CHARS ? inviterAddress : `${inviterAddress.slice(0, INVITER_MAX_CHARS - 1)}…`;
     const link = `${config.webBaseUrl}/account/invite?token=${encodeURIComponent(issued.token)}`;
     try {
       // Awaited, unlike a sign-in link's: the inviter is told whether the invitation went out.
       await deps.mailer.send({
         to: email,
-        subject: `${inviter} invited you to ${ok.org.name} on ${site.name}`,
-        text: `${inviter} invited you to join the organization ${ok.org.name} on ${site.name}, to share its API keys and usage.\n\nOpen this link to accept:\n\n${link}\n\nIt works once, for 7 days. If you did not expect it, ignore this mail.\n`,
+        subject: `An invitation to ${site.name}`,
+        text: `${inviter} invited you to join their organization on ${site.name}, to share its API keys and usage.\n\nOpen this link to see the invitation and accept it:\n\n${link}\n\nIt works once, for 7 days. If you did not expect it, ignore this mail.\n`,
         kind: 'invite',
       });
     } catch (err) {
@@ -384,17 +447,51 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     return redirect(backTo(ok.org.id, 'invited'), route);
   };
 
+  /** What the question page's "continue" carries: worth nothing but for this browser, this session and this invitation. */
+  const switchBinding = (pre: string, s: Live, token: string): string => `switch\0${pre}\0${s.sessionId}\0${tokenHash(token)}`;
+
+  /**
+   * An invitation's POST. Spending it proves the mailbox, as a sign-in link does: the browser ends
+   * up signed in as its addressee. A browser signed in as someone else is asked first (a page naming
+   * both), and only the explicit "continue" of that page, checked against this session, spends the
+   * link and switches; signed in as the addressee already (same address, any case), it just joins.
+   */
   const acceptInvite = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/invite';
-    const spent = await spendPosted(req, route);
-    if ('status' in spent) return spent;
-    if (!spent.ok || spent.purpose !== 'invite' || spent.orgId === null) return page(400, inviteFailedPage(site), route);
-    // Spending it proves the mailbox, as a sign-in link does: the browser is signed in as its addressee.
+    const posted = prePost(req, route);
+    if ('status' in posted) return posted;
+    const { pre, form } = posted;
+    const token = tokenIn(form.get('token'));
+    const s = await liveSession(req);
+    let replacing: Live | null = null;
+    if (s !== null) {
+      const seen = await must(accounts.peekLoginToken(token, 'invite', tokenHash(pre), wallNow()));
+      if (!seen.ok) return linkFailed('invite', seen, route);
+      const me = await must(accounts.userOf(s.userId));
+      const isAddressee = me?.email != null && me.email.toLowerCase() === seen.email.toLowerCase();
+      if (!isAddressee) {
+        if (!csrf.check(switchBinding(pre, s, token), form.get('confirm'))) {
+          const question = { token, csrf: csrf.token(preBinding(pre)), confirm: csrf.token(switchBinding(pre, s, token)), signedInAs: me?.email ?? null, email: seen.email, orgName: seen.orgName ?? 'an organization', inviter: seen.inviter };
+          return page(200, switchAccountPage(site, question), route);
+        }
+        replacing = s;
+      }
+    }
+    const spent = await must(accounts.spendLoginToken(token, 'invite', tokenHash(pre), wallNow()));
+    if (!spent.ok) return linkFailed('invite', spent, route);
+    if (spent.orgId === null) return page(400, inviteFailedPage(site), route);
     const joined = await must(accounts.joinByInvite(spent.email, spent.orgId));
     if (!('user' in joined)) return page(400, inviteFailedPage(site), route);
-    const cookies = await startSession(joined.user.id);
-    if (cookies === null) return page(400, inviteFailedPage(site), route);
     log.info({ user: joined.user.id, org: spent.orgId, created: joined.created }, 'invitation accepted');
+    // Already signed in as the addressee: the session goes on.
+    if (s !== null && replacing === null && joined.user.id === s.userId) return redirect(backTo(spent.orgId, 'joined'), route);
+    // "Continue as B (signs you out of A)": A's session ends here, not only its cookie.
+    if (replacing !== null) {
+      await must(accounts.endSession(replacing.token, wallNow()));
+      log.info({ user: joined.user.id, replaced_user: replacing.userId }, 'invitation accepted in a browser signed in as another account');
+    }
+    const cookies = await startSession(joined.user.id, req);
+    if (cookies === null) return page(400, inviteFailedPage(site), route);
     return redirect(backTo(spent.orgId, 'joined'), route, cookies);
   };
 
@@ -423,7 +520,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     const cookies = readCookies(req);
     const clear: Headers = [['Set-Cookie', clearCookie(names, names.oidc)]];
     const txn = readTransaction(csrf.unsign(cookies[names.oidc]));
-    const pre = cookies[names.pre];
+    const pre = validPre(req);
     // No transaction, or one this browser's pre-session did not start: a stale tab, another browser, or a forged callback.
     if (txn === null || pre === undefined || txn.pre !== tokenHash(pre)) return providerFailed('expired', 400, clear);
     let identity;
@@ -440,7 +537,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
       return providerFailed('failed', 400, clear);
     }
     const signedIn = await must(accounts.signInByIdentity(identity.issuer, identity.subject, identity.email, identity.emailVerified));
-    const session = await startSession(signedIn.user.id);
+    const session = await startSession(signedIn.user.id, req);
     if (session === null) return providerFailed('failed', 400, clear);
     log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in with the identity provider');
     return redirect('/account', route, [...clear, ...session]);
@@ -461,8 +558,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     '/account': dashboard,
     '/account/sign-in': signInForm,
     '/account/sign-in/sent': () => page(200, sentPage(site), 'web:/account/sign-in/sent'),
-    '/account/confirm': linkForm(confirmPage, 'web:/account/confirm'),
-    '/account/invite': linkForm(invitePage, 'web:/account/invite'),
+    '/account/confirm': linkForm('sign_in', 'web:/account/confirm'),
+    '/account/invite': linkForm('invite', 'web:/account/invite'),
     ...(deps.provider === null ? {} : { [OIDC_CALLBACK_PATH]: oidcCallback(deps.provider) }),
   };
   const POSTS: Readonly<Record<string, (req: Request) => Promise<Reply>>> = {

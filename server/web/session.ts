@@ -74,13 +74,68 @@ export class Csrf {
   }
 
   unsign(signed: string | undefined): string | null {
+    return this.verified(signed, (value) => this.sign(value));
+  }
+
+  /**
+   * A signed value whose MAC also covers `context`, which the value does not carry (a client
+   * address): it verifies only where the context is the same again.
+   */
+  signFor(value: string, context: string): string {
+    return `${value}.${createHmac('sha256', this.secret).update('bound\0').update(value).update('\0').update(context).digest('base64url')}`;
+  }
+
+  unsignFor(signed: string | undefined, context: string): string | null {
+    return this.verified(signed, (value) => this.signFor(value, context));
+  }
+
+  private verified(signed: string | undefined, sign: (value: string) => string): string | null {
     if (!signed) return null;
     const dot = signed.lastIndexOf('.');
     if (dot <= 0) return null;
     const value = signed.slice(0, dot);
-    const want = Buffer.from(this.sign(value));
+    const want = Buffer.from(sign(value));
     const got = Buffer.from(signed);
     return got.length === want.length && timingSafeEqual(got, want) ? value : null;
+  }
+}
+
+/**
+ * The pre-session id (what a sign-in link, the OIDC transaction and the forms before sign-in are
+ * bound to), as its cookie carries it. Over https the __Host- prefix already keeps anyone but this
+ * origin from setting the cookie, and the id is plain random. Over plain http anyone who can make
+ * the browser store a cookie for the host (a sibling subdomain, a page on the same host name served
+ * elsewhere, an injected Set-Cookie) could plant an id they know, after asking for a sign-in link
+ * to their own address with it: the victim's browser would then finish the attacker's sign-in
+ * (login CSRF). So over http the id is `random.issuedS.mac`, the MAC also covering the client
+ * address that was given it: an id planted from anywhere else, or older than `maxAgeS`, does not
+ * verify here, and is ignored and replaced. What is left is an attacker behind the same address
+ * (one NAT) as the victim; README says so.
+ */
+export class PreSessions {
+  constructor(
+    private readonly csrf: Csrf,
+    private readonly names: CookieNames,
+    private readonly maxAgeS: number,
+  ) {}
+
+  private context = (clientAddress: string): string => `pre\0${clientAddress}`;
+
+  /** A new id for a browser at `clientAddress`. */
+  issue(clientAddress: string, nowMs: number): string {
+    if (this.names.secure) return newToken();
+    return this.csrf.signFor(`${newToken()}.${Math.floor(nowMs / 1000)}`, this.context(clientAddress));
+  }
+
+  /** Whether `value` is an id this server gave a browser at `clientAddress`, and not stale (over http). */
+  valid(value: string | undefined, clientAddress: string, nowMs: number): value is string {
+    if (!value) return false;
+    if (this.names.secure) return true;
+    const unsigned = this.csrf.unsignFor(value, this.context(clientAddress));
+    if (unsigned === null) return false;
+    const ageS = nowMs / 1000 - Number(unsigned.slice(unsigned.lastIndexOf('.') + 1));
+    // A minute's grace below zero: another node of the cluster, whose clock runs a little ahead.
+    return ageS >= -60 && ageS < this.maxAgeS;
   }
 }
 

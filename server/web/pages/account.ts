@@ -67,31 +67,81 @@ export function sentPage(site: Site): string {
   );
 }
 
-export function confirmPage(site: Site, input: { readonly token: string; readonly csrf: string }): string {
+export function confirmPage(site: Site, input: { readonly token: string; readonly csrf: string; readonly email: string }): string {
   return accountPage(
     site,
     'Continue signing in',
     html`<h1>Continue signing in</h1>
-<p>Press the button to finish signing in to ${site.name}.</p>
+<p>Press the button to sign in to ${site.name} as <strong>${input.email}</strong>. If that is not your address, close this page: someone else asked for this link.</p>
 <form method="post" action="/account/confirm">
 ${csrfField(input.csrf)}
 <input type="hidden" name="token" value="${input.token}">
-<button type="submit">Continue signing in</button>
+<button type="submit">Sign in as ${input.email}</button>
 </form>`,
   );
 }
 
-export function invitePage(site: Site, input: { readonly token: string; readonly csrf: string }): string {
+/** An invitation as its page shows it: every name in it was chosen by a user, and the template escapes it. */
+export interface InvitationInput {
+  readonly token: string;
+  readonly csrf: string;
+  /** The invited address. */
+  readonly email: string;
+  readonly orgName: string;
+  /** The inviter's address; null when the ledger knows none. */
+  readonly inviter: string | null;
+}
+
+const invitedLine = (input: Pick<InvitationInput, 'email' | 'orgName' | 'inviter'>): Html =>
+  html`<strong>${input.inviter ?? 'A member'}</strong> invited <strong>${input.email}</strong> to join <strong>${input.orgName}</strong>`;
+
+export function invitePage(site: Site, input: InvitationInput): string {
   return accountPage(
     site,
     'Accept your invitation',
     html`<h1>Accept your invitation</h1>
-<p>You were invited to join an organization on ${site.name}. Accepting signs you in with the address the invitation was sent to, and shows you the organization’s keys and usage.</p>
+<p class="invitation">${invitedLine(input)} on ${site.name}.</p>
+<p>Accepting signs you in as ${input.email} and shows you the organization’s keys and usage.</p>
 <form method="post" action="/account/invite">
 ${csrfField(input.csrf)}
 <input type="hidden" name="token" value="${input.token}">
 <button type="submit">Accept the invitation</button>
 </form>`,
+  );
+}
+
+/**
+ * The question before an invitation switches a browser signed in as someone else: both accounts
+ * named, and only its "continue" (a form with its own token) spends the invitation.
+ */
+export function switchAccountPage(site: Site, input: InvitationInput & { readonly confirm: string; readonly signedInAs: string | null }): string {
+  const current = input.signedInAs === null ? html`with another account` : html`as <strong>${input.signedInAs}</strong>`;
+  return accountPage(
+    site,
+    'Switch accounts?',
+    html`<h1>Switch accounts?</h1>
+<p>You are signed in ${current}. This invitation is for <strong>${input.email}</strong> to join <strong>${input.orgName}</strong> (${invitedLine(input)}).</p>
+<div class="actions">
+<form method="post" action="/account/invite">
+${csrfField(input.csrf)}
+<input type="hidden" name="token" value="${input.token}">
+<input type="hidden" name="confirm" value="${input.confirm}">
+<button type="submit">Continue as ${input.email} (signs you out ${input.signedInAs === null ? 'of that account' : html`of ${input.signedInAs}`})</button>
+</form>
+<a class="button secondary" href="/account">Cancel</a>
+</div>`,
+  );
+}
+
+/** A link posted to (or opened at) the page of the other kind: it was not spent, and still works where it belongs. */
+export function wrongLinkPage(site: Site, page: 'sign_in' | 'invite'): string {
+  const here = page === 'sign_in' ? 'sign-in' : 'invitation';
+  return accountPage(
+    site,
+    'This link is not for this page',
+    html`<h1>This link is not for this page</h1>
+<p>This is the ${here} page, and the link is not a ${here} link. Nothing was used up: open the link exactly as it appears in its mail.</p>
+<p><a class="button" href="/account/sign-in">Go to sign-in</a></p>`,
   );
 }
 
@@ -363,5 +413,45 @@ ${codeBlock(input.key, 'API key')}
 ${replaced}
 <p><a class="button" href="/account">Back to your account</a></p>`,
     true,
+  );
+}
+
+/** "about 40 minutes", "about 3 hours": how long until a limit lets one more through. */
+function waitWords(ms: number): string {
+  const min = Math.max(1, Math.ceil(ms / 60_000));
+  if (min < 90) return min === 1 ? 'about a minute' : `about ${min} minutes`;
+  return `about ${Math.round(min / 60)} hours`;
+}
+
+/** A limit on invitations (workers/meter/rules.ts), as the invitation form's error says it. */
+export type InviteLimit =
+  | { readonly reason: 'invite_limited'; readonly per: 'sender' | 'organization'; readonly max: number; readonly windowMs: number; readonly retryAfterMs: number }
+  | { readonly reason: 'too_many_pending'; readonly max: number }
+  | { readonly reason: 'limited'; readonly retryAfterMs: number };
+
+export function inviteLimitMessage(limit: InviteLimit, orgName: string): string {
+  switch (limit.reason) {
+    case 'invite_limited': {
+      const span = limit.windowMs <= 3_600_000 ? 'an hour' : 'a day';
+      const who = limit.per === 'sender' ? 'You have sent' : `${orgName} has sent`;
+      const may = limit.per === 'sender' ? 'one account may send' : 'one organization may send';
+      return `${who} ${limit.max} invitations in the last ${limit.windowMs <= 3_600_000 ? 'hour' : '24 hours'}, the most ${may} in ${span}. You can send the next one in ${waitWords(limit.retryAfterMs)}.`;
+    }
+    case 'too_many_pending':
+      return `${orgName} has ${limit.max} invitations waiting to be accepted, the most it may have. You can invite someone else once one of them is accepted, or expires (7 days after it was sent).`;
+    case 'limited':
+      return `This address was sent several mails in the last minutes. Try again in ${waitWords(limit.retryAfterMs)}.`;
+  }
+}
+
+/** 409 when the organization has its limit of live keys: what counts, and what to do. */
+export function keyLimitPage(site: Site, input: { readonly live: number; readonly max: number; readonly orgId: string; readonly roll: boolean }): string {
+  return accountPage(
+    site,
+    'Too many keys',
+    html`<h1>Your organization has ${input.max} working keys</h1>
+<p>An organization may have at most ${input.max} keys that the API accepts (each key has its own request rate); it has ${input.live}. A rolled key counts until its grace period ends.</p>
+<p>${input.roll ? html`To roll a key now, choose “Stop the old key now”, or revoke a key you no longer use first.` : html`Revoke a key you no longer use, then create the new one. To replace a key, roll it instead.`}</p>
+<p><a class="button" href="/account?org=${input.orgId}">Back to your account</a></p>`,
   );
 }

@@ -144,8 +144,11 @@ describe('sign-in by e-mail and the dashboard', () => {
     assert.equal(NAMES.session, '__Host-fe_session');
     for (const a of [/;\s*HttpOnly/i, /;\s*Secure/i, /;\s*SameSite=Lax/i, /;\s*Path=\//i]) assert.match(setSession, a);
 
-    // The same token a second time: spent.
-    const replay = await b.post('/account/confirm', { ...confirmFields, csrf: form((await b.get(linkPath)).text, '/account/confirm').csrf ?? '' });
+    // The same token a second time: spent. Its page says so, and so does a POST of it.
+    const spentPage = await b.get(linkPath);
+    assert.equal(spentPage.status, 400);
+    assert.match(spentPage.text, /does not work/);
+    const replay = await b.post('/account/confirm', { ...confirmFields, csrf: form((await b.get('/account/sign-in')).text, '/account/sign-in').csrf ?? '' });
     assert.equal(replay.status, 400);
     assert.match(replay.text, /does not work/);
 
@@ -205,8 +208,14 @@ describe('sign-in by e-mail and the dashboard', () => {
     const mine = new Browser(srv.base);
     const linkPath = await requestLink(mine, 'grace@example.org');
     const other = new Browser(srv.base);
+    // Its page says at once that the link is not this browser's, and offers no form.
     const otherPage = await other.get(linkPath);
-    const fromOther = await other.post('/account/confirm', form(otherPage.text, '/account/confirm'));
+    assert.equal(otherPage.status, 400);
+    assert.match(otherPage.text, /does not work/);
+    assert.equal(forms(otherPage.text).length, 0);
+    // The token posted by hand, with this browser's own CSRF token, is refused too.
+    const otherCsrf = form((await other.get('/account/sign-in')).text, '/account/sign-in').csrf ?? '';
+    const fromOther = await other.post('/account/confirm', { csrf: otherCsrf, token: new URLSearchParams(linkPath.split('?')[1]).get('token') ?? '' });
     assert.equal(fromOther.status, 400);
     assert.equal(other.jar.get(NAMES.session), undefined);
 
@@ -392,9 +401,10 @@ describe('members and invitations', () => {
 
     // Spent: a second acceptance does nothing.
     const again = await invitee.get(link.pathname + link.search);
-    const replay = await invitee.post('/account/invite', form(again.text, '/account/invite'));
-    assert.equal(replay.status, 400);
-    assert.match(replay.text, /does not work/);
+    assert.equal(again.status, 400);
+    assert.match(again.text, /does not work/);
+    const replay = await new Browser(srv.base).request('/account/invite', { form: { token: link.searchParams.get('token') ?? '' } });
+    assert.notEqual(replay.status, 303);
     const token = link.searchParams.get('token') ?? '';
     assert.ok(token.length >= 43 && !JSON.stringify(srv.logs).includes(token), 'the invitation token is not logged');
   });
@@ -418,6 +428,195 @@ describe('members and invitations', () => {
     // A form of the joined organization acts there: a key made in it is the team's.
     const inTeam = await existing.get(`/account?org=${joinedOrg}`);
     assert.equal(form(inTeam.text, '/account/keys').org, joinedOrg);
+  });
+});
+
+describe('typed links and invitations in a signed-in browser (issue 26)', () => {
+  /** The organization's name as the dashboard shows it. */
+  const orgNameOn = (dash: string): string => {
+    const p = elements(dash).find((e) => e.name === 'p' && textOf(e).startsWith('Signed in'));
+    assert.ok(p, 'the dashboard says who is signed in');
+    const strong = elements(p).filter((e) => e.name === 'strong');
+    return textOf(strong[1]!);
+  };
+  /** The owner invites `email`; the link's path and query. */
+  async function invitation(owner: { b: Browser; dash: string }, email: string): Promise<string> {
+    const seen = await mailFiles();
+    assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email })).status, 303);
+    const link = new URL(await nextLink(seen, email));
+    return link.pathname + link.search;
+  }
+  const tokenOf = (linkPath: string): string => new URLSearchParams(linkPath.split('?')[1]).get('token') ?? '';
+  const invitationLine = (page: string): string => {
+    const p = elements(page).find((e) => e.name === 'p' && attr(e, 'class') === 'invitation');
+    assert.ok(p, 'the page says who invited whom to what');
+    return textOf(p).replace(/\s+/g, ' ');
+  };
+
+  test('a link is spent only by its own page: an invitation posted to the sign-in confirmation, or a sign-in link to the invitation, is refused and still works where it belongs', async () => {
+    const owner = await ownerWithKey('typed-owner@example.org');
+    const invitePath = await invitation(owner, 'typed-invitee@example.org');
+    const b = new Browser(srv.base);
+    const invitePage = await b.get(invitePath);
+    assert.equal(invitePage.status, 200);
+    const inviteFields = form(invitePage.text, '/account/invite');
+    // Opened at, or posted to, the sign-in confirmation (same browser, valid CSRF token): not for this page.
+    const openedThere = await b.get(`/account/confirm?token=${encodeURIComponent(tokenOf(invitePath))}`);
+    assert.equal(openedThere.status, 400);
+    assert.match(openedThere.text, /not for this page/);
+    const postedThere = await b.post('/account/confirm', inviteFields);
+    assert.equal(postedThere.status, 400);
+    assert.match(postedThere.text, /not for this page/);
+    assert.equal(b.jar.get(NAMES.session), undefined);
+    // Still good at its own page.
+    const accepted = await b.post('/account/invite', inviteFields);
+    assert.equal(accepted.status, 303, accepted.text);
+    assert.match(accepted.headers.get('location') ?? '', /notice=joined/);
+
+    const c = new Browser(srv.base);
+    const signInPath = await requestLink(c, 'typed-signin@example.org');
+    const fields = form((await c.get(signInPath)).text, '/account/confirm');
+    assert.equal((await c.get(`/account/invite?token=${encodeURIComponent(fields.token ?? '')}`)).status, 400);
+    const wrong = await c.post('/account/invite', fields);
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.text, /not for this page/);
+    assert.equal(c.jar.get(NAMES.session), undefined);
+    assert.equal((await c.post('/account/confirm', fields)).status, 303);
+  });
+
+  test('the invitation page names the inviter, the invited address and the organization, and spends nothing', async () => {
+    const owner = await ownerWithKey('naming-owner@example.org');
+    const orgName = orgNameOn(owner.dash);
+    const path = await invitation(owner, 'named-invitee@example.org');
+    const scanner = new Browser(srv.base);
+    const b = new Browser(srv.base);
+    for (const viewer of [scanner, b, b]) {
+      const page = await viewer.get(path);
+      assert.equal(page.status, 200);
+      const line = invitationLine(page.text);
+      assert.ok(line.startsWith(`naming-owner@example.org invited named-invitee@example.org to join ${orgName} on `), line);
+    }
+    const accepted = await b.post('/account/invite', form((await b.get(path)).text, '/account/invite'));
+    assert.equal(accepted.status, 303);
+    // Spent now: its page says so at once.
+    const after = await scanner.get(path);
+    assert.equal(after.status, 400);
+    assert.match(after.text, /does not work/);
+    // The sign-in confirmation names the address it signs in as.
+    const c = new Browser(srv.base);
+    const confirm = await c.get(await requestLink(c, 'named-signin@example.org'));
+    const button = elements(confirm.text).find((e) => e.name === 'button');
+    assert.equal(button && textOf(button), 'Sign in as named-signin@example.org');
+  });
+
+  test('accepting in a browser signed in as someone else asks first, naming both; nothing changes until its "continue"', async () => {
+    const owner = await ownerWithKey('switch-owner@example.org');
+    const orgName = orgNameOn(owner.dash);
+    const path = await invitation(owner, 'switch-b@example.org');
+    const a = new Browser(srv.base);
+    await signIn(a, 'switch-a@example.org');
+    const sessionA = a.jar.get(NAMES.session);
+    const first = await a.post('/account/invite', form((await a.get(path)).text, '/account/invite'));
+    assert.equal(first.status, 200, first.text);
+    const question = elements(first.text).find((e) => e.name === 'main');
+    assert.ok(question);
+    const says = textOf(question).replace(/\s+/g, ' ');
+    assert.match(says, /You are signed in as switch-a@example\.org\./);
+    assert.ok(says.includes(`This invitation is for switch-b@example.org to join ${orgName}`), says);
+    assert.ok(says.includes('Continue as switch-b@example.org (signs you out of switch-a@example.org)'), says);
+    const cancel = elements(first.text).find((e) => e.name === 'a' && textOf(e) === 'Cancel');
+    assert.equal(cancel && attr(cancel, 'href'), '/account');
+    // Still A, and the invitation is unspent (another browser can still open it).
+    assert.equal(a.jar.get(NAMES.session), sessionA);
+    assert.match((await a.get('/account')).text, /switch-a@example\.org/);
+    assert.equal((await new Browser(srv.base).get(path)).status, 200);
+    // The question's "continue" is its own token: a forged or missing one asks again.
+    const continueFields = form(first.text, '/account/invite');
+    assert.ok(continueFields.confirm);
+    const forged = await a.post('/account/invite', { ...continueFields, confirm: 'yes' });
+    assert.equal(forged.status, 200);
+    assert.match(forged.text, /Switch accounts\?/);
+    assert.equal(a.jar.get(NAMES.session), sessionA);
+    // The explicit continue: B now, and A's session is over (not only its cookie).
+    const switched = await a.post('/account/invite', continueFields);
+    assert.equal(switched.status, 303, switched.text);
+    assert.match(switched.headers.get('location') ?? '', /notice=joined/);
+    assert.notEqual(a.jar.get(NAMES.session), sessionA);
+    assert.match((await a.get('/account')).text, /switch-b@example\.org/);
+    const oldA = new Browser(srv.base);
+    oldA.jar.set(NAMES.session, sessionA ?? '');
+    assert.equal((await oldA.get('/account')).status, 303);
+    // Spent: its page says so.
+    const spent = await a.get(path);
+    assert.equal(spent.status, 400);
+    assert.match(spent.text, /does not work/);
+  });
+});
+
+describe('login CSRF over plain http (issue 26): a planted pre-session cookie', () => {
+  const HTTP_WEB = 'http://web.example';
+  const HTTP_NAMES = cookieNames(HTTP_WEB);
+  let plain: TestServer;
+  before(async () => {
+    plain = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true', WEB_BASE_URL: HTTP_WEB });
+  });
+  after(() => plain.stop());
+  /** A browser of the http website, at `address` as the trusted proxy reports it. */
+  const at = (address: string): FormBrowser => new FormBrowser(plain.base, HTTP_WEB, address);
+
+  test('from another client address cannot make the victim finish the attacker’s sign-in link', async () => {
+    const attacker = at('203.0.113.66');
+    const page = await attacker.get('/account/sign-in');
+    const planted = attacker.jar.get(HTTP_NAMES.pre);
+    assert.ok(planted, 'the attacker’s own pre-session id');
+    const seen = await mailFiles();
+    assert.equal((await attacker.post('/account/sign-in', { ...form(page.text, '/account/sign-in'), email: 'attacker@example.org' })).status, 303);
+    const link = new URL(await nextLink(seen, 'attacker@example.org'));
+    assert.equal(link.origin, HTTP_WEB);
+    const linkPath = link.pathname + link.search;
+
+    // The victim's browser, elsewhere, with the attacker's id planted in it, opens the link.
+    const victim = at('198.51.100.7');
+    victim.jar.set(HTTP_NAMES.pre, planted);
+    const opened = await victim.get(linkPath);
+    assert.equal(opened.status, 400);
+    assert.equal(forms(opened.text).length, 0);
+    assert.notEqual(victim.jar.get(HTTP_NAMES.pre), planted, 'the planted id is replaced');
+    // Nor does the attacker's own confirmation form, posted from the victim's browser with the id planted again.
+    const attackerPage = await attacker.get(linkPath);
+    assert.equal(attackerPage.status, 200);
+    const fields = form(attackerPage.text, '/account/confirm');
+    victim.jar.set(HTTP_NAMES.pre, planted);
+    const posted = await victim.post('/account/confirm', fields);
+    assert.equal(posted.status, 403);
+    assert.equal(victim.jar.get(HTTP_NAMES.session), undefined);
+    // The link still works for the browser that asked for it, where it asked.
+    assert.equal((await attacker.post('/account/confirm', fields)).status, 303);
+    assert.ok(attacker.jar.get(HTTP_NAMES.session));
+  });
+
+  test('an id the server did not sign, or altered, is no pre-session; a browser at its own address signs in as always', async () => {
+    const b = at('198.51.100.8');
+    b.jar.set(HTTP_NAMES.pre, 'planted-by-an-attacker');
+    const page = await b.get('/account/sign-in');
+    const given = b.jar.get(HTTP_NAMES.pre) ?? '';
+    assert.notEqual(given, 'planted-by-an-attacker');
+    assert.match(given, /^[\w-]{43}\.\d+\.[\w-]{43}$/);
+    const altered = given.slice(0, 5) + (given[5] === 'A' ? 'B' : 'A') + given.slice(6);
+    const fields = form(page.text, '/account/sign-in');
+    b.jar.set(HTTP_NAMES.pre, altered);
+    assert.equal((await b.post('/account/sign-in', { ...fields, email: 'plain@example.org' })).status, 403);
+    b.jar.set(HTTP_NAMES.pre, given);
+    const seen = await mailFiles();
+    assert.equal((await b.post('/account/sign-in', { ...fields, email: 'plain@example.org' })).status, 303);
+    const link = new URL(await nextLink(seen, 'plain@example.org'));
+    const confirm = await b.get(link.pathname + link.search);
+    assert.equal(confirm.status, 200);
+    const done = await b.post('/account/confirm', form(confirm.text, '/account/confirm'));
+    assert.equal(done.status, 303);
+    // The new pre-session id after sign-in is signed for this address too.
+    assert.match(b.jar.get(HTTP_NAMES.pre) ?? '', /^[\w-]{43}\.\d+\.[\w-]{43}$/);
+    assert.equal((await b.get('/account')).status, 200);
   });
 });
 

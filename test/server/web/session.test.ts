@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Request } from '../../../server/http.ts';
-import { clearCookie, cookieNames, Csrf, formFields, newToken, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
+import { clearCookie, cookieNames, Csrf, formFields, newToken, PreSessions, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
 
 const req = (headers: Record<string, string>, body: string | null = null): Request =>
   ({ method: 'POST', path: '/', rawQuery: '', targetLength: 1, headerBytes: 0, headers, remoteAddress: '', signal: new AbortController().signal, receivedAt: 0, body: body === null ? null : Buffer.from(body), bodyTooLarge: false }) as Request;
@@ -50,6 +50,33 @@ test('CSRF tokens are bound to their browser; signed values refuse any change', 
     }),
     { numRuns: 500 },
   );
+});
+
+test('over http a pre-session id verifies only at the client address it was given to, unaltered, by this secret, and not stale; over https any id is one', () => {
+  const csrf = new Csrf(() => Buffer.alloc(32, 7));
+  const DAY_S = 24 * 3600;
+  const http = new PreSessions(csrf, cookieNames('http://web.example'), DAY_S);
+  const t0 = Date.UTC(2026, 10, 26);
+  fc.assert(
+    fc.property(fc.ipV4(), fc.ipV4(), fc.integer({ min: 0, max: DAY_S - 1 }), (here, there, ageS) => {
+      const id = http.issue(here, t0);
+      assert.match(id, /^[\w-]{43}\.\d+\.[\w-]{43}$/);
+      assert.ok(http.valid(id, here, t0 + ageS * 1000));
+      if (here !== there) assert.ok(!http.valid(id, there, t0), 'planted from another address');
+      assert.ok(!http.valid(id, here, t0 + DAY_S * 1000), 'stale');
+      assert.ok(!new PreSessions(new Csrf(() => Buffer.alloc(32, 8)), cookieNames('http://web.example'), DAY_S).valid(id, here, t0), 'another secret');
+      // Its issue time cannot be moved forward to keep it fresh: the MAC covers it.
+      const [rand, , mac] = id.split('.');
+      assert.ok(!http.valid(`${rand}.${Math.floor(t0 / 1000) + DAY_S}.${mac}`, here, t0 + DAY_S * 1000));
+      assert.ok(!http.valid(id.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')), here, t0));
+    }),
+    { numRuns: 300 },
+  );
+  for (const v of [undefined, '', 'planted', newToken()]) assert.ok(!http.valid(v, '127.0.0.1', t0));
+  const https = new PreSessions(csrf, cookieNames('https://web.example'), DAY_S);
+  assert.match(https.issue('127.0.0.1', t0), /^[\w-]{43}$/);
+  assert.ok(https.valid(newToken(), '10.0.0.1', t0), 'the __Host- prefix is what keeps it unplanted on https');
+  assert.ok(!https.valid(undefined, '10.0.0.1', t0));
 });
 
 test('a POST counts as ours only with our Origin, or without Origin from a same-origin fetch', () => {
