@@ -5,7 +5,10 @@
 // database of its own; skipped with the reason where no PostgreSQL server answers).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import * as v from 'valibot';
+import { QUOTA_HELD_RETRY_S } from '../../server/quota.ts';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import type { Plan } from '../../workers/protocol.ts';
 import { ledgerBackends, testLedger, type Provisioned, type TestLedger } from '../ledger.ts';
@@ -418,6 +421,127 @@ for (const backend of await ledgerBackends()) {
     // Another organization is untouched.
     const other = await community();
     assert.equal(page(await call(other.key, '/v1/events?limit=20&offset=10'), 'other org').events.length, 20);
+  });
+
+  // ---------------------------------------------------------------- records held by requests in flight
+
+  describe('records held by other requests in flight', () => {
+    /** Fires `queries` at once; every answer is a 200 (the oracle's page) or a 429 that tells the truth. */
+    async function fire(key: string, queries: readonly { offset: number; qs: string; expect: number }[]): Promise<{ got: Got[]; received: number; oks: number }> {
+      const got = await Promise.all(queries.map((q) => call(key, `/v1/events?${q.qs}`)));
+      let received = 0;
+      let oks = 0;
+      got.forEach((g, i) => {
+        const q = queries[i]!;
+        const what = `#${i} ${q.qs}`;
+        if (g.status !== 200) {
+          // Only a spent month is quota_exhausted; nothing here waits long enough for quota_held.
+          problem(g, 429, 'quota_exhausted', what);
+          assert.equal(header(g, 'x-quota-remaining'), '0', what);
+          return;
+        }
+        const body = page(g, what);
+        oks += 1;
+        received += body.events.length;
+        assert.deepEqual(ids(body.events), ids(communityUp.slice(q.offset, q.offset + body.events.length)), `${what}: the oracle's page`);
+        assert.ok(body.events.length <= q.expect, what);
+        assert.equal(body.truncated, body.events.length < q.expect, `${what}: cut only by the month's end`);
+      });
+      return { got, received, oks };
+    }
+
+    test("ten simultaneous searches at the default limit of 20 on a fresh community key, each matching 2 events, are all served (none is refused for records another one holds)", async () => {
+      const { key } = await community();
+      const offset = communityUp.length - 2;
+      const { got, received, oks } = await fire(
+        key,
+        range(10).map(() => ({ offset, qs: `offset=${offset}`, expect: 2 })),
+      );
+      assert.equal(oks, 10, `every request is served: ${got.map((g) => g.status).join(' ')}`);
+      assert.equal(received, 20);
+      // Each answer's X-Quota-Remaining is what was not charged after its own charge: 23, 21, …, 5.
+      const remaining = got.map((g) => intHeader(g, 'x-quota-remaining')).sort((a, b) => a - b);
+      assert.deepEqual(remaining, range(10).map((i) => 5 + 2 * i));
+      const u = await usageOf(key);
+      assert.deepEqual(u.records, { used: 20, remaining: 5, limit: CAP });
+      assert.equal(u.requests.count, 10);
+    });
+
+    test('simultaneous searches asking for more than the month holds: exactly 25 records served, the rest quota_exhausted only once the month is spent', async () => {
+      const { key } = await community();
+      // The last 1, 2, …, 10 events: 55 records asked for in all, each request holding 20 while it runs.
+      const { received, oks } = await fire(
+        key,
+        range(10).map((i) => {
+          const offset = communityUp.length - 1 - i;
+          return { offset, qs: `offset=${offset}`, expect: i + 1 };
+        }),
+      );
+      assert.equal(received, CAP, 'records over every 200');
+      const u = await usageOf(key);
+      assert.deepEqual(u.records, { used: CAP, remaining: 0, limit: CAP });
+      assert.equal(u.requests.count, oks);
+    });
+
+    test('clients that leave while their records are held or while they wait leave no hold behind', async () => {
+      const { key } = await community();
+      const offset = communityUp.length - 2;
+      const leaving = new Set([1, 3, 5, 7, 9]);
+      const answers = await Promise.allSettled(
+        range(10).map((i) => {
+          const ac = new AbortController();
+          if (leaving.has(i)) setTimeout(() => ac.abort(), i);
+          return call(key, `/v1/events?offset=${offset}`, { signal: ac.signal });
+        }),
+      );
+      let received = 0;
+      for (const a of answers) if (a.status === 'fulfilled') received += page(a.value, 'stayed').events.length;
+      // What the server was still doing for the clients that left ends within moments.
+      await sleep(500);
+      const u = await usageOf(key);
+      assert.ok(u.records.used >= received && u.records.used <= received + 2 * leaving.size, `used ${u.records.used}, received ${received}`);
+      // Everything not charged can be had in one page: no hold outlived its request (one that did
+      // would keep this page waiting, then cut it).
+      const left = CAP - u.records.used;
+      assert.ok(left > 0);
+      const all = await call(key, `/v1/events?limit=${left}&offset=100`);
+      const body = page(all, 'the rest of the month');
+      assert.equal(body.events.length, left);
+      assert.equal(body.truncated, false);
+      assertCommunityHeaders(all, 0, 'the rest of the month');
+      problem(await call(key, '/v1/events?limit=1'), 429, 'quota_exhausted', 'then the month is spent');
+    });
+
+    test("records another node holds: a request waits for them, is served once they are freed, and past the wait gets 429 quota_held (not quota_exhausted) with the truth in X-Quota-Remaining", { skip: backend.postgres ? false : 'one node: every hold is this server\'s and settles within the query timeout' }, async () => {
+      const { key, orgId, keyId } = await community();
+      const db = new pg.Client({ connectionString: ledger.databaseUrl! });
+      await db.connect();
+      try {
+        // A node that died mid-answer: its hold stays until it expires (LEDGER_HOLD_MS).
+        const plant = async (amount: number): Promise<string> =>
+          (await db.query<{ id: string }>("INSERT INTO quota_holds (org_id, key_id, amount, node, expires_at) VALUES ($1, $2, $3, 'dead-node', now() + interval '1 hour') RETURNING id", [orgId, keyId, amount])).rows[0]!.id;
+        const held = await plant(CAP);
+        const refused = await call(key, '/v1/events?limit=5');
+        problem(refused, 429, 'quota_held', 'every record held past the wait');
+        assert.equal(header(refused, 'retry-after'), String(QUOTA_HELD_RETRY_S));
+        assertCommunityHeaders(refused, CAP, 'nothing is charged: all 25 remain');
+        const p = v.parse(ProblemSchema, refused.json);
+        assert.match(p.detail, /25 records left/);
+
+        // The hold goes away while a request waits: it is served whole.
+        const waiting = call(key, '/v1/events?limit=5&offset=10');
+        await sleep(300);
+        await db.query('DELETE FROM quota_holds WHERE id = $1', [held]);
+        const served = await waiting;
+        assert.deepEqual(ids(page(served, 'after the hold went').events), ids(communityUp.slice(10, 15)));
+        assertCommunityHeaders(served, CAP - 5, 'after the hold went');
+        const u = await usageOf(key);
+        assert.deepEqual(u.records, { used: 5, remaining: CAP - 5, limit: CAP });
+        assert.equal(u.requests.count, 1);
+      } finally {
+        await db.end();
+      }
+    });
   });
 
   // ---------------------------------------------------------------- exclusions
