@@ -165,7 +165,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   /** The browser's pre-session id when it is one this server gave it (over http: at this client address, see PreSessions). */
   const validPre = (req: Request): string | undefined => {
     const have = readCookies(req)[names.pre];
-    return pres.valid(have, req.remoteAddress, wallNow()) ? have : undefined;
+    return have !== undefined && pres.valid(have, req.remoteAddress, wallNow()) ? have : undefined;
   };
   const newPreCookie = (req: Request): { pre: string; header: readonly [string, string] } => {
     const pre = pres.issue(req.remoteAddress, wallNow());

@@ -128,7 +128,7 @@ export class PreSessions {
   }
 
   /** Whether `value` is an id this server gave a browser at `clientAddress`, and not stale (over http). */
-  valid(value: string | undefined, clientAddress: string, nowMs: number): value is string {
+  valid(value: string | undefined, clientAddress: string, nowMs: number): boolean {
     if (!value) return false;
     if (this.names.secure) return true;
     const unsigned = this.csrf.unsignFor(value, this.context(clientAddress));
