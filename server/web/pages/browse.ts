@@ -6,6 +6,7 @@ import type { ParamError } from '../../errors.ts';
 import { agesText, dateHeading, pacificDay, priceText, whenText } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
+import { categoryNames } from './errors.ts';
 
 export interface BrowseInput {
   /** "Events", "Events in Berkeley", "Storytime events" */
@@ -246,8 +247,8 @@ ${events === undefined ? '' : html`<p class="hint">The calendar holds the next $
 
 /** Why a category asked for is not listed, and where it is. */
 function unlistedNotice(u: NonNullable<BrowseInput['unlisted']>): Html {
-  const names = u.categories.join(' and ');
-  return html`<div class="notice" role="status"><p><strong>${names} events are not listed on the website.</strong> The website lists what the free ${u.planName} plan includes. Each of these events still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p></div>
+  const names = categoryNames(u.categories);
+  return html`<div class="notice" role="status"><p><strong>${names} ${u.categories.length > 1 ? 'are' : 'is'} not listed on the website.</strong> The website lists the categories of the free ${u.planName} plan, which leaves out ${names}. Each of those events still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p></div>
 `;
 }
 

@@ -123,12 +123,16 @@ ${onwards}`,
  * key-less visitor browses under excludes them). Each such event keeps its own page.
  */
 export function categoryNotListedPage(site: Site, input: { readonly categories: readonly string[]; readonly planName: string }): string {
-  const names = input.categories.join(' and ');
+  const names = categoryNames(input.categories);
+  const verb = input.categories.length > 1 ? 'are' : 'is';
   return errorPage(
     site,
     'Category not listed on the website',
-    html`<h1>${names} events are not listed on the website</h1>
-<p>The website lists what the free ${input.planName} plan includes, and it leaves out ${names} events. Each of them still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p>
+    html`<h1>${names} ${verb} not listed on the website</h1>
+<p>The website lists the categories of the free ${input.planName} plan, which leaves out ${names}. Each of those events still has its own page; lists and calendars of them come from the <a href="/docs#plans">API with a plan that includes them</a>.</p>
 <p><a class="button" href="/events">Browse the other events</a></p>`,
   );
 }
+
+/** “Fairs & festivals” and “Seasonal”: category labels as a sentence names them. */
+export const categoryNames = (labels: readonly string[]): string => labels.map((l) => `“${l}”`).join(' and ');
