@@ -94,8 +94,12 @@ export class FailedKeyChecks {
 
   /** Counts `err` against the address when it is a failed key check; returns it to be thrown. */
   counted(req: Request, err: unknown): unknown {
-    if (err instanceof ApiError && err.code === 'invalid_api_key') this.buckets.take(req.remoteAddress);
+    if (err instanceof ApiError && err.code === 'invalid_api_key') this.count(req);
     return err;
+  }
+
+  count(req: Request): void {
+    this.buckets.take(req.remoteAddress);
   }
 
   close(): void {
@@ -120,12 +124,12 @@ export function authenticate(meter: Meter, req: Request, apiKeyParam: string | u
   if (refused) throw refused;
   if (hash === null) throw failures.counted(req, invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.'));
   if (known !== undefined) throw failures.counted(req, invalid(KEY_REFUSED_REVOKED));
+  // A key this thread has not heard of counts before the thread is asked: counted after, a burst of
+  // lookups all in flight at once would pass the limit by as many. (A key made within the last
+  // second, not mirrored yet, costs its address one check on its first use.)
+  failures.count(req);
   return meter.lookup(hash).then((r) => {
     if (r !== null && 'ok' in r) throw meterError(r);
-    try {
-      return verdict(r);
-    } catch (err) {
-      throw failures.counted(req, err);
-    }
+    return verdict(r);
   });
 }
