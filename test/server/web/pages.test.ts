@@ -18,10 +18,12 @@ import { browsePage, type BrowseInput } from '../../../server/web/pages/browse.t
 import { eventPage } from '../../../server/web/pages/event.ts';
 import {
   badRequestPage,
+  categoryNotListedPage,
   gonePage,
   internalErrorPage,
   methodNotAllowedPage,
   notFoundPage,
+  tooManyRequestsPage,
   unavailablePage,
 } from '../../../server/web/pages/errors.ts';
 
@@ -700,6 +702,17 @@ describe('browse page', () => {
     assert.equal(all(doc, (e) => attr(e, 'class') === 'card').length, 0);
   });
 
+  test('a category keyless browsing leaves out: a notice that says so and where they are, noindex, no calendar links; a calendar says how many it holds', () => {
+    const refused = assertSoundPage(browsePage(SITE, base({ form: { ...base().form, values: { category: 'festivals' } }, unlisted: { categories: ['Fairs & festivals'], planName: 'Community' } })));
+    const notice = byTag(refused, 'div').find((d) => attr(d, 'class') === 'notice')!;
+    assert.ok(norm(text(notice)).startsWith('“Fairs & festivals” is not listed on the website.'), text(notice));
+    assert.ok(byTag(notice, 'a').some((a) => attr(a, 'href') === '/docs#plans'));
+    assert.equal(metaContent(refused, 'robots'), 'noindex');
+    assert.equal(linksByText(refused, 'Subscribe in your calendar').length, 0);
+    const listing = parse(browsePage(SITE, base({ results: { records: [record()], total: 1, offset: 0, limit: 20, prevHref: null, nextHref: null }, subscribeHref: 'webcal://web.example/events.ics', icsHref: 'https://web.example/events.ics', calendarEvents: 20 })));
+    assert.ok(norm(text(listing)).includes('The calendar holds the next 20 events of this search'));
+  });
+
   test('the only result page, and events already under way', () => {
     const ongoing = record({ id: 'bsc_evt_ongoing', title: 'Winter Exhibit', start_datetime: '2025-11-01T00:00:00-07:00', end_datetime: '2026-01-31T23:59:59-08:00' });
     const doc = assertSoundPage(browsePage(SITE, base({ heading: 'Events in Berkeley', intro: 'Libraries & parks.', path: '/cities/berkeley', results: { records: [ongoing, record()], total: 2, offset: 0, limit: 20, prevHref: null, nextHref: null } })));
@@ -728,6 +741,8 @@ describe('error pages', () => {
     ['405', methodNotAllowedPage(SITE), 'Request not allowed'],
     ['503', unavailablePage(SITE, { retryAfterS: 120 }), 'We’re busy right now'],
     ['500', internalErrorPage(SITE), 'Something went wrong'],
+    ['429', tooManyRequestsPage(SITE, { what: 'calendar', perMinute: 10, retryAfterS: 6 }), 'Please slow down'],
+    ['403', categoryNotListedPage(SITE, { categories: ['Fairs & festivals', 'Seasonal'], planName: 'Community' }), '“Fairs & festivals” and “Seasonal” are not listed on the website'],
   ];
   for (const [status, page, h1] of pages) {
     test(`${status}: sound, noindex, says what happened, offers a way on`, () => {
@@ -753,5 +768,14 @@ describe('error pages', () => {
     assert.ok(norm(text(parse(pages[2]![1]))).includes('age_min: Must be <b>0–18</b>.'));
     assert.ok(text(parse(pages[4]![1])).includes('try again in about 2 minutes'));
     assert.ok(text(parse(unavailablePage(SITE))).includes('try again in a little while'));
+  });
+
+  test('429 says how many a minute, when to come back, and points programs at the API and its sign-up; 403 at the plans', () => {
+    const tooMany = parse(pages[6]![1]);
+    assert.ok(norm(text(tooMany)).includes('more than 10 calendar downloads of a search a minute'));
+    assert.ok(norm(text(tooMany)).includes('try again in about 6 seconds'));
+    for (const href of ['/docs', '/account/sign-in']) assert.ok(byTag(tooMany, 'a').some((a) => attr(a, 'href') === href), href);
+    assert.ok(norm(text(parse(tooManyRequestsPage(SITE, { what: 'listing', perMinute: 60, retryAfterS: 1 })))).includes('more than 60 event listings a minute'));
+    assert.ok(byTag(parse(pages[7]![1]), 'a').some((a) => attr(a, 'href') === '/docs#plans'));
   });
 });
