@@ -645,6 +645,7 @@ ${plansTable(plans)}
 <li><strong>Truncation.</strong> A page longer than what is left is cut to what is left: <code>truncated: true</code> in JSON, <code>X-Quota-Truncated: true</code> in every format, and <code>next_offset</code> where it was cut.</li>
 <li><strong>429.</strong> With nothing left, requests answer 429 <a href="/docs/errors#quota_exhausted"><code>quota_exhausted</code></a> with <code>Retry-After</code> until the first instant of next month. Too many requests a minute on one key is 429 <a href="/docs/errors#rate_limited"><code>rate_limited</code></a>, with <code>Retry-After</code> in seconds.</li>
 <li><strong>Where you stand.</strong> Every answer to a key carries the headers below; ${pathLink(ctx, '/v1/usage')} gives the month so far, per day.</li>
+<li><strong>The website is for people.</strong> Browsing it needs no key and counts nothing, so it is kept at a person’s scale: its listings and calendars hold what the free plan includes, a search’s calendar holds the next events of one page, and listings and calendar downloads are limited per address to a person’s pace. Every event’s page and its calendar file stay open to all. Programs use the API with a key.</li>
 </ul>
 ${quotaHeaders(ctx)}
 </section>`;
