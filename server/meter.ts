@@ -92,6 +92,7 @@ function mustWait(r: Reserved | MeterFailure, want: number): boolean {
   const mine = r.reservation !== null ? r.granted : 0;
   return held - mine > 0;
 }
+
 type WithoutId<T> = T extends { id: number } ? Omit<T, 'id'> : T;
 
 export class Meter {
