@@ -72,11 +72,11 @@ export function confirmPage(site: Site, input: { readonly token: string; readonl
     site,
     'Continue signing in',
     html`<h1>Continue signing in</h1>
-<p>Press the button to sign in to ${site.name} as <strong>${input.email}</strong>. If that is not your address, close this page: someone else asked for this link.</p>
+<p class="signing-in-as">Sign in to ${site.name} as <strong>${input.email}</strong>? If that is not your address, close this page: someone else asked for this link.</p>
 <form method="post" action="/account/confirm">
 ${csrfField(input.csrf)}
 <input type="hidden" name="token" value="${input.token}">
-<button type="submit">Sign in as ${input.email}</button>
+<button type="submit">Continue signing in</button>
 </form>`,
   );
 }

@@ -505,8 +505,9 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
     // The sign-in confirmation names the address it signs in as.
     const c = new Browser(srv.base);
     const confirm = await c.get(await requestLink(c, 'named-signin@example.org'));
-    const button = elements(confirm.text).find((e) => e.name === 'button');
-    assert.equal(button && textOf(button), 'Sign in as named-signin@example.org');
+    const asWhom = elements(confirm.text).find((e) => e.name === 'p' && attr(e, 'class') === 'signing-in-as');
+    assert.ok(asWhom, 'the confirmation says whom it signs in as');
+    assert.match(textOf(asWhom), / as named-signin@example\.org\?/);
   });
 
   test('accepting in a browser signed in as someone else asks first, naming both; nothing changes until its "continue"', async () => {
