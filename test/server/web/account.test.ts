@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DomUtils, parseDocument } from 'htmlparser2';
+import { confirmPage, invitePage, switchAccountPage } from '../../../server/web/pages/account.ts';
 import { cookieNames } from '../../../server/web/session.ts';
 import { keyHint } from '../../../workers/meter/keys.ts';
 import { AccountsDb } from '../../../workers/meter/store.ts';
@@ -508,6 +509,24 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
     const asWhom = elements(confirm.text).find((e) => e.name === 'p' && attr(e, 'class') === 'signing-in-as');
     assert.ok(asWhom, 'the confirmation says whom it signs in as');
     assert.match(textOf(asWhom), / as named-signin@example\.org\?/);
+  });
+
+  test('the names these pages show are users’ choices and are escaped: no markup of theirs becomes an element', () => {
+    const site = { webBaseUrl: WEB, apiBaseUrl: `${WEB}/api`, name: 'Family Events' };
+    const hostile = {
+      inviter: '<img src=x onerror=alert(1)>@example.org',
+      email: '"><script>alert(2)</script>@example.org',
+      orgName: 'Claim your prize at <a href="https://evil.example">evil</a> & co',
+    };
+    const input = { token: 't"><b>', csrf: 'c', ...hostile };
+    const pages = [invitePage(site, input), switchAccountPage(site, { ...input, confirm: 'k', signedInAs: '<i>a</i>@example.org' }), confirmPage(site, { token: 't', csrf: 'c', email: hostile.email })];
+    for (const page of pages) {
+      const main = elements(page).find((e) => e.name === 'main');
+      assert.ok(main);
+      assert.deepEqual(elements(main).filter((e) => ['img', 'script', 'i', 'b'].includes(e.name) || (e.name === 'a' && attr(e, 'href') === 'https://evil.example')), []);
+    }
+    assert.ok(textOf(elements(pages[0]!).find((e) => attr(e, 'class') === 'invitation')!).includes(`${hostile.inviter} invited ${hostile.email} to join ${hostile.orgName}`));
+    assert.ok(textOf(elements(pages[1]!).find((e) => e.name === 'main')!).includes('You are signed in as <i>a</i>@example.org.'));
   });
 
   test('accepting in a browser signed in as someone else asks first, naming both; nothing changes until its "continue"', async () => {
