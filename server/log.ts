@@ -1,7 +1,10 @@
 // Structured logs with pino: one JSON line per request (route, status, bytes, duration, cache),
 // written asynchronously so logging never blocks the event loop. Request values that may carry a
-// key (the query string, Authorization) are never passed to the logger.
-import { pino, type Logger } from 'pino';
+// key (the query string, Authorization, Cookie) are never passed to the logger; since an error's
+// message or a logged path could still hold one (a URL with api_key= or a sign-in link's token=),
+// every line is also scrubbed on its way out: keys, tokens in query strings, bearer credentials and
+// the website's cookies become "…", and fields named for a secret are redacted whatever they hold.
+import { pino, type LoggerOptions, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -16,15 +19,61 @@ export interface Logging {
   readonly close: () => void;
 }
 
+/**
+ * A key (workers/meter/keys.ts), a secret in a query string or form (api_key=, token=, key=), a
+ * bearer credential, and the website's cookies (server/web/session.ts, with or without __Host-).
+ */
+const SECRET = /bsc_live_[0-9a-z]+|(?<![\w-])((?:api_key|token|key|secret|password)=)[^&#\s"';,]+|((?:Bearer|Basic)\s+)[^\s"',;]+|((?:__Host-)?fe_(?:session|pre|oidc)=)[^;\s"',]+/gi;
+
+/** `s` with every secret replaced by "…" (its name kept, so the line still says what was there). */
+export function scrubSecrets(s: string): string {
+  return s.replace(SECRET, (_m, query?: string, scheme?: string, cookie?: string) => `${query ?? scheme ?? cookie ?? 'bsc_live_'}…`);
+}
+
+/** Fields whose value is a secret whatever it looks like. */
+const SECRET_FIELDS = ['authorization', 'cookie', 'token', 'api_key', 'key', 'password', 'secret'];
+const REDACT: LoggerOptions['redact'] = {
+  paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`), 'headers["set-cookie"]', '*.headers["set-cookie"]'],
+  censor: '[redacted]',
+};
+
+/** A logged value with secrets scrubbed from its strings; the same object when there was nothing to scrub (the common case). */
+function scrubbed(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return scrubSecrets(v);
+  if (v === null || typeof v !== 'object' || depth > 4) return v;
+  if (v instanceof Error) return { type: v.name, message: scrubSecrets(v.message), stack: v.stack === undefined ? undefined : scrubSecrets(v.stack) };
+  if (Array.isArray(v)) {
+    const out = v.map((x) => scrubbed(x, depth + 1));
+    return out.some((x, i) => x !== v[i]) ? out : v;
+  }
+  let copy: Record<string, unknown> | null = null;
+  for (const [k, x] of Object.entries(v)) {
+    const y = scrubbed(x, depth + 1);
+    if (y !== x) (copy ??= { ...(v as Record<string, unknown>) })[k] = y;
+  }
+  return copy ?? v;
+}
+
+const OPTIONS = (level: string): LoggerOptions => ({
+  level,
+  base: null,
+  redact: REDACT,
+  hooks: {
+    logMethod(args, method) {
+      method.apply(this, args.map((a) => scrubbed(a)) as Parameters<typeof method>);
+    },
+  },
+});
+
 export function createLogger(level: string, stream?: NodeJS.WritableStream): Logging {
-  if (stream) return { logger: pino({ level, base: null }, stream), flush: () => undefined, close: () => undefined };
+  if (stream) return { logger: pino(OPTIONS(level), stream), flush: () => undefined, close: () => undefined };
   // Lines are batched into 4 KiB writes so a busy server makes few syscalls; a quiet one would keep
   // them in the batch indefinitely, so the batch is also written on a timer (a no-op write when empty).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const timer = setInterval(() => destination.flush(), FLUSH_EVERY_MS);
   timer.unref();
   return {
-    logger: pino({ level, base: null }, destination),
+    logger: pino(OPTIONS(level), destination),
     flush: () => destination.flushSync(),
     close: () => {
       clearInterval(timer);
