@@ -566,6 +566,8 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
     const oldA = new Browser(srv.base);
     oldA.jar.set(NAMES.session, sessionA ?? '');
     assert.equal((await oldA.get('/account')).status, 303);
+    const logged = JSON.stringify(srv.logs);
+    for (const secret of [sessionA ?? '', a.jar.get(NAMES.session) ?? '', continueFields.confirm ?? '', tokenOf(path)]) assert.ok(secret.length >= 43 && !logged.includes(secret), 'no session id, token or confirmation in the log');
     // Spent: its page says so.
     const spent = await a.get(path);
     assert.equal(spent.status, 400);
@@ -613,6 +615,11 @@ describe('login CSRF over plain http (issue 26): a planted pre-session cookie', 
     // The link still works for the browser that asked for it, where it asked.
     assert.equal((await attacker.post('/account/confirm', fields)).status, 303);
     assert.ok(attacker.jar.get(HTTP_NAMES.session));
+    // Neither the link's token, nor a pre-session id, nor the session is in the server's log.
+    const logged = JSON.stringify(plain.logs);
+    for (const secret of [link.searchParams.get('token') ?? '', planted, victim.jar.get(HTTP_NAMES.pre) ?? '', attacker.jar.get(HTTP_NAMES.session) ?? '']) {
+      assert.ok(secret.length >= 43 && !logged.includes(secret));
+    }
   });
 
   test('an id the server did not sign, or altered, is no pre-session; a browser at its own address signs in as always', async () => {
