@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { findNginx, NGINX_SITE, nginxPids, startNginx as launch } from '../../bench/lib/nginx.ts';
+import { freePort } from '../ports.ts';
 import { inCi } from '../server/web/browser.ts';
 
 export const SITE_TEXT = readFileSync(NGINX_SITE, 'utf8');
@@ -75,6 +76,25 @@ export async function startNginx(bin: string, upstreamPorts: number | readonly n
     accessLog: () => n.readLog('family-events.access.log'),
     stop: n.stop,
   };
+}
+
+/**
+ * A server behind nginx over TLS, as the site is deployed with TLS: nginx first (its https origin is
+ * the server's WEB_BASE_URL, and an identity provider must know the callback URL on it before the
+ * server starts), in front of a port chosen for the server, which `start` then binds. Another
+ * process may take that port in between: then, and only then, both are tried again.
+ */
+export async function behindNginx<S>(bin: string, cert: TestCertificate, start: (web: string, port: number) => Promise<S>): Promise<{ readonly srv: S; readonly front: Nginx }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const front = await startNginx(bin, port, { tls: cert });
+    try {
+      return { srv: await start(front.base, port), front };
+    } catch (err) {
+      await front.stop();
+      if (attempt >= 3 || !/cannot listen/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- a test certificate

@@ -5,16 +5,19 @@
 // loopback; and, on every account page, the security headers and a console free of errors and CSP
 // reports. Every account page a person sees is checked by axe-core against WCAG 2.2 A/AA.
 //
-// The account pages refuse POSTs from any origin but the website's own and set __Host- cookies
-// (Secure) when the website is https, so these servers run with WEB_BASE_URL set to their own
-// http://127.0.0.1:PORT origin: the origin chromium really sends, with plain fe_* cookies.
-// One browser for the file; without chromium (outside CI) the whole file is one skipped line.
+// Every page, form and API call goes through the shipped nginx site (deploy/nginx/family-events.conf)
+// over TLS, as it is deployed: its TLS lines uncommented with a test certificate made by openssl for
+// this file, which chromium trusts by its key alone (--ignore-certificate-errors-spki-list). The
+// account pages refuse POSTs from any origin but the website's own, so each server's WEB_BASE_URL is
+// its nginx's https://127.0.0.1:PORT: the origin chromium really sends, with __Host- (Secure) cookies.
+// One browser for the file; without chromium or nginx (outside CI) the whole file is one skipped line.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { keyHint } from '../../../workers/meter/keys.ts';
 import type { UsageBody } from '../../../workers/protocol.ts';
-import { freePort } from '../../ports.ts';
+import { Agent, fetch as fetchThrough, type Response as ApiResponse } from 'undici';
+import { behindNginx, findNginx, nginxSkip, requireNginx, testCertificate, type Nginx, type TestCertificate } from '../../deploy/nginx.ts';
 import { NOW, sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
 import { Outbox } from './outbox.ts';
 import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
@@ -30,23 +33,19 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const squash = (s: string | null): string => (s ?? '').replace(/\s+/g, ' ').trim();
 const text = async (page: Page, selector: string): Promise<string> => squash(await page.locator(selector).first().textContent());
 
-/**
- * A server whose website is its own http://127.0.0.1:PORT origin. The port is chosen before the
- * server binds it (the OIDC test registers its callback URL with the provider first), so another
- * process may take it in between: then, and only then, another port is tried.
- */
-async function startOnOwnOrigin(dataDir: string, env: (web: string) => Record<string, string> | Promise<Record<string, string>> = () => ({})): Promise<TestServer> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const web = `http://127.0.0.1:${port}`;
-    try {
-      const srv = await startTestServer(dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web, ...(await env(web)) });
-      assert.equal(srv.base, web, 'the server listens on the chosen port');
-      return srv;
-    } catch (err) {
-      if (attempt >= 3 || !/cannot listen/.test((err as Error).message)) throw err;
-    }
-  }
+const NGINX = findNginx();
+
+/** A server behind the shipped nginx site over TLS; its website (and API) is nginx's https origin. */
+async function startBehindNginx(
+  cert: TestCertificate,
+  dataDir: string,
+  env: (web: string) => Record<string, string> | Promise<Record<string, string>> = () => ({}),
+): Promise<{ srv: TestServer; front: Nginx }> {
+  return behindNginx(requireNginx(NGINX), cert, async (web, port) => {
+    const srv = await startTestServer(dataDir, { PORT: String(port), TRUST_PROXY: 'true', WEB_BASE_URL: web, PUBLIC_BASE_URL: web, ...(await env(web)) });
+    assert.equal(srv.server.port, port, 'the server listens on the port nginx forwards to');
+    return srv;
+  });
 }
 
 /**
@@ -108,29 +107,43 @@ async function watch(context: BrowserContext, origin: string): Promise<Watch> {
   };
 }
 
-describe('the developer account in a real browser', { skip: browserSkip() }, () => {
+describe('the developer account in a real browser, through nginx over TLS', { skip: browserSkip() || nginxSkip(NGINX) }, () => {
   let fx: Fixture;
+  let cert: TestCertificate;
   let srv: TestServer;
+  let front: Nginx;
   let chrome: TestBrowser;
-  /** The website of `srv`: its own origin. */
+  /** The website of `srv`: its nginx's https origin. */
   let web: string;
   let outbox: Outbox;
+  /** The test's own API calls, through nginx, trusting the test certificate only. */
+  let tlsClient: Agent;
 
   before(async () => {
-    await fixtureBesideBrowser(sampleFixture, (made) => {
-      if (made.fx) fx = made.fx;
-      if (made.chrome) chrome = made.chrome;
-    });
+    cert = await testCertificate();
+    tlsClient = new Agent({ connect: { ca: cert.pem } });
+    await fixtureBesideBrowser(
+      sampleFixture,
+      (made) => {
+        if (made.fx) fx = made.fx;
+        if (made.chrome) chrome = made.chrome;
+      },
+      { trustSpki: cert.spki },
+    );
     outbox = new Outbox(fx.dataDir);
-    srv = await startOnOwnOrigin(fx.dataDir);
-    web = srv.base;
+    ({ srv, front } = await startBehindNginx(cert, fx.dataDir));
+    web = front.base;
+    assert.match(web, /^https:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(srv.config.webBaseUrl, web);
   });
 
   after(async () => {
     await chrome?.close();
+    await front?.stop();
     await srv?.stop();
+    await tlsClient?.close();
     await fx?.cleanup();
+    await cert?.cleanup();
   });
 
   /** A fresh context (an empty profile: another person, or the same one on another device), watched. */
@@ -250,7 +263,7 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
     return { records: cells[0] ?? NaN, requests: cells[1] ?? NaN, bars: { records: Number(await bar('records')), requests: Number(await bar('requests')) } };
   }
 
-  const api = (base: string, key: string, p = '/v1/events?limit=3'): Promise<globalThis.Response> => fetch(`${base}${p}`, { headers: { authorization: `Bearer ${key}` } });
+  const api = (base: string, key: string, p = '/v1/events?limit=3'): Promise<ApiResponse> => fetchThrough(`${base}${p}`, { headers: { authorization: `Bearer ${key}` }, dispatcher: tlsClient });
 
   async function eventsServed(base: string, key: string): Promise<number> {
     const res = await api(base, key);
@@ -301,6 +314,10 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       await clickTo(page, `${web}/account/sign-in`, () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Your account' }).click());
       await signInByMail(page, email, true);
       assert.match(await text(page, 'main'), /no keys yet/);
+      // Over TLS through nginx: the server's cookies came back through it, __Host- and Secure.
+      const cookies = await context.cookies(web);
+      assert.ok(cookies.length > 0, 'the session cookie');
+      for (const c of cookies) assert.ok(c.name.startsWith('__Host-') && c.secure && c.httpOnly, `${c.name}: __Host-, Secure, HttpOnly`);
 
       const key = await createKey(page);
       await assertAccessible(page, 'the new key page');
@@ -312,13 +329,13 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       assert.ok(!(await page.locator('body').innerText()).includes(key));
       assert.deepEqual(await keyRows(page), [{ hint: keyHint(key), state: 'Active' }]);
 
-      const served = await eventsServed(srv.base, key);
+      const served = await eventsServed(web, key);
       await page.reload({ waitUntil: 'load' });
-      await usageShows(page, srv.base, key, served);
+      await usageShows(page, web, key, served);
       await assertAccessible(page, 'the dashboard with a key and usage');
       await screenshot(page, 'account-dashboard');
 
-      await revokeByClick(page, srv.base, key);
+      await revokeByClick(page, web, key);
       assert.match(await text(page, '[role="status"]'), /revoked/);
       assert.deepEqual(await keyRows(page), [{ hint: keyHint(key), state: 'Revoked' }]);
       assert.equal(await button(page, /^Revoke/).count(), 0, 'a revoked key has no actions');
@@ -352,7 +369,7 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       await screenshot(page, 'account-rolled-key');
 
       for (const [name, key] of [['the old key', oldKey], ['the new key', newKey]] as const) {
-        assert.equal((await api(srv.base, key)).status, 200, `${name} answers on the API`);
+        assert.equal((await api(web, key)).status, 200, `${name} answers on the API`);
       }
 
       await backToAccount(page);
@@ -376,7 +393,7 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       await signInByMail(page, 'owner@example.org');
       const key = await createKey(page);
       await backToAccount(page);
-      await eventsServed(srv.base, key);
+      await eventsServed(web, key);
       await page.reload({ waitUntil: 'load' });
 
       // An address the form cannot take: 400, the dashboard again with the error at the field.
@@ -433,17 +450,19 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
     const accounts = { ada: { email: 'ada.oidc@example.org', email_verified: true } };
     let idp: Idp | undefined;
     let oidcSrv: TestServer | undefined;
+    let oidcFront: Nginx | undefined;
     let context: BrowserContext | undefined;
     try {
       // The callback URL names the server's port, and the provider must know it first.
-      oidcSrv = await startOnOwnOrigin(fx.dataDir, async (site) => {
+      ({ srv: oidcSrv, front: oidcFront } = await startBehindNginx(cert, fx.dataDir, async (site) => {
         await idp?.close();
         idp = await startIdp({ ...client, redirectUri: `${site}/account/oidc/callback`, accounts });
         return { OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: client.clientId, OIDC_CLIENT_SECRET: client.clientSecret };
-      });
+      }));
       assert.ok(idp);
       const provider = idp;
-      const site = oidcSrv.base;
+      const site = oidcFront.base;
+      assert.equal(oidcSrv.config.webBaseUrl, site);
       context = await chrome.newContext();
       const watched = await watch(context, site);
       const page = await context.newPage();
@@ -474,6 +493,7 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       assert.deepEqual(await watched.problems(), [], 'no console errors or CSP violations on our pages');
     } finally {
       await context?.close();
+      await oidcFront?.stop();
       await oidcSrv?.stop();
       await idp?.close();
     }
@@ -507,12 +527,16 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
       await clickTo(page, (u) => u.searchParams.get('notice') === 'invited', () => button(page, 'Send the invitation').click());
       const invitation = await linkMailedTo('walker.two@example.org', seen);
       headersOf(await open(page, '/account/sign-in/sent'), 'the sent page');
-      // A link that does not work: the confirmation page, then its 400.
-      headersOf(await open(page, '/account/confirm?token=not-a-token'), 'the confirmation page');
-      await clickTo(page, `${web}/account/confirm`, () => button(page, 'Continue signing in').click());
+      // A link that does not work: the confirmation page says so at once (the link is looked up, not spent).
+      headersOf(await open(page, '/account/confirm?token=not-a-token', 400), 'the failed confirmation page');
       assert.equal(await text(page, 'h1'), 'This sign-in link does not work');
       headersOf(await open(page, invitation.href), 'the invitation page');
-      await clickTo(page, (u) => u.searchParams.get('notice') === 'joined', () => button(page, 'Accept the invitation').click());
+      // Signed in as walker: the invitation for walker.two asks before it switches accounts.
+      const asked = page.waitForResponse((r) => r.url() === `${web}/account/invite` && r.request().method() === 'POST');
+      await clickTo(page, `${web}/account/invite`, () => button(page, 'Accept the invitation').click());
+      assert.equal((await asked).status(), 200);
+      assert.equal(await text(page, 'h1'), 'Switch accounts?');
+      await clickTo(page, (u) => u.searchParams.get('notice') === 'joined', () => button(page, /^Continue as walker\.two@example\.org/).click());
       assert.match(await text(page, 'main'), /Signed in as walker\.two@example\.org\./);
 
       // Every page the website answered in this browser, GET or POST, carried the headers.
@@ -526,12 +550,13 @@ describe('the developer account in a real browser', { skip: browserSkip() }, () 
         'POST /account/sign-in 400',
         'GET /account/sign-in/sent 200',
         'GET /account/confirm 200',
-        'POST /account/confirm 400',
+        'GET /account/confirm 400',
         'GET /account 200',
         'POST /account/keys 200',
         'POST /account/keys/roll 200',
         'POST /account/members/invite 400',
         'GET /account/invite 200',
+        'POST /account/invite 200',
       ];
       assert.deepEqual(
         expected.filter((e) => !seenPages.has(e)),

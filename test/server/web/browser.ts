@@ -58,14 +58,25 @@ async function freshContext(browser: Browser): Promise<BrowserContext> {
   return context;
 }
 
+export interface BrowserOptions {
+  /**
+   * base64 of the SHA-256 of a certificate's SubjectPublicKeyInfo (TestCertificate.spki in
+   * test/deploy/nginx.ts): the website behind nginx over TLS, with a test certificate.
+   */
+  readonly trustSpki?: string;
+}
+
 /**
  * Launches chromium once per test file. playwright-core's launch() gives the browser a new,
  * temporary user-data directory of its own (removed on close), so no state carries over from any
  * other run or from a person's profile.
  */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(o: BrowserOptions = {}): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (outside CI the browser tests skip themselves instead)`);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS] });
+  // Exactly the test certificate's key is trusted; any other certificate error still fails the page
+  // (playwright's launch() passes a --user-data-dir, without which chromium ignores this switch).
+  const trust = o.trustSpki === undefined ? [] : [`--ignore-certificate-errors-spki-list=${o.trustSpki}`];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...trust] });
   try {
     return { browser, context: await freshContext(browser), newContext: () => freshContext(browser), close: () => browser.close() };
   } catch (err) {
@@ -127,8 +138,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
  * A test file's fixture and browser, made side by side. `keep` hears of each as soon as both have
  * settled, before a failure of either is thrown, so the file's after() cleans up whatever was made.
  */
-export async function fixtureBesideBrowser<F>(make: () => Promise<F>, keep: (made: { readonly fx?: F; readonly chrome?: TestBrowser }) => void): Promise<void> {
-  const [built, launched] = await Promise.allSettled([make(), launchBrowser()]);
+export async function fixtureBesideBrowser<F>(
+  make: () => Promise<F>,
+  keep: (made: { readonly fx?: F; readonly chrome?: TestBrowser }) => void,
+  o: BrowserOptions = {},
+): Promise<void> {
+  const [built, launched] = await Promise.allSettled([make(), launchBrowser(o)]);
   keep({ ...(built.status === 'fulfilled' ? { fx: built.value } : {}), ...(launched.status === 'fulfilled' ? { chrome: launched.value } : {}) });
   if (launched.status === 'rejected') throw launched.reason;
   if (built.status === 'rejected') throw built.reason;
