@@ -1,8 +1,8 @@
 // The developer account in a real browser (Debian's chromium through playwright-core): sign-up by
 // e-mail link from the home page to the dashboard, a key created, shown once, used on the API,
 // counted on the dashboard and its chart, and revoked (refused within a second); a key rolled with a
-// grace period; an invitation accepted in a second browser; sign-in with an OpenID provider on
-// loopback; and, on every account page, the security headers and a console free of errors and CSP
+// grace period, then signed out; sign-out everywhere reaching another browser; an invitation accepted
+// in a second browser; sign-in with an OpenID provider on loopback; and, on every account page, the security headers and a console free of errors and CSP
 // reports. Every account page a person sees is checked by axe-core against WCAG 2.2 A/AA.
 //
 // Every page, form and API call goes through the shipped nginx site (deploy/nginx/family-events.conf)
@@ -379,9 +379,32 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       assert.ok(oldRow, 'the old key is listed');
       assert.match(oldRow.state, /^Rolled: works until \S/);
       assert.deepEqual(rows.find((r) => r.hint === keyHint(newKey))?.state, 'Active');
+
+      // Sign out: home, the session cookie gone, and the dashboard asks for a sign-in again.
+      await clickTo(page, `${web}/`, () => button(page, /^Sign out$/).click());
+      assert.deepEqual((await context.cookies(web)).filter((c) => c.name.includes('session')), [], 'the session cookie is cleared');
+      await open(page, '/account');
+      assert.equal(new URL(page.url()).pathname, '/account/sign-in', 'signed out: /account leads to the sign-in page');
       assert.deepEqual(await watched.problems(), [], 'no console errors or CSP violations');
     } finally {
       await context.close();
+    }
+  });
+
+  test('sign out everywhere ends the sessions of the other browsers too', async () => {
+    const here = await person();
+    const there = await person();
+    try {
+      await signInByMail(here.page, 'leaver@example.org');
+      await signInByMail(there.page, 'leaver@example.org');
+      await clickTo(here.page, `${web}/`, () => button(here.page, 'Sign out everywhere').click());
+      await open(there.page, '/account');
+      assert.equal(new URL(there.page.url()).pathname, '/account/sign-in', 'the other browser is signed out too');
+      assert.deepEqual(await here.watched.problems(), [], 'no console errors or CSP violations');
+      assert.deepEqual(await there.watched.problems(), [], 'no console errors or CSP violations');
+    } finally {
+      await here.context.close();
+      await there.context.close();
     }
   });
 
