@@ -169,10 +169,21 @@ class Aborts {
 /** Bodies up to this size are handed to uWS whole (end); larger ones stream as the socket drains. */
 const STREAM_ABOVE_BYTES = 256 * 1024;
 
+const NOSNIFF = 'X-Content-Type-Options';
+
 function writeHead(res: HttpResponse, reply: Reply): void {
   // uWS writes "200 OK" itself when no status was written.
   if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
-  for (const [k, v] of reply.headers) res.writeHeader(k, v);
+  let nosniff = false;
+  for (const [k, v] of reply.headers) {
+    res.writeHeader(k, v);
+    if (k.length === NOSNIFF.length && k.toLowerCase() === 'x-content-type-options') nosniff = true;
+  }
+  // Every answer, written here so no route can forget it (304s, HEADs, exports, feeds, errors and
+  // the last-resort 500 included): a problem body echoes the parameter names it was sent, and a
+  // browser must never read a body of ours as anything but its Content-Type. The website's pages
+  // name it among their security headers; it is not written twice.
+  if (!nosniff) res.writeHeader(NOSNIFF, 'nosniff');
 }
 
 export const isStream = (body: Reply['body']): body is BodyStream => typeof body === 'object' && !(body instanceof Uint8Array);
