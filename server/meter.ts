@@ -233,7 +233,7 @@ export class Meter {
     // FIFO: while others of the organization wait, a newcomer queues behind them without trying.
     if (orgId === undefined || !this.lines.has(orgId)) {
       const seen = orgId === undefined ? 0 : this.settleCount(orgId);
-      const r = await this.reserveOnce(keyId, want, settle, atMs);
+      const r = await this.tryReserve(keyId, want, settle, atMs);
       if (!r.ok || !mustWait(r, want)) return this.unlessCancelled(r, signal);
       this.giveBack(r);
       orgId = r.quota.orgId;
@@ -259,7 +259,11 @@ export class Meter {
     if (orgId !== undefined) this.settled(orgId);
   }
 
-  private reserveOnce(keyId: string, want: number, settle: boolean, atMs: number): Promise<Reserved | MeterFailure> {
+  /**
+   * One try, no waiting in line: exactly what the ledger grants now (up to what is neither charged
+   * nor held). `reserve` builds its wait on it; the ledger's model test checks it alone.
+   */
+  tryReserve(keyId: string, want: number, settle: boolean, atMs: number): Promise<Reserved | MeterFailure> {
     return (this.call({ op: 'reserve', keyId, want, settle, atMs }) as Promise<Reserved | MeterFailure>).then((r) => {
       if (r.ok && r.reservation !== null) this.holding.set(r.reservation, r.quota.orgId);
       return r;
@@ -305,7 +309,7 @@ export class Meter {
         me.poked = false;
         const last = performance.now() >= deadline;
         const seen = this.settleCount(orgId);
-        const r = await this.reserveOnce(keyId, want, settle, atMs);
+        const r = await this.tryReserve(keyId, want, settle, atMs);
         if (!mustWait(r, want) || last) return this.unlessCancelled(r, signal);
         this.giveBack(r);
         if (seen !== this.settleCount(orgId)) me.poked = true;

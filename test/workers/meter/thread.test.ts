@@ -56,6 +56,8 @@ for (const backend of await ledgerBackends()) {
       await ledger?.drop();
     });
 
+    // tryReserve: the ledger's grants themselves. The line a request waits in when others hold its
+    // records (Meter.reserve) is tested over HTTP in test/server/quota.test.ts.
     test('grants, charges and holds follow the model exactly; the cap is never exceeded; charges survive a restart', async (t) => {
       let runs = 0;
       await fc.assert(
@@ -84,7 +86,7 @@ for (const backend of await ledgerBackends()) {
                 if (holds) m.held += granted;
                 const remainingAfter = CAP - m.used - m.held;
                 calls.push(
-                  meter.reserve(keys[op.key]!, op.want, op.settle, AT_MS).then((r) => {
+                  meter.tryReserve(keys[op.key]!, op.want, op.settle, AT_MS).then((r) => {
                     assert.ok(r.ok, JSON.stringify(r));
                     assert.equal(r.granted, granted, `reserve ${op.want} (settle ${op.settle}) with ${remaining} left`);
                     assert.equal(r.reservation === null, !holds, 'a reservation exactly when records are held');
