@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import * as v from 'valibot';
 import { ERRORS } from '../../server/errors.ts';
 import { ProblemSchema } from '../../server/schemas.ts';
+import { freePort } from '../ports.ts';
 import { findNginx, startNginx, type Nginx } from './nginx.ts';
 import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../server/helpers.ts';
 
@@ -77,16 +78,19 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
   let srv: TestServer;
   let relay: RecordingRelay;
   let front: Nginx;
+  /** In front of a port nothing listens on. */
+  let dead: Nginx;
 
   before(async () => {
     fx = await sampleFixture();
     srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
     relay = new RecordingRelay(srv.server.port);
     front = await startNginx(NGINX ?? '', await relay.listen());
+    dead = await startNginx(NGINX ?? '', await freePort());
   });
 
   after(async () => {
-    await front?.stop();
+    await Promise.all([front?.stop(), dead?.stop()]);
     await relay?.close();
     await srv?.stop();
     await fx?.cleanup();
@@ -115,6 +119,7 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
       assert.equal(answers.length, 1, `one answer, not one per framing: ${JSON.stringify(text.slice(0, 400))}`);
       assert.match(head, /^HTTP\/1\.1 400 /, head);
       assert.match(head, /\r\ncontent-type: application\/problem\+json\r\n/i, head);
+      assert.match(head, /\r\nx-content-type-options: nosniff(?:\r\n|$)/i, head);
       const p = v.parse(ProblemSchema, JSON.parse(text.slice(end + 4)));
       assert.equal(p.status, 400);
       assert.equal(p.code, 'invalid_parameter');
@@ -133,5 +138,24 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
     const sent = relay.received.slice(before);
     assert.match(sent, /^GET \/v1\/events\?limit=1 HTTP\/1\.1\r\n/, `what the server was sent: ${JSON.stringify(sent.slice(0, 200))}`);
     assert.doesNotMatch(sent, /http:\/\//, 'the absolute form reached the server');
+  });
+
+  test("X-Content-Type-Options: nosniff on nginx's own error answers, once, and on proxied answers (the server's)", async () => {
+    const get = (target: string, extra = ''): string => `GET ${target} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${srv.key}\r\n${extra}Connection: close\r\n\r\n`;
+    const cases: [string, number, string, number][] = [
+      ['proxied 200', front.port, get('/v1/events?limit=1'), 200],
+      ['proxied problem', front.port, get('/v1/events?nope=1'), 400],
+      ['a method nginx refuses', front.port, 'QUERY /v1/events HTTP/1.1\r\nHost: api.example\r\nConnection: close\r\n\r\n', 405],
+      ['a body over the limit', front.port, get('/v1/events', `Content-Length: 4096\r\n\r\n${'x'.repeat(4096)}`).replace(/\r\n\r\n$/, ''), 400],
+      ['a URL over 16 KiB', front.port, get(`/v1/events?q=${'a'.repeat(20 * 1024)}`), 414],
+      ['a header line over 16 KiB', front.port, get('/v1/events', `X-Big: ${'b'.repeat(20 * 1024)}\r\n`), 431],
+      ['the server down', dead.port, get('/v1/events'), 503],
+    ];
+    for (const [what, port, req, status] of cases) {
+      const { text } = await exchange(port, req);
+      const head = text.slice(0, text.indexOf('\r\n\r\n'));
+      assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), `${what}: ${head}`);
+      assert.equal(head.match(/\r\nx-content-type-options: nosniff(?=\r\n|$)/gi)?.length, 1, `${what}: one nosniff\n${head}`);
+    }
   });
 });
