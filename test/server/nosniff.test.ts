@@ -15,7 +15,7 @@ interface Seen {
 }
 
 async function ask(base: string, pathAndQuery: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'DELETE' = 'GET', body?: string): Promise<Seen> {
-  const res = await request(`${base}${pathAndQuery}`, { method, headers, body });
+  const res = await request(`${base}${pathAndQuery}`, { method, headers, body: body ?? null });
   await res.body.arrayBuffer();
   const etag = res.headers.etag;
   return { status: res.statusCode, nosniff: res.headers['x-content-type-options'], etag: Array.isArray(etag) ? etag[0] : etag };
