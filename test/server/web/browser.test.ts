@@ -3,12 +3,16 @@
 // to its page, its calendar file, and a filtered search paged to the end (the same ids, in the same
 // order, as the API's own JSON); a hostile upstream that must stay text; and, last, an event that
 // a newer snapshot dropped (410). Full-page screenshots go to the system's temp directory.
-// One browser for the file; without chromium (outside CI) the whole file is one skipped line.
+// The browser reaches the website through the shipped nginx site over TLS, as it is deployed (a test
+// certificate made by openssl for this file, trusted by chromium by its key alone); the test's own
+// API calls, the oracle, go to the server directly.
+// One browser for the file; without chromium or nginx (outside CI) the whole file is one skipped line.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import ICAL from 'ical.js';
 import type { BrowserContext, Page, Response } from 'playwright-core';
+import { findNginx, nginxSkip, requireNginx, startNginx, testCertificate, type Nginx, type TestCertificate } from '../../deploy/nginx.ts';
 import { get, NOW, provisionKey, startTestServer, WEB, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
 import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
@@ -61,9 +65,15 @@ const citySlug = (name: string): string =>
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
 
-describe('the website in a real browser', { skip: browserSkip() }, () => {
+const NGINX = findNginx();
+
+describe('the website in a real browser, through nginx over TLS', { skip: browserSkip() || nginxSkip(NGINX) }, () => {
   let fx: WebFixture;
   let srv: TestServer;
+  let cert: TestCertificate;
+  let front: Nginx;
+  /** Where the browser goes: nginx's https origin in front of `srv`. */
+  let site: string;
   let chrome: TestBrowser;
   let partnerKey: string;
   /** Berkeley's events as a Community key's live search returns them. */
@@ -72,16 +82,17 @@ describe('the website in a real browser', { skip: browserSkip() }, () => {
   /** An event_url from the API, on this test server (the server links to WEB_BASE_URL=https://web.example). */
   const local = (eventUrl: string): string => {
     assert.ok(eventUrl.startsWith(`${WEB}/events/`), `event_url ${eventUrl} is on ${WEB}`);
-    return srv.base + eventUrl.slice(WEB.length);
+    return site + eventUrl.slice(WEB.length);
   };
 
   /** A fresh tab at a path; asserts the status (and that it is an HTML page). */
   async function open(p: string, status = 200, context: BrowserContext = chrome.context): Promise<{ page: Page; res: Response }> {
     const page = await context.newPage();
-    const res = await page.goto(p.startsWith('http') ? p : srv.base + p, { waitUntil: 'load' });
+    const res = await page.goto(p.startsWith('http') ? p : site + p, { waitUntil: 'load' });
     assert.ok(res, `no response for ${p}`);
     assert.equal(res.status(), status, `GET ${p}`);
     assert.match(res.headers()['content-type'] ?? '', /^text\/html/, `GET ${p} is HTML`);
+    assert.ok(res.url().startsWith(`${site}/`), `${res.url()} is on nginx's https origin`);
     return { page, res };
   }
 
@@ -103,11 +114,18 @@ describe('the website in a real browser', { skip: browserSkip() }, () => {
   const canceled = (): WebFixture['rows'][number] => row((r) => r.organizer === HOSTILE_ORGANIZER && r.title === 'Puppet Show for Families', 'the canceled puppet show');
 
   before(async () => {
-    await fixtureBesideBrowser(webFixture, (made) => {
-      if (made.fx) fx = made.fx;
-      if (made.chrome) chrome = made.chrome;
-    });
-    srv = await startTestServer(fx.dataDir);
+    cert = await testCertificate();
+    await fixtureBesideBrowser(
+      webFixture,
+      (made) => {
+        if (made.fx) fx = made.fx;
+        if (made.chrome) chrome = made.chrome;
+      },
+      { trustSpki: cert.spki },
+    );
+    srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
+    front = await startNginx(requireNginx(NGINX), srv.server.port, { tls: cert });
+    site = front.base;
     partnerKey = provisionKey(srv.config.ledgerDir, { plan: 'partner', org: 'Browser oracle' }).key;
     const r = await get(srv.base, '/v1/events?city=Berkeley&limit=50');
     assert.equal(r.status, 200, r.text);
@@ -117,8 +135,10 @@ describe('the website in a real browser', { skip: browserSkip() }, () => {
 
   after(async () => {
     await chrome?.close();
+    await front?.stop();
     await srv?.stop();
     await fx?.cleanup();
+    await cert?.cleanup();
   });
 
   // Two pages at a time: axe runs in each page's renderer, one core each; the long docs page goes first.
@@ -327,7 +347,7 @@ describe('the website in a real browser', { skip: browserSkip() }, () => {
         // Every event the search listed first opens its page.
         assert.equal(firstPage.length, 20);
         for (const s of firstPage) {
-          const res = await tab.goto(`${srv.base}/events/${s.id}`, { waitUntil: 'domcontentloaded' });
+          const res = await tab.goto(`${site}/events/${s.id}`, { waitUntil: 'domcontentloaded' });
           assert.equal(res?.status(), 200, `/events/${s.id}`);
           assert.equal(await text(tab, 'h1'), s.title);
         }
