@@ -10,9 +10,10 @@
 // - A new snapshot recorded in the ledger while the nodes serve: every answer is one snapshot's.
 // - Three nodes started at once on an empty shared volume and an empty database: one sample
 //   snapshot, the same on every node, with the same ETags.
-// - A visitor of the website signs in, makes a key and revokes it with each request on the next
-//   node: sessions, sign-in links and the key that signs forms are the cluster's, not one node's
-//   (each node has a LEDGER_DIR of its own).
+// - A visitor of the website signs in, makes a key and revokes it through nginx (the shipped site's
+//   account form routes), each request on the next node by its round-robin: sessions, sign-in links
+//   and the key that signs forms are the cluster's, not one node's (each node has a LEDGER_DIR of
+//   its own).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -31,7 +32,7 @@ import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 import { buildInChild, NOW, PUBLIC, sampleFixture, WEB, type Fixture } from '../server/helpers.ts';
 import { FormBrowser, hiddenFields } from '../server/web/form-browser.ts';
 import { Outbox } from '../server/web/outbox.ts';
-import { findNginx, startNginx, type Nginx } from './nginx.ts';
+import { findNginx, nginxSkip, requireNginx, startNginx, type Nginx } from './nginx.ts';
 import { startNode, stopNodes, type ApiNode } from './nodes.ts';
 
 const NODES = 3;
@@ -43,7 +44,7 @@ const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 const execFileP = promisify(execFile);
 const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.ics', '/v1/feed.rss', '/v1/feed.json'] as const;
 const missing = await postgresMissing();
-const skip = missing ?? (NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false);
+const skip = missing ?? nginxSkip(NGINX);
 
 describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () => {
   let db: TestDatabase;
@@ -76,11 +77,12 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     return (body.events ?? body.items ?? []).length;
   }
 
-  async function requestsPerNode(): Promise<number[]> {
+  /** Requests each node answered on routes starting with `route` (its metrics' route label). */
+  async function requestsPerNode(route = '/v1/events'): Promise<number[]> {
     return Promise.all(
       nodes.map(async (n) => {
         const text = await (await fetch(`http://127.0.0.1:${n.adminPort}/metrics`)).text();
-        return [...text.matchAll(/^http_requests_total\{route="\/v1\/events[^"]*",status="(\d+)"\} (\d+)/gm)].reduce((a, m) => a + Number(m[2]), 0);
+        return [...text.matchAll(/^http_requests_total\{route="([^"]*)",status="(\d+)"\} (\d+)/gm)].filter((m) => m[1]?.startsWith(route)).reduce((a, m) => a + Number(m[3]), 0);
       }),
     );
   }
@@ -105,7 +107,7 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     assert.ok(id);
     await recordSnapshot(settings(), id);
     for (let i = 0; i < NODES; i++) nodes.push(await startNodeNo(i));
-    lb = await startNginx(NGINX ?? '', nodes.map((n) => n.port));
+    lb = await startNginx(requireNginx(NGINX), nodes.map((n) => n.port));
   });
 
   after(async () => {
@@ -166,34 +168,31 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     assert.ok(refusedAfter.every((ms) => ms <= 1000), `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`);
   });
 
-  test('the website over three nodes, each request on the next one: sign in by mail, make a key that every node takes, revoke it', async () => {
+  test('the website through nginx over three nodes, each request on the next one: sign in by mail, make a key that every node takes, revoke it', async () => {
     // The nodes share DATA_DIR (the outbox) and the ledger (sessions, links, keys and the key that
     // signs forms and cookies), each with a LEDGER_DIR of its own; nothing else of a visit may live
-    // in one node's memory.
+    // in one node's memory. Every page and form goes through the shipped nginx site, whose
+    // round-robin sends each request of this one visitor to the next node.
     const outbox = new Outbox(fx.dataDir);
-    const b = new FormBrowser(nodes[0]!.base, WEB);
-    let step = 0;
-    const next = (): FormBrowser => {
-      b.base = nodes[step++ % NODES]!.base;
-      return b;
-    };
+    const b = new FormBrowser(lb.base, WEB);
+    const accountBefore = await requestsPerNode('web:/account');
     const email = 'web-cluster@example.org';
     const seen = await outbox.names();
-    const form = await next().get('/account/sign-in');
+    const form = await b.get('/account/sign-in');
     assert.equal(form.status, 200);
-    const sent = await next().post('/account/sign-in', { ...hiddenFields(form.text, '/account/sign-in'), email });
+    const sent = await b.post('/account/sign-in', { ...hiddenFields(form.text, '/account/sign-in'), email });
     assert.equal(sent.status, 303);
     assert.equal(sent.headers.get('location'), '/account/sign-in/sent');
     const link = new URL((await outbox.next(seen, 5000, (m) => m.to === email)).link);
-    const confirm = await next().get(link.pathname + link.search);
+    const confirm = await b.get(link.pathname + link.search);
     assert.equal(confirm.status, 200);
-    const done = await next().post('/account/confirm', hiddenFields(confirm.text, '/account/confirm'));
+    const done = await b.post('/account/confirm', hiddenFields(confirm.text, '/account/confirm'));
     assert.equal(done.status, 303, done.text.slice(0, 300));
     assert.equal(done.headers.get('location'), '/account');
-    const dash = await next().get('/account');
+    const dash = await b.get('/account');
     assert.equal(dash.status, 200);
     assert.ok(dash.text.includes(email), 'the dashboard, on another node than the sign-in, names the account');
-    const made = await next().post('/account/keys', hiddenFields(dash.text, '/account/keys'));
+    const made = await b.post('/account/keys', hiddenFields(dash.text, '/account/keys'));
     assert.equal(made.status, 200, made.text.slice(0, 300));
     const key = /bsc_live_[A-Za-z0-9]{32,}/.exec(made.text)?.[0];
     assert.ok(key, 'the new-key page shows the key');
@@ -201,10 +200,12 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
       const r = await get(n.base, '/v1/events?limit=1', key);
       assert.equal(r.status, 200, `${n.name} takes the key made on another: ${r.text.slice(0, 200)}`);
     }
-    const used = await next().get('/account');
+    const used = await b.get('/account');
     assert.equal(/data-usage="used">([\d,]+)</.exec(used.text)?.[1], '3', 'the dashboard counts the record each node delivered');
-    const revoked = await next().post('/account/keys/revoke', hiddenFields(used.text, '/account/keys/revoke'));
+    const revoked = await b.post('/account/keys/revoke', hiddenFields(used.text, '/account/keys/revoke'));
     assert.equal(revoked.status, 303, revoked.text.slice(0, 300));
+    const spread = (await requestsPerNode('web:/account')).map((n, i) => n - accountBefore[i]!);
+    assert.ok(spread.every((n) => n >= 2), `every node answered pages and forms of the visit through nginx: ${spread.join(', ')}`);
     const revokedAt = performance.now();
     for (const n of nodes) {
       for (;;) {

@@ -20,7 +20,7 @@ import * as v from 'valibot';
 import { ERRORS, statusesOf, type ErrorCode } from '../../server/errors.ts';
 import { EventListSchema, JsonFeedSchema, ProblemSchema } from '../../server/schemas.ts';
 import { freePort } from '../ports.ts';
-import { findNginx, SITE_TEXT, startNginx, type Nginx } from './nginx.ts';
+import { findNginx, nginxSkip, requireNginx, SITE_TEXT, startNginx, type Nginx } from './nginx.ts';
 import { conformanceQueries, oraclePage, QUERY_NAMES, type Query } from '../server/conformance.ts';
 import { buildInChild, NOW, provisionKey, sampleFixture, startTestServer, type Fixture, type TestServer } from '../server/helpers.ts';
 
@@ -238,7 +238,7 @@ function nextOffset(a: Answer): number | null {
 
 // ---------------------------------------------------------------- the suite
 
-describe('nginx in front of the server (deploy/nginx/family-events.conf)', { skip: NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false }, () => {
+describe('nginx in front of the server (deploy/nginx/family-events.conf)', { skip: nginxSkip(NGINX) }, () => {
   let fx: Fixture;
   let bigDir: string;
   /** The sample snapshot (the conformance queries) and a 12,000-event synthetic one (the 10,000-row export, the demo's rate limit). */
@@ -255,7 +255,7 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
 
   before(async () => {
     assert.ok(WEB, 'deploy/nginx/family-events.conf has no $family_events_errors default ("…/docs/errors")');
-    const bin = NGINX ?? '';
+    const bin = requireNginx(NGINX);
     bigDir = await mkdtemp(path.join(os.tmpdir(), 'fe-nginx-big-'));
     // Both snapshots at once: the synthetic one builds in a process of its own.
     const [sample] = await Promise.all([sampleFixture(), buildInChild(bigDir, NOW, ['--synthetic', '12000'])]);
