@@ -3,7 +3,7 @@
 // (synchronous=FULL fsyncs the WAL). accounts.sqlite holds plans, organizations, keys and the
 // website's accounts, and is written by the command line and the server's metering thread (each in
 // BEGIN IMMEDIATE transactions); usage.sqlite is written by the server's metering thread alone.
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqlFile } from '../snapshot/sql.ts';
@@ -59,7 +59,35 @@ function upgrades(): { table: string; column: string; sql: string }[] {
 
 const refuse = (reason: AccountRefusal['reason']): AccountRefusal => ({ ok: false, reason });
 
+/**
+ * The ledger's files hold key hashes, sessions, the hashes of sign-in tokens and e-mail addresses:
+ * owner only (0600), whatever the umask. SQLite creates a database 0644 less the umask, and its
+ * -wal and -shm with the database's own mode, so the database is made 0600 before SQLite opens it;
+ * files an older version left readable by others are narrowed when a writer opens them.
+ */
+function ownerOnly(file: string): void {
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((statSync(f).mode & 0o077) !== 0) chmodSync(f, 0o600);
+    } catch (err) {
+      // Not there (no WAL yet), or another user's file this process may write but not chmod: the
+      // ledger still opens, as it did before.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
+    }
+  }
+}
+
+/** The ledger directory: owner only when this makes it (an operator's existing directory keeps its mode). */
+const makeLedgerDir = (dir: string): void => void mkdirSync(dir, { recursive: true, mode: 0o700 });
+
 function open(file: string, readonly: boolean): Database.Database {
+  if (!readonly) ownerOnly(file);
   const db = new Database(file, readonly ? { readonly: true, fileMustExist: true } : {});
   // Another process may hold the write lock for a moment (the CLI creating a key): wait for it.
   db.pragma('busy_timeout = 5000');
@@ -123,7 +151,7 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
 
   /** Opens (creating the file, the schema and the shipped plans if needed, and upgrading an older file). */
   static open(dir: string): AccountsDb {
-    mkdirSync(dir, { recursive: true });
+    makeLedgerDir(dir);
     const db = open(path.join(dir, 'accounts.sqlite'), false);
     db.exec(sqlFile('ledger_accounts'));
     const store = new AccountsDb(db);
@@ -537,7 +565,7 @@ export class UsageDb {
 
   /** The writer's connection: the server's metering thread, and nobody else. */
   static openWriter(dir: string): UsageDb {
-    mkdirSync(dir, { recursive: true });
+    makeLedgerDir(dir);
     const db = open(path.join(dir, 'usage.sqlite'), false);
     db.exec(sqlFile('ledger_usage'));
     return new UsageDb(db, true);
@@ -595,7 +623,8 @@ export class UsageDb {
  * dies (kill -9 included), so a crash never leaves a stale lock behind.
  */
 export function takeWriterLock(dir: string): { release(): void } {
-  mkdirSync(dir, { recursive: true });
+  makeLedgerDir(dir);
+  ownerOnly(path.join(dir, 'writer.lock'));
   const db = new Database(path.join(dir, 'writer.lock'));
   try {
     db.pragma('locking_mode = EXCLUSIVE');

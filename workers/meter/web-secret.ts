@@ -12,7 +12,7 @@ const SECRET_FILE = 'web-secret';
 export function loadSecret(ledgerDir: string): Buffer {
   const file = path.join(ledgerDir, SECRET_FILE);
   if (!existsSync(file)) {
-    mkdirSync(ledgerDir, { recursive: true });
+    mkdirSync(ledgerDir, { recursive: true, mode: 0o700 });
     try {
       writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
     } catch (err) {
