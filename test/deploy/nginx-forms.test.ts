@@ -4,7 +4,8 @@
 // account form routes only (POSTS in server/web/account.ts), with its body and the headers a form is
 // checked by; the account pages get their Cookie and nothing else does; a POST anywhere else is 405
 // with Allow; a body over the server's MAX_BODY_BYTES is 413 with an HTML page; control characters in
-// a forwarded website header are 400; every answer over TLS carries HSTS, none over plain http.
+// a forwarded website header are 400; the server down is a 503 page on the website; every answer over
+// TLS carries HSTS, none over plain http.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { REPO_ROOT } from '../../server/config.ts';
 import { MAX_BODY_BYTES } from '../../server/http.ts';
+import { freePort } from '../ports.ts';
 import { findNginx, nginxSkip, requireNginx, startNginx, testCertificate, type Nginx, type TestCertificate } from './nginx.ts';
 
 const NGINX = findNginx();
@@ -65,6 +67,8 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
   let cert: TestCertificate;
   let front: Nginx;
   let plainFront: Nginx;
+  /** In front of a port nothing listens on: the server is down. */
+  let deadFront: Nginx;
   let dispatcher: Agent;
   const seen: Seen[] = [];
 
@@ -84,11 +88,13 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
     dispatcher = new Agent({ connect: { ca: cert.pem } });
     front = await startNginx(requireNginx(NGINX), port, { tls: cert });
     plainFront = await startNginx(requireNginx(NGINX), port);
+    deadFront = await startNginx(requireNginx(NGINX), await freePort(), { tls: cert });
   });
 
   after(async () => {
     await front?.stop();
     await plainFront?.stop();
+    await deadFront?.stop();
     await dispatcher?.close();
     upstream?.closeAllConnections();
     await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));
@@ -277,6 +283,18 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
       const a = await raw(req);
       assert.equal(status(a), 200, `${JSON.stringify(req.slice(0, 60))}: ${a.slice(0, 300)}`);
     }
+  });
+
+  test('the server down: a 503 page with Retry-After on the website and its forms, problem+json on the API', async () => {
+    for (const [p, method] of [['/events', 'GET'], ['/account', 'GET'], ['/account/sign-in', 'POST']] as const) {
+      const r = await send(p, { method, base: deadFront.base, ...(method === 'POST' ? { body: 'x=1' } : {}) });
+      assertHtmlError(r, 503, `${method} ${p}, server down`);
+      assert.match(r.headers['retry-after'] ?? '', /^[1-9]\d*$/, `${method} ${p}: Retry-After`);
+    }
+    const api = await send('/v1/events', { base: deadFront.base });
+    assert.equal(api.status, 503);
+    assert.equal(api.headers['content-type'], 'application/problem+json');
+    assert.equal((JSON.parse(api.text) as { code: string }).code, 'unavailable');
   });
 
   test('over TLS every answer carries HSTS, nginx\'s own errors included; over plain http none does', async () => {
