@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import { ERRORS } from '../../server/errors.ts';
 import { ProblemSchema } from '../../server/schemas.ts';
 import { freePort } from '../ports.ts';
-import { findNginx, startNginx, type Nginx } from './nginx.ts';
+import { findNginx, nginxSkip, requireNginx, startNginx, type Nginx } from './nginx.ts';
 import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../server/helpers.ts';
 
 const NGINX = findNginx();
@@ -73,7 +73,7 @@ function exchange(port: number, req: string): Promise<{ text: string; closed: bo
   });
 }
 
-describe('what uWS mishandles exposed directly, nginx answers itself (README › Why not expose the server directly)', { skip: NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false }, () => {
+describe('what uWS mishandles exposed directly, nginx answers itself (README › Why not expose the server directly)', { skip: nginxSkip(NGINX) }, () => {
   let fx: Fixture;
   let srv: TestServer;
   let relay: RecordingRelay;
@@ -85,8 +85,8 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
     fx = await sampleFixture();
     srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
     relay = new RecordingRelay(srv.server.port);
-    front = await startNginx(NGINX ?? '', await relay.listen());
-    dead = await startNginx(NGINX ?? '', await freePort());
+    front = await startNginx(requireNginx(NGINX), await relay.listen());
+    dead = await startNginx(requireNginx(NGINX), await freePort());
   });
 
   after(async () => {

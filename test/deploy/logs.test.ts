@@ -1,7 +1,8 @@
 // No secret in any log nginx or the server writes, whatever fails (issue 26 item 4). Real nginx with
 // the shipped site (its main error log at `info`, more than Debian's default `error`: the site must
 // hold against it) in front of the real server, of a port nothing listens on, and of a fake upstream
-// that fails on purpose. Every request carries a known key in the query string and in
+// that fails on purpose, and with TLS on (plain HTTP to its port, failed handshakes, the upstream
+// down, a client leaving). Every request carries a known key in the query string and in
 // Authorization, a session cookie, and a sign-in or invitation token in its query string; after the
 // fault tests, every file in nginx's log directory and every line the server logged is searched for
 // each secret. nginx adds `request: "<request line>"` and `upstream: "<url>"` to each error it logs
@@ -10,11 +11,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
+import tls from 'node:tls';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEBIAN_HTTP, findNginx, startNginx, type Nginx } from '../../bench/lib/nginx.ts';
 import { freePort } from '../ports.ts';
+import { nginxSkip, requireNginx, testCertificate, type TestCertificate } from './nginx.ts';
 import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../server/helpers.ts';
 
 const NGINX = findNginx();
@@ -35,12 +38,14 @@ interface Got {
 
 /**
  * Writes `req` byte for byte on a connection of its own and reads until the peer closes it (every
- * request here says Connection: close) or `abortAfter` bytes have come (then the client leaves).
+ * request here says Connection: close) or `abortAfter` bytes have come (then the client leaves);
+ * over TLS with `tls` (a handshake that fails ends it with no status).
  */
-function rawRequest(port: number, req: string, opts: { abortAfter?: number; abortWhen?: Promise<unknown> } = {}): Promise<Got> {
+function rawRequest(port: number, req: string, opts: { abortAfter?: number; abortWhen?: Promise<unknown>; tls?: tls.ConnectionOptions } = {}): Promise<Got> {
   return new Promise((resolve, reject) => {
     let buf = Buffer.alloc(0);
-    const s = net.connect({ host: '127.0.0.1', port }, () => s.write(Buffer.from(req, 'latin1')));
+    const send = (): void => void s.write(Buffer.from(req, 'latin1'));
+    const s = opts.tls ? tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ...opts.tls }, send) : net.connect({ host: '127.0.0.1', port }, send);
     const timer = setTimeout(() => {
       s.destroy();
       reject(new Error(`no end of the answer within ${ANSWER_MS} ms: ${req.slice(0, 80)}`));
@@ -124,7 +129,7 @@ async function nginxLogs(n: Nginx): Promise<Map<string, string>> {
   return out;
 }
 
-describe('no secret in any log, whatever fails (nginx and the server)', { skip: NGINX === null ? 'nginx is not installed: apt-get install -y nginx' : false }, () => {
+describe('no secret in any log, whatever fails (nginx and the server)', { skip: nginxSkip(NGINX) }, () => {
   let fx: Fixture;
   let srv: TestServer;
   let faulty: FaultyUpstream;
@@ -132,10 +137,14 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
   let front: Nginx;
   let dead: Nginx;
   let broken: Nginx;
+  /** The site with TLS on (its `listen 443 ssl` lines), in front of the real server and of nothing. */
+  let tlsFront: Nginx;
+  let tlsDead: Nginx;
+  let cert: TestCertificate;
   let key: string;
 
   before(async () => {
-    const bin = NGINX ?? '';
+    const bin = requireNginx(NGINX);
     fx = await sampleFixture();
     srv = await startTestServer(fx.dataDir, { TRUST_PROXY: 'true' });
     key = srv.key;
@@ -146,10 +155,15 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     front = await startNginx(bin, [srv.server.port], opts);
     dead = await startNginx(bin, [await freePort()], opts);
     broken = await startNginx(bin, [faultyPort], opts);
+    cert = await testCertificate();
+    const withTls = { ...opts, tls: { certFile: cert.certFile, keyFile: cert.keyFile } };
+    tlsFront = await startNginx(bin, [srv.server.port], withTls);
+    tlsDead = await startNginx(bin, [await freePort()], withTls);
   });
 
   after(async () => {
-    await Promise.all([front?.stop(), dead?.stop(), broken?.stop()]);
+    await Promise.all([front?.stop(), dead?.stop(), broken?.stop(), tlsFront?.stop(), tlsDead?.stop()]);
+    await cert?.cleanup();
     await faulty?.close();
     await srv?.stop();
     await fx?.cleanup();
@@ -211,6 +225,16 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
       ['64 KiB of headers', request(target, Array.from({ length: 8 }, (_, i) => `X-Pad-${i}: ${'c'.repeat(12 * 1024)}\r\n`).join(''))],
     ];
     for (const [what, req] of malformed) await run(what, front.port, req);
+    // Over TLS: served, the upstream down, a client leaving mid-export, plain HTTP sent to the TLS
+    // port, and handshakes that fail (an untrusted certificate, TLS 1.0).
+    const trusted = { ca: cert.pem };
+    await run('served over TLS', tlsFront.port, request(`/v1/events?api_key=${key}&limit=1`), { tls: trusted });
+    await run('upstream down over TLS', tlsDead.port, request(`/account/confirm?token=${SIGN_IN_TOKEN}`), { tls: trusted });
+    await run('client abort over TLS', tlsFront.port, request('/v1/events.csv?limit=10000'), { tls: trusted, abortAfter: 16 * 1024 });
+    await run('plain HTTP to the TLS port', tlsFront.port, request(`/v1/events?api_key=${key}&token=${INVITE_TOKEN}`));
+    await run('untrusted certificate', tlsFront.port, request(`/v1/events?api_key=${key}`), { tls: { ca: [] } });
+    await run('TLS 1.0', tlsFront.port, request(`/v1/events?api_key=${key}`), { tls: { ...trusted, minVersion: 'TLSv1', maxVersion: 'TLSv1' } });
+
     statuses.push(['upstream timed out', (await timedOut).status]);
 
     // Each fault happened as intended: a status from nginx (503 for an upstream that failed before
@@ -220,7 +244,10 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     const served = statuses.filter(([w]) => w.startsWith('served'));
     for (const [what, s] of served) assert.ok(s !== null && s < 500, `${what}: ${s}`);
     assert.ok(served.some(([, s]) => s === 200), 'a request with the key was served');
-    for (const what of ['upstream down', 'close-before-answer', 'garbage', 'upstream timed out']) assert.equal(byWhat.get(what), 503, what);
+    for (const what of ['upstream down', 'close-before-answer', 'garbage', 'upstream timed out', 'upstream down over TLS']) assert.equal(byWhat.get(what), 503, what);
+    assert.equal(byWhat.get('served over TLS'), 200, 'served over TLS');
+    assert.equal(byWhat.get('plain HTTP to the TLS port'), 400, 'plain HTTP to the TLS port');
+    for (const what of ['untrusted certificate', 'TLS 1.0']) assert.equal(byWhat.get(what), null, `${what}: no answer`);
     assert.equal(byWhat.get('close-mid-answer'), 200, 'a head, then the connection cut');
     for (const [what] of malformed) {
       const s = byWhat.get(what) ?? 0;
@@ -236,7 +263,7 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     await delay(100);
 
     const logs = new Map<string, string>();
-    for (const n of [front, dead, broken]) for (const [file, text] of await nginxLogs(n)) logs.set(file, text);
+    for (const n of [front, dead, broken, tlsFront, tlsDead]) for (const [file, text] of await nginxLogs(n)) logs.set(file, text);
     logs.set('the server (pino)', srv.logs.map((l) => JSON.stringify(l)).join('\n'));
     const secrets: [string, string][] = [['the API key', key], ['the session cookie', SESSION], ['the sign-in token', SIGN_IN_TOKEN], ['the invitation token', INVITE_TOKEN]];
     for (const [file, text] of logs) {
