@@ -25,17 +25,21 @@ export interface Logging {
  */
 const SECRET = /bsc_live_[0-9a-z]+|(?<![\w-])((?:api_key|token|key|secret|password)=)[^&#\s"';,]+|((?:Bearer|Basic)\s+)[^\s"',;]+|((?:__Host-)?fe_(?:session|pre|oidc)=)[^;\s"',]+/gi;
 
+const MAY_HOLD_SECRET = /[=_\s]/;
+
 /** `s` with every secret replaced by "…" (its name kept, so the line still says what was there). */
 export function scrubSecrets(s: string): string {
+  // Each of them holds one of these characters; most logged strings (routes, methods) hold none.
+  if (!MAY_HOLD_SECRET.test(s)) return s;
   return s.replace(SECRET, (_m, query?: string, scheme?: string, cookie?: string) => `${query ?? scheme ?? cookie ?? 'bsc_live_'}…`);
 }
 
-/** Fields whose value is a secret whatever it looks like. */
-const SECRET_FIELDS = ['authorization', 'cookie', 'token', 'api_key', 'key', 'password', 'secret'];
-const REDACT: LoggerOptions['redact'] = {
-  paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`), 'headers["set-cookie"]', '*.headers["set-cookie"]'],
-  censor: '[redacted]',
-};
+/**
+ * Fields whose value is a secret whatever it looks like, at any depth. (Checked here rather than
+ * with pino's `redact`, whose wildcard paths cost 4-5 µs on every line, four times the line itself.)
+ */
+const SECRET_FIELDS: ReadonlySet<string> = new Set(['authorization', 'cookie', 'set-cookie', 'token', 'api_key', 'key', 'password', 'secret']);
+const REDACTED = '[redacted]';
 
 /** A logged value with secrets scrubbed from its strings; the same object when there was nothing to scrub (the common case). */
 function scrubbed(v: unknown, depth = 0): unknown {
@@ -46,10 +50,13 @@ function scrubbed(v: unknown, depth = 0): unknown {
     const out = v.map((x) => scrubbed(x, depth + 1));
     return out.some((x, i) => x !== v[i]) ? out : v;
   }
+  const o = v as Record<string, unknown>;
   let copy: Record<string, unknown> | null = null;
-  for (const [k, x] of Object.entries(v)) {
-    const y = scrubbed(x, depth + 1);
-    if (y !== x) (copy ??= { ...(v as Record<string, unknown>) })[k] = y;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    const x = o[k];
+    const y = x !== undefined && SECRET_FIELDS.has(k.toLowerCase()) ? REDACTED : scrubbed(x, depth + 1);
+    if (y !== x) (copy ??= { ...o })[k] = y;
   }
   return copy ?? v;
 }
@@ -57,7 +64,6 @@ function scrubbed(v: unknown, depth = 0): unknown {
 const OPTIONS = (level: string): LoggerOptions => ({
   level,
   base: null,
-  redact: REDACT,
   hooks: {
     logMethod(args, method) {
       method.apply(this, args.map((a) => scrubbed(a)) as Parameters<typeof method>);

@@ -24,8 +24,12 @@ test('keys, tokens, bearer credentials and session cookies never reach the outpu
   log.info({ headers: { authorization: `Bearer ${KEY}`, cookie: `__Host-fe_session=${SESSION}; fe_pre=${SESSION}` } }, 'headers');
   log.info({ nested: { list: [`Authorization: Bearer ${KEY}`, { cookie_header: `fe_session=${SESSION}` }] } }, 'nested');
   log.info({ token: TOKEN, api_key: KEY }, `sign-in link https://web.example/account/confirm?token=${TOKEN} for key ${KEY}`);
+  // A field named for a secret, at any depth, whatever its value looks like.
+  log.info({ link: { kind: 'sign_in', token: 'plainLookingValue1' }, Cookie: 'x' }, 'by name');
   const out = text();
-  assert.equal(out.trim().split('\n').length, 5, out);
+  assert.equal(out.trim().split('\n').length, 6, out);
+  assert.ok(!out.includes('plainLookingValue1'), out);
+  assert.match(out, /"token":"\[redacted\]"/);
   for (const secret of [KEY, TOKEN, SESSION]) assert.ok(!out.includes(secret), `${secret} is in the log:\n${out}`);
   // What was there is still said.
   assert.match(out, /token=…/);
