@@ -66,6 +66,11 @@ export interface NginxOptions {
    * certificate (PEM files), and the plain listener left out. `base` is then https://.
    */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /**
+   * The site's own error log level instead of its shipped `crit` (which keeps request lines, and so
+   * keys and tokens, out of it): a test that looks for one of nginx's warnings lowers it.
+   */
+  readonly siteErrorLogLevel?: 'info' | 'notice' | 'warn' | 'error';
 }
 
 /**
@@ -104,6 +109,7 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
   // The site's access log and its own error log, both under the prefix.
   if (!site.includes('/var/log/nginx/')) throw new BenchError('deploy/nginx/family-events.conf must write its logs under /var/log/nginx/');
   site = site.replaceAll('/var/log/nginx/', `${logs}/`);
+  if (o.siteErrorLogLevel) site = substitute(site, 'family-events.error.log crit;', `family-events.error.log ${o.siteErrorLogLevel};`);
   await writeFile(path.join(prefix, 'family-events.conf'), site);
   const temp = (name: string): string => `${name}_temp_path ${path.join(prefix, 'temp', name)};`;
   const conf = [
@@ -158,7 +164,7 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
     }
     await sleep(20);
   }
-  return { base: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: () => readLog('error.log'), stop };
+  return { base: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: async () => (await readLog('error.log')) + (await readLog('family-events.error.log')), stop };
 }
 
 /** The master and its workers (children by /proc/<pid>/stat's ppid). */

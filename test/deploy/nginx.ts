@@ -59,13 +59,14 @@ const WORSE_THAN_DEBIAN = [
  * Starts nginx with the shipped site in front of `upstreamPorts` (several: nginx's round-robin over
  * API nodes), and waits until it accepts connections. `upstream()` sees the connections to the first.
  */
-export async function startNginx(bin: string, upstreamPorts: number | readonly number[], o: { readonly tls?: TestCertificate; readonly port?: number } = {}): Promise<Nginx> {
+export async function startNginx(bin: string, upstreamPorts: number | readonly number[], o: { readonly tls?: TestCertificate; readonly port?: number; readonly siteErrorLogLevel?: 'warn' } = {}): Promise<Nginx> {
   const ports = typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts;
   const n = await launch(bin, ports, {
     http: WORSE_THAN_DEBIAN,
     workerConnections: 256,
     errorLogLevel: 'info',
     ...(o.port === undefined ? {} : { port: o.port }),
+    ...(o.siteErrorLogLevel === undefined ? {} : { siteErrorLogLevel: o.siteErrorLogLevel }),
     ...(o.tls ? { tls: { certFile: o.tls.certFile, keyFile: o.tls.keyFile } } : {}),
   });
   return {
