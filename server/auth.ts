@@ -79,27 +79,49 @@ export const FAILED_KEY_CHECKS_PER_MINUTE = 20;
  */
 export class FailedKeyChecks {
   private readonly buckets = new RateLimiter(FAILED_KEY_CHECKS_PER_MINUTE);
+  /** Per address, the unknown keys being looked up: each may turn out a failure, so each counts until it is known. */
+  private readonly pending = new Map<string, Set<string>>();
+  /** Per key hash, the lookup in flight: a burst of one new key asks the thread once. */
+  private readonly inflight = new Map<string, Promise<KeyInfo | null | MeterFailure>>();
 
-  /** The refusal for an address past its failures, or null while it may have its keys checked. */
+  /** The refusal for an address past its failures (lookups in flight included), or null while it may have its keys checked. */
   refusal(req: Request): ApiError | null {
     const v = this.buckets.peek(req.remoteAddress);
-    if (v.allowed) return null;
+    if (v.allowed && v.remaining > (this.pending.get(req.remoteAddress)?.size ?? 0)) return null;
     return new ApiError(
       'too_many_invalid_keys',
-      `This address presented ${v.limit} keys that failed in the last minute; check the key you send (a valid key still works), then retry in ${v.retryAfterS} s.`,
+      `This address presented ${v.limit} keys that failed in the last minute; check the key you send (a valid key still works), then retry in ${Math.max(1, v.retryAfterS)} s.`,
       undefined,
-      [['Retry-After', String(v.retryAfterS)]],
+      [['Retry-After', String(Math.max(1, v.retryAfterS))]],
     );
   }
 
   /** Counts `err` against the address when it is a failed key check; returns it to be thrown. */
   counted(req: Request, err: unknown): unknown {
-    if (err instanceof ApiError && err.code === 'invalid_api_key') this.count(req);
+    if (err instanceof ApiError && err.code === 'invalid_api_key') this.buckets.take(req.remoteAddress);
     return err;
   }
 
-  count(req: Request): void {
-    this.buckets.take(req.remoteAddress);
+  /**
+   * The thread's answer for a key this node has not mirrored. Counted as pending against the
+   * address while it is out: counted only after, a burst of different unknown keys all in flight at
+   * once would pass the limit by as many; counted before, a burst of one valid new key would lock
+   * its own address out. Requests for the same key share one lookup and count once.
+   */
+  lookup(meter: Meter, req: Request, hash: string): Promise<KeyInfo | null | MeterFailure> {
+    const address = req.remoteAddress;
+    let p = this.inflight.get(hash);
+    if (p === undefined) {
+      p = meter.lookup(hash).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, p);
+    }
+    let keys = this.pending.get(address);
+    if (keys === undefined) this.pending.set(address, (keys = new Set()));
+    keys.add(hash);
+    return p.finally(() => {
+      keys.delete(hash);
+      if (keys.size === 0 && this.pending.get(address) === keys) this.pending.delete(address);
+    });
   }
 
   close(): void {
@@ -124,12 +146,12 @@ export function authenticate(meter: Meter, req: Request, apiKeyParam: string | u
   if (refused) throw refused;
   if (hash === null) throw failures.counted(req, invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.'));
   if (known !== undefined) throw failures.counted(req, invalid(KEY_REFUSED_REVOKED));
-  // A key this thread has not heard of counts before the thread is asked: counted after, a burst of
-  // lookups all in flight at once would pass the limit by as many. (A key made within the last
-  // second, not mirrored yet, costs its address one check on its first use.)
-  failures.count(req);
-  return meter.lookup(hash).then((r) => {
+  return failures.lookup(meter, req, hash).then((r) => {
     if (r !== null && 'ok' in r) throw meterError(r);
-    return verdict(r);
+    try {
+      return verdict(r);
+    } catch (err) {
+      throw failures.counted(req, err);
+    }
   });
 }
