@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { isMainThread } from 'node:worker_threads';
 import { DuckDBInstance } from '@duckdb/node-api';
 import * as v from 'valibot';
-import { parseQuery } from '../server/app.ts';
+import { parseQuery } from '../server/querystring.ts';
 import { loadConfig, type Config } from '../server/config.ts';
 import { noneMatchHits } from '../server/conditional.ts';
 import { createLogger } from '../server/log.ts';

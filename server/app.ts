@@ -8,6 +8,7 @@ import type { Reply, Request } from './http.ts';
 import type { Logger } from './log.ts';
 import { API_KEY_PARAM, authenticate, FailedKeyChecks, type Account } from './auth.ts';
 import { quotaHeaders } from './quota.ts';
+import { issuesToErrors, parseQuery } from './querystring.ts';
 import { errorReply, problemReply } from './reply.ts';
 import type { QuotaState } from '../workers/protocol.ts';
 import { paramEntries, type AnyRoute, type RouteRequest, type Services } from './routes/types.ts';
@@ -19,45 +20,6 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 const ALLOW = 'GET, HEAD';
 /** Distinct valid query strings whose parse is remembered (parsed values are never mutated). */
 const PARSE_MEMO_ENTRIES = 10_000;
-
-/** Splits a query string into name → value, refusing duplicates and broken percent-encoding. */
-export function parseQuery(raw: string): { values: Record<string, string>; errors: ParamError[] } {
-  const values: Record<string, string> = {};
-  const errors: ParamError[] = [];
-  if (raw === '') return { values, errors };
-  for (const part of raw.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    const rawName = eq < 0 ? part : part.slice(0, eq);
-    const rawValue = eq < 0 ? '' : part.slice(eq + 1);
-    let name: string;
-    let value: string;
-    try {
-      name = decodeURIComponent(rawName.replaceAll('+', ' '));
-      value = decodeURIComponent(rawValue.replaceAll('+', ' '));
-    } catch {
-      errors.push({ param: rawName.slice(0, 100), message: 'is not valid percent-encoding (encode the value as UTF-8, e.g. %C3%A9 for é)' });
-      continue;
-    }
-    if (Object.hasOwn(values, name)) {
-      if (!errors.some((e) => e.param === name)) errors.push({ param: name, message: 'is given more than once; give it once (lists are comma-separated)' });
-      continue;
-    }
-    values[name] = value;
-  }
-  return { values, errors };
-}
-
-/** valibot's issues as the problem's errors[]: one per parameter, the first message for it. */
-export function issuesToErrors(issues: readonly v.BaseIssue<unknown>[]): ParamError[] {
-  const out: ParamError[] = [];
-  for (const issue of issues) {
-    const key = issue.path?.[0]?.key;
-    const param = typeof key === 'string' ? key : 'query';
-    if (!out.some((e) => e.param === param)) out.push({ param, message: issue.message });
-  }
-  return out;
-}
 
 function sentence(errors: readonly ParamError[]): string {
   const [first] = errors;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import * as v from 'valibot';
-import { issuesToErrors, parseQuery } from '../app.ts';
+import { issuesToErrors, parseQuery } from '../querystring.ts';
 import type { ResponseCache } from '../cache.ts';
 import { MIN_COMPRESSED_BYTES, negotiate } from '../compress.ts';
 import type { Config } from '../config.ts';
