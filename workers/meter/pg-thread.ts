@@ -14,9 +14,10 @@
 // told (readiness), and the thread reconnects by itself.
 import { parentPort, workerData } from 'node:worker_threads';
 import type pg from 'pg';
-import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData, type QuotaState } from '../protocol.ts';
+import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData } from '../protocol.ts';
 import { periodAt } from './period.ts';
-import { addCharge, KEY_REFUSALS, quotaState, type DayCharge } from './rules.ts';
+import { decide, type Effects, type MeterView } from './decide.ts';
+import { addCharge, KEY_REFUSALS, type DayCharge } from './rules.ts';
 import { CHANGES_CHANNEL, migrate, one, openClient, openPool, rows } from './pg.ts';
 import { PgAccounts, PgUsage } from './pg-store.ts';
 import type { AccountsView } from './store.ts';
@@ -282,16 +283,19 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
     for (const org of orgs.values()) for (const p of periods) org.used.set(p.startMs, 0);
     for (const u of state.used) orgs.get(u.org_id)?.used.set(periods[u.o - 1]!.startMs, u.records);
 
-    const quota = (key: KeyInfo, atMs: number): QuotaState => {
+    /** The organization of `key` (locked in this transaction) as decide() reads it. */
+    const viewOf = (key: { readonly orgId: string }, atMs: number): MeterView => {
       const org = orgs.get(key.orgId)!;
-      return quotaState(key.orgId, org.plan, org.limit, org.used.get(periodAt(atMs).startMs) ?? 0, org.held, atMs);
+      return { orgId: key.orgId, plan: org.plan, limit: org.limit, used: org.used.get(periodAt(atMs).startMs) ?? 0, held: org.held, atMs };
     };
-
-    const charge = (key: KeyInfo, records: number, atMs: number): void => {
-      addCharge(charged, key, records, atMs);
+    /** Writes a decision about a request at `atMs` into the batch (new holds are numbered by the caller). */
+    const apply = (e: Effects, key: { readonly keyId: string; readonly orgId: string }, atMs: number): void => {
       const org = orgs.get(key.orgId)!;
+      org.held += e.hold - e.free;
+      if (e.charge === null) return;
+      addCharge(charged, key, e.charge, atMs);
       const startMs = periodAt(atMs).startMs;
-      org.used.set(startMs, (org.used.get(startMs) ?? 0) + records);
+      org.used.set(startMs, (org.used.get(startMs) ?? 0) + e.charge);
       charges++;
     };
     /** A key that may be used now: known here, its organization locked, and not revoked in the database. */
@@ -310,13 +314,13 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
           break;
         case 'peek': {
           const key = activeKey(o.id, o.keyId);
-          replies.push('ok' in key ? key : { id: o.id, ok: true, quota: quota(key, o.atMs) });
+          replies.push('ok' in key ? key : { id: o.id, ok: true, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
           break;
         }
         case 'usage': {
           const key = activeKey(o.id, o.keyId);
           // The body is read after the commit (it includes this batch's charges); marked for then.
-          replies.push('ok' in key ? key : { id: o.id, ok: true, usage: null as never, quota: quota(key, o.atMs) });
+          replies.push('ok' in key ? key : { id: o.id, ok: true, usage: null as never, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
           break;
         }
         case 'reserve': {
@@ -325,20 +329,11 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
             replies.push(key);
             break;
           }
-          const q = quota(key, o.atMs);
-          const granted = q.remaining === null ? o.want : Math.min(o.want, q.remaining);
-          if (o.settle && granted === o.want) {
-            charge(key, granted, o.atMs);
-            replies.push({ id: o.id, ok: true, granted, reservation: null, quota: quota(key, o.atMs) });
-          } else if (granted === 0) {
-            replies.push({ id: o.id, ok: true, granted: 0, reservation: null, quota: q });
-          } else {
-            const hold = { id: -1, orgId: key.orgId, keyId: key.keyId, amount: granted };
-            newHolds.push(hold);
-            orgs.get(key.orgId)!.held += granted;
-            // The reservation's id is filled in once the database has numbered the hold.
-            replies.push({ id: o.id, ok: true, granted, reservation: newHolds.length - 1, quota: quota(key, o.atMs) });
-          }
+          const d = decide({ op: 'reserve', want: o.want, settle: o.settle }, viewOf(key, o.atMs));
+          apply(d, key, o.atMs);
+          // The reservation's id is filled in once the database has numbered the hold.
+          if (d.hold > 0) newHolds.push({ id: -1, orgId: key.orgId, keyId: key.keyId, amount: d.hold });
+          replies.push({ id: o.id, ok: true, granted: d.granted, reservation: d.hold > 0 ? newHolds.length - 1 : null, quota: d.quota });
           break;
         }
         case 'commit': {
@@ -351,12 +346,10 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
           }
           live.delete(o.reservation);
           settled.push(o.reservation);
-          const org = orgs.get(h.orgId)!;
-          org.held -= amount;
           // A key revoked since its reservation still pays for what it was given.
-          const key = keysById.get(h.keyId) ?? { keyId: h.keyId, orgId: h.orgId } as KeyInfo;
-          charge(key, Math.min(Math.max(0, o.delivered), amount), o.atMs);
-          replies.push({ id: o.id, ok: true, quota: quota(key, o.atMs) });
+          const d = decide({ op: 'commit', amount, delivered: o.delivered }, viewOf(h, o.atMs));
+          apply(d, h, o.atMs);
+          replies.push({ id: o.id, ok: true, quota: d.quota });
           break;
         }
         case 'release': {
@@ -365,7 +358,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
           if (amount !== undefined && h !== undefined) {
             live.delete(o.reservation);
             settled.push(o.reservation);
-            orgs.get(h.orgId)!.held -= amount;
+            orgs.get(h.orgId)!.held -= decide({ op: 'release', amount }).free;
           }
           break;
         }

@@ -2,7 +2,7 @@
 // sessions and rolled keys live, when a key counts as revoked, and the /v1/usage body. Plain code,
 // so the PostgreSQL thread does not load SQLite to know them.
 import { timingSafeEqual } from 'node:crypto';
-import type { AccountRefusal, LoginPurpose, PeekedLoginToken, Plan, QuotaState, UsageBody } from '../protocol.ts';
+import type { AccountRefusal, LoginPurpose, PeekedLoginToken, Plan, UsageBody } from '../protocol.ts';
 import { daysBetween, dayAt, isoLocal, periodAt } from './period.ts';
 
 /** A sign-in link is valid for at most this long, whatever the caller asks. */
@@ -136,20 +136,6 @@ export const KEY_REFUSALS = {
   revoked: 'This API key has been revoked; use another key of your organization, or create a new one.',
   orphan: 'This API key belongs to no organization.',
 } as const;
-
-/** An organization's quota at `atMs`: `used` charged in the period, `held` set aside for answers being computed. */
-export function quotaState(orgId: string, plan: string, limit: number | null, used: number, held: number, atMs: number): QuotaState {
-  const p = periodAt(atMs);
-  return {
-    orgId,
-    plan,
-    limit,
-    used,
-    remaining: limit === null ? null : Math.max(0, limit - used - held),
-    periodStartMs: p.startMs,
-    resetMs: p.resetMs,
-  };
-}
 
 /** A batch's charges to one key on one day: one usage row, written once when the batch commits. */
 export interface DayCharge {

@@ -9,9 +9,10 @@
 // It is also the server's one connection to accounts.sqlite, and runs the website's account
 // operations there (the main thread never runs SQL). Those commit on their own, before the batch.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan, type QuotaState } from '../protocol.ts';
+import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan } from '../protocol.ts';
 import { periodAt } from './period.ts';
-import { addCharge, KEY_REFUSALS, quotaState, type DayCharge } from './rules.ts';
+import { decide, type Effects, type MeterView } from './decide.ts';
+import { addCharge, KEY_REFUSALS, type DayCharge } from './rules.ts';
 import { AccountsDb, UsageDb, takeWriterLock, type AccountsView } from './store.ts';
 
 if (!parentPort) throw new Error('workers/meter/thread.ts runs as a worker thread');
@@ -81,18 +82,14 @@ function planOf(key: KeyInfo): Plan {
   return (org && view.plans.get(org.plan)) ?? key.plan;
 }
 
-function quota(key: KeyInfo, atMs: number): QuotaState {
+/** The organization of `key` as decide() reads it. */
+function viewOf(key: KeyInfo, atMs: number): MeterView {
   const plan = planOf(key);
-  return quotaState(key.orgId, plan.name, plan.monthlyRecordLimit, periodOf(key.orgId, atMs).used, held.get(key.orgId) ?? 0, atMs);
+  return { orgId: key.orgId, plan: plan.name, limit: plan.monthlyRecordLimit, used: periodOf(key.orgId, atMs).used, held: held.get(key.orgId) ?? 0, atMs };
 }
 
 /** Charges of this batch, summed per key and day: one upsert per key a batch, not one per request. */
 const unwritten = new Map<string, DayCharge>();
-
-function charge(key: KeyInfo, records: number, atMs: number): void {
-  addCharge(unwritten, key, records, atMs);
-  periodOf(key.orgId, atMs).used += records;
-}
 
 /** Writes the batch's charges into the open transaction. */
 function writeCharges(): void {
@@ -102,6 +99,20 @@ function writeCharges(): void {
 
 function hold(orgId: string, amount: number): void {
   held.set(orgId, (held.get(orgId) ?? 0) + amount);
+}
+
+/** Writes a decision about a request at `atMs` (a new hold is numbered by the caller); 1 when it charged. */
+function apply(e: Effects, key: { readonly keyId: string; readonly orgId: string }, atMs: number): number {
+  hold(key.orgId, e.hold - e.free);
+  if (e.charge === null) return 0;
+  addCharge(unwritten, key, e.charge, atMs);
+  periodOf(key.orgId, atMs).used += e.charge;
+  return 1;
+}
+
+/** Gives a reservation's records back (a release, or a commit that cannot charge). */
+function giveBack(res: { readonly orgId: string; readonly amount: number }): void {
+  hold(res.orgId, -decide({ op: 'release', amount: res.amount }).free);
 }
 
 const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, code: 'invalid_api_key', detail });
@@ -183,7 +194,7 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
     case 'peek': {
       const key = activeKey(r.id, r.keyId);
       if ('ok' in key) now.push(key);
-      else now.push({ id: r.id, ok: true, quota: quota(key, r.atMs) });
+      else now.push({ id: r.id, ok: true, quota: decide({ op: 'peek' }, viewOf(key, r.atMs)).quota });
       return 0;
     }
     case 'usage': {
@@ -199,7 +210,7 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
       }
       // Read inside this batch's transaction, so it includes the charges just before it.
       writeCharges();
-      afterCommit.push({ id: r.id, ok: true, usage: usage.report(org, planOf(key), r.atMs), quota: quota(key, r.atMs) });
+      afterCommit.push({ id: r.id, ok: true, usage: usage.report(org, planOf(key), r.atMs), quota: decide({ op: 'peek' }, viewOf(key, r.atMs)).quota });
       return 0;
     }
     case 'reserve': {
@@ -208,22 +219,16 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
         now.push(key);
         return 0;
       }
-      const q = quota(key, r.atMs);
-      const granted = q.remaining === null ? r.want : Math.min(r.want, q.remaining);
-      if (r.settle && granted === r.want) {
-        charge(key, granted, r.atMs);
-        afterCommit.push({ id: r.id, ok: true, granted, reservation: null, quota: quota(key, r.atMs) });
-        return 1;
+      const d = decide({ op: 'reserve', want: r.want, settle: r.settle }, viewOf(key, r.atMs));
+      let reservation: number | null = null;
+      if (d.hold > 0) {
+        reservation = nextReservation++;
+        reservations.set(reservation, { orgId: key.orgId, keyId: key.keyId, amount: d.hold });
       }
-      if (granted === 0) {
-        now.push({ id: r.id, ok: true, granted: 0, reservation: null, quota: q });
-        return 0;
-      }
-      const reservation = nextReservation++;
-      reservations.set(reservation, { orgId: key.orgId, keyId: key.keyId, amount: granted });
-      hold(key.orgId, granted);
-      now.push({ id: r.id, ok: true, granted, reservation, quota: quota(key, r.atMs) });
-      return 0;
+      const charged = apply(d, key, r.atMs);
+      // A charge is answered after its fsync; a grant that wrote nothing before it.
+      (charged ? afterCommit : now).push({ id: r.id, ok: true, granted: d.granted, reservation, quota: d.quota });
+      return charged;
     }
     case 'commit': {
       const res = reservations.get(r.reservation);
@@ -232,22 +237,22 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
         return 0;
       }
       reservations.delete(r.reservation);
-      hold(res.orgId, -res.amount);
       // A key revoked since its reservation still pays for what it was given.
       const key = keysById.get(res.keyId);
       if (key === undefined) {
+        giveBack(res);
         now.push({ id: r.id, ok: false, code: 'unavailable', detail: 'The key disappeared from the accounts store.' });
         return 0;
       }
-      charge(key, Math.min(Math.max(0, r.delivered), res.amount), r.atMs);
-      afterCommit.push({ id: r.id, ok: true, quota: quota(key, r.atMs) });
-      return 1;
+      const d = decide({ op: 'commit', amount: res.amount, delivered: r.delivered }, viewOf(key, r.atMs));
+      afterCommit.push({ id: r.id, ok: true, quota: d.quota });
+      return apply(d, key, r.atMs);
     }
     case 'release': {
       const res = reservations.get(r.reservation);
       if (res !== undefined) {
         reservations.delete(r.reservation);
-        hold(res.orgId, -res.amount);
+        giveBack(res);
       }
       return 0;
     }
@@ -294,7 +299,7 @@ function flush(): void {
         const res = 'reservation' in a && a.reservation !== null ? reservations.get(a.reservation) : undefined;
         if (res && 'reservation' in a && a.reservation !== null) {
           reservations.delete(a.reservation);
-          hold(res.orgId, -res.amount);
+          giveBack(res);
         }
       }
     }
