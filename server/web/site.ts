@@ -11,13 +11,12 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import * as v from 'valibot';
 import { issuesToErrors, parseQuery } from '../querystring.ts';
 import type { ResponseCache } from '../cache.ts';
 import { MIN_COMPRESSED_BYTES, negotiate } from '../compress.ts';
-import type { Config } from '../config.ts';
+import { REPO_ROOT, type Config } from '../config.ts';
 import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
 import { ApiError, type ParamError } from '../errors.ts';
 import type { Reply, Request } from '../http.ts';
@@ -36,7 +35,7 @@ import { bodyTag } from '../../workers/query/etag.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../workers/snapshot/taxonomy.ts';
-import { createAccount, OIDC_CALLBACK_PATH } from './account.ts';
+import { createAccount, OIDC_CALLBACK_PATH } from './account/index.ts';
 import { SECURITY_HEADERS, type Site } from './layout.ts';
 import type { Mailer } from './mail.ts';
 import { lazyClient } from './oidc.ts';
@@ -127,7 +126,7 @@ interface Kept {
 
 /** server/web/static, read and compressed once: a few small files, served from memory with their own ETags. */
 function loadStatic(): ReadonlyMap<string, Kept & { readonly type: string }> {
-  const dir = fileURLToPath(new URL('static/', import.meta.url));
+  const dir = path.join(REPO_ROOT, 'server', 'web', 'static');
   const out = new Map<string, Kept & { readonly type: string }>();
   for (const name of ['site.css', 'site.js', 'favicon.svg']) {
     const body = readFileSync(path.join(dir, name));

@@ -1,7 +1,7 @@
 // The shipped nginx site (deploy/nginx/family-events.conf) and the website's account forms, over TLS
 // as the site's commented TLS lines describe it (a test certificate made by openssl), and over plain
 // http: a small Node upstream records exactly what nginx forwards. POST reaches the server on the
-// account form routes only (POSTS in server/web/account.ts), with its body and the headers a form is
+// account form routes only (POSTS in server/web/account/index.ts), with its body and the headers a form is
 // checked by; the account pages get their Cookie and nothing else does; a POST anywhere else is 405
 // with Allow; a body over the server's MAX_BODY_BYTES is 413 with an HTML page; control characters in
 // a forwarded website header are 400; the server down is a 503 page on the website; every answer over
@@ -22,15 +22,15 @@ import { findNginx, nginxSkip, requireNginx, startNginx, testCertificate, type N
 const NGINX = findNginx();
 const ANSWER_MS = 5000;
 
-/** The form routes as the server defines them: the keys of POSTS in server/web/account.ts. */
+/** The form routes as the server defines them: the keys of POSTS in server/web/account/index.ts. */
 function serverFormRoutes(): string[] {
-  const source = readFileSync(path.join(REPO_ROOT, 'server', 'web', 'account.ts'), 'utf8');
+  const source = readFileSync(path.join(REPO_ROOT, 'server', 'web', 'account', 'index.ts'), 'utf8');
   const block = /const POSTS\b[^{]*\{([\s\S]*?)\n {2}\};/.exec(source)?.[1];
-  assert.ok(block, 'server/web/account.ts defines POSTS');
+  assert.ok(block, 'server/web/account/index.ts defines POSTS');
   return [...block.matchAll(/'(\/account\/[^']*)'\s*:/g)].map((m) => m[1] ?? '');
 }
 const FORM_ROUTES = serverFormRoutes();
-/** Those that are pages too (GETS in server/web/account.ts): their Allow names GET and HEAD. */
+/** Those that are pages too (GETS in server/web/account/index.ts): their Allow names GET and HEAD. */
 const FORM_PAGES = new Set(['/account/sign-in', '/account/confirm', '/account/invite']);
 /** The account pages that take no POST. */
 const ACCOUNT_PAGES = ['/account', '/account/sign-in/sent', '/account/oidc/callback?code=c&state=s', '/account/no-such-page'];
@@ -133,7 +133,7 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
   }
 
   test('the site lists exactly the server\'s form routes', () => {
-    assert.ok(FORM_ROUTES.length >= 10, `POSTS read from server/web/account.ts: ${FORM_ROUTES.join(', ')}`);
+    assert.ok(FORM_ROUTES.length >= 10, `POSTS read from server/web/account/index.ts: ${FORM_ROUTES.join(', ')}`);
     const site = readFileSync(path.join(REPO_ROOT, 'deploy', 'nginx', 'family-events.conf'), 'utf8');
     const listed = /^ {4}location ~ \^\/account\/\(\?:([^)]*)\)\$ \{$/m.exec(site)?.[1]?.split('|').map((p) => `/account/${p}`);
     assert.deepEqual(listed?.sort(), [...FORM_ROUTES].sort(), 'the form location of the site names the routes of POSTS');

@@ -1,0 +1,93 @@
+// The dashboard of a signed-in user and the keys of their organization: create, roll (with a
+// grace for the old key), revoke. Every form of it returns to the organization it was about.
+import * as v from 'valibot';
+import type { Reply, Request } from '../../http.ts';
+import type { AccountRefusal } from '../../../workers/protocol.ts';
+import { dashboardPage, formErrorPage, keyLimitPage, newKeyPage, ROLL_GRACES, type DashboardInput, type DashboardNotice } from '../pages/account.ts';
+import { unavailablePage } from '../pages/errors.ts';
+import { must, wallNow, type AccountContext, type Live } from './context.ts';
+
+const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
+const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
+
+export function dashboardRoutes(ctx: AccountContext) {
+  const { site, log, config, accounts, csrf, sessionBinding, page, redirect, forbidden, liveSession, orgOf, signedInPost } = ctx;
+
+  const dashboardReply = async (s: Live, wanted: string | null, notice: DashboardNotice | null, invite?: DashboardInput['invite'], status = invite === undefined ? 200 : 400): Promise<Reply> => {
+    const route = 'web:/account';
+    const found = await orgOf(s.userId, wanted);
+    if (found === null) return page(503, unavailablePage(site), route);
+    const { org, orgs } = found;
+    const [keys, members, usage] = await Promise.all([must(accounts.keysOf(org.id)), must(accounts.members(org.id)), must(accounts.orgUsage(org.id, config.now().getTime()))]);
+    const input: DashboardInput = {
+      csrf: csrf.token(sessionBinding(s)),
+      email: members.find((m) => m.user_id === s.userId)?.email ?? null,
+      org,
+      orgs,
+      usage: 'ok' in usage ? null : usage,
+      keys,
+      members,
+      notice,
+      ...(invite === undefined ? {} : { invite }),
+      nowMs: wallNow(),
+    };
+    return page(status, dashboardPage(site, input), route, status === 503 ? [['Retry-After', '60']] : []);
+  };
+
+  const dashboard = async (req: Request): Promise<Reply> => {
+    const s = await liveSession(req);
+    if (s === null) return redirect('/account/sign-in', 'web:/account');
+    const q = new URLSearchParams(req.rawQuery);
+    const notice = q.get('notice');
+    return dashboardReply(s, q.get('org'), notice !== null && NOTICES.has(notice) ? (notice as DashboardNotice) : null);
+  };
+
+  /** Where a form of the dashboard returns to: the organization it was about. */
+  const backTo = (orgId: string, notice?: DashboardNotice): string => `/account?${new URLSearchParams({ org: orgId, ...(notice ? { notice } : {}) }).toString()}`;
+
+  /** The organization has its limit of live keys (workers/meter/rules.ts): nothing was made. */
+  const keyLimited = (r: AccountRefusal, orgId: string, roll: boolean, route: string): Reply => {
+    log.info({ org: orgId, limit: 'live_keys', max: r.max }, 'key refused: the organization has its limit of live keys');
+    return page(409, keyLimitPage(site, { live: r.live ?? r.max ?? 0, max: r.max ?? 0, orgId, roll }), route);
+  };
+
+  const createKey = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/keys';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    const made = await must(accounts.createKeyFor(ok.org.id, ok.s.userId));
+    if (!made.ok) return made.reason === 'too_many_keys' ? keyLimited(made, ok.org.id, false, route) : forbidden(route);
+    log.info({ org: ok.org.id, key_id: made.keyId }, 'key created on the website');
+    return page(200, newKeyPage(site, { key: made.key, nowMs: wallNow() }), route);
+  };
+
+  const rollKey = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/keys/roll';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    const keyId = ok.form.get('key_id') ?? '';
+    const grace = v.safeParse(graceSchema, ok.form.get('grace'));
+    if (!grace.success) return page(400, formErrorPage(site), route);
+    const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
+    const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
+    if (!made.ok && made.reason === 'too_many_keys') return keyLimited(made, ok.org.id, true, route);
+    // Unknown, another organization's, or no longer active: the list shows how things stand.
+    if (!made.ok || old === undefined) return redirect(backTo(ok.org.id), route);
+    log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
+    return page(200, newKeyPage(site, { key: made.key, replaces: { hint: old.hint, revokeAt: made.revokeAt }, nowMs: wallNow() }), route);
+  };
+
+  const revokeKey = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/keys/revoke';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    const keyId = ok.form.get('key_id') ?? '';
+    const r = await must(accounts.revokeKey(ok.org.id, keyId));
+    if (r.ok) log.info({ org: ok.org.id, key_id: keyId.slice(0, 64) }, 'key revoked on the website');
+    return redirect(backTo(ok.org.id, r.ok ? 'revoked' : undefined), route);
+  };
+
+  return { dashboard, dashboardReply, backTo, createKey, rollKey, revokeKey };
+}
+
+export type Dashboard = ReturnType<typeof dashboardRoutes>;
