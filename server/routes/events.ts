@@ -5,22 +5,22 @@
 // whole from a worker; CSV bodies stream from the worker to the socket at the client's pace.
 import { LRUCache } from 'lru-cache';
 import * as v from 'valibot';
-import { meterError } from '../auth.ts';
 import { MIN_COMPRESSED_BYTES, compressStream, negotiate, type Encoding } from '../compress.ts';
 import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
 import { ApiError, unavailable } from '../errors.ts';
+import { holdRecords, type Hold } from '../hold.ts';
 import type { BodyStream, Reply } from '../http.ts';
 import { searchParams, MAX_OFFSET, type SearchParams } from '../params.ts';
 import type { Streamed, TaskInput } from '../pool.ts';
 import { canonicalQuery, queryKey } from '../query.ts';
-import { quotaHeaders, quotaRefused } from '../quota.ts';
+import { quotaHeaders } from '../quota.ts';
 import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import { CSV_COLUMNS } from '../../workers/query/csv.ts';
 import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
 import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
-import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, Plan, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
+import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, Plan, QuotaState, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
 import { defineRoute, type RouteRequest, type Services } from './types.ts';
 
 export const LIVE_MAX_LIMIT = 100;
@@ -283,15 +283,6 @@ function demoSearch(req: RouteRequest, params: SearchParams, svc: Services, extr
   return fetchAnswer(c, null).then(({ answer, hit: h }) => answerReply(c, answer, extra, h ? 'hit' : 'miss'));
 }
 
-/**
- * A live search, metered. Records are held in the metering thread before they are handed out and
- * charged, durably, before the reply leaves:
- * - answer already known (cached page, or any whole page of a plan without a cap): one call
- *   charges it whole, or holds what is left of the quota;
- * - otherwise up to `limit` records are held first, the search runs (cut to the hold when the
- *   quota is short), then what was delivered is charged and the rest freed.
- * A 304 (the client's If-None-Match names the current body) and HEAD charge nothing.
- */
 /** The caller of a live route, within its plan's request rate (429 rate_limited beyond it). */
 function rateLimited(req: RouteRequest, path: string, svc: Services): NonNullable<RouteRequest['account']> {
   const account = req.account;
@@ -325,7 +316,17 @@ function liveSearch(req: RouteRequest, path: string, fmt: Format, params: Search
   return meteredSearch(c, account, known, ifNoneMatch);
 }
 
-/** A live search past the cache's synchronous 304: fetched if need be, then metered and answered. */
+/**
+ * A live search past the cache's synchronous 304: fetched if need be, then metered and answered.
+ * Records are held (a Hold, server/hold.ts) before they are handed out and charged, durably,
+ * before the reply leaves:
+ * - answer already known (cached page, or any whole page of a plan without a cap): one call
+ *   charges it whole, or holds what is left of the quota;
+ * - otherwise up to `limit` records are held first, the search runs (cut to the hold when the
+ *   quota is short), then what was delivered is charged and the rest freed.
+ * A 304 (the client's If-None-Match names the current body) and HEAD charge nothing. Every path
+ * ends in the `finally`'s release, which does nothing once the hold is committed.
+ */
 async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account']>, cached: Answer | undefined, ifNoneMatch: string | undefined): Promise<Reply> {
   const { req, fmt, svc, plan, prepared, nowMs } = c;
   const isHead = req.http.method === 'HEAD';
@@ -342,40 +343,23 @@ async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account
   if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch, null);
 
   const want = known ? known.count : prepared.query.limit;
-  const r = await svc.meter.reserve(account.keyId, want, !isHead && known !== undefined, nowMs, req.http.signal);
-  if (!r.ok) throw meterError(r);
-  if (r.granted === 0 && want > 0) throw quotaRefused(r.quota, nowMs);
-  // A cached export the quota cannot cover whole: the cut page streams from a worker, on this hold.
-  if (known && fmt.streamed && r.granted < known.count) return liveStream(c, account.keyId, isHead, ifNoneMatch, r);
-
-  let answer: Answer;
-  let quota = r.quota;
+  const hold = await holdRecords(svc.meter, account.keyId, want, { settle: !isHead && known !== undefined, atMs: nowMs, signal: req.http.signal });
   try {
-    if (known && r.granted >= known.count) answer = known;
+    // A cached export the quota cannot cover whole: the cut page streams from a worker, on this hold.
+    if (known && fmt.streamed && hold.granted < known.count) return await liveStream(c, account.keyId, isHead, ifNoneMatch, hold);
+    let answer: Answer;
+    if (known && hold.granted >= known.count) answer = known;
     else {
-      const got = await fetchAnswer(c, r.granted < want ? r.granted : null);
+      const got = await fetchAnswer(c, hold.granted < want ? hold.granted : null);
       answer = got.answer;
       cache = got.hit ? 'hit' : 'miss';
     }
-  } catch (err) {
-    if (r.reservation !== null) svc.meter.release(r.reservation);
-    throw err;
+    const quota = isHead || req.http.signal.aborted ? hold.release() : await hold.commit(answer.count);
+    return answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
+  } finally {
+    hold.release();
   }
-  if (r.reservation !== null) {
-    if (isHead || req.http.signal.aborted) {
-      svc.meter.release(r.reservation);
-      if (quota.remaining !== null) quota = { ...quota, remaining: quota.remaining + r.granted };
-    } else {
-      const done = await svc.meter.commit(r.reservation, answer.count, nowMs);
-      if (!done.ok) throw meterError(done);
-      quota = done.quota;
-    }
-  }
-  return answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
 }
-
-/** What the metering thread answered a reserve with. */
-type Held = Awaited<ReturnType<Services['meter']['reserve']>>;
 
 /**
  * A CSV export not in the cache (or cached, but longer than the quota left; `held` is then its hold): hold `limit` records, start the worker (cut to the hold), and once
@@ -383,45 +367,33 @@ type Held = Awaited<ReturnType<Services['meter']['reserve']>>;
  * The body then streams; a client that leaves mid-body stops the worker (it was charged for the
  * records, which were already on their way).
  */
-async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined, held: Held | null): Promise<Reply> {
+async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined, held: Hold | null): Promise<Reply> {
   const { svc, nowMs } = c;
   const want = c.prepared.query.limit;
-  const r = held ?? (await svc.meter.reserve(keyId, want, false, nowMs, c.req.http.signal));
-  if (!r.ok) throw meterError(r);
-  if (r.granted === 0) throw quotaRefused(r.quota, nowMs);
-  const reservation = r.reservation;
-  if (reservation === null) throw new Error('a hold of records came back without a reservation');
-  const release = (): void => svc.meter.release(reservation);
-  let s: Streamed;
+  const hold = held ?? (await holdRecords(svc.meter, keyId, want, { settle: false, atMs: nowMs, signal: c.req.http.signal }));
   try {
-    s = await startStream(c, r.granted < want ? r.granted : null);
-  } catch (err) {
-    release();
-    throw err;
+    const s = await startStream(c, hold.granted < want ? hold.granted : null);
+    const unchanged = noneMatchHits(ifNoneMatch, s.head.etag);
+    if (isHead || unchanged || c.req.http.signal.aborted) {
+      // Nothing is delivered: free the hold, and give the headers GET would (the HTTP adapter drops
+      // a HEAD's body, which stops the worker) or a 304.
+      const quota = quotaHeaders(hold.release(), nowMs);
+      if (!unchanged) return streamReply(c, s, quota);
+      s.body.cancel();
+      const headers = searchHeaders(c.req, c.path, c.fmt, svc, c.snap, s.head, encodingFor(c.enc, s.wholeBytes), quota);
+      return { status: 304, headers, body: '', route: c.path, cache: 'miss' };
+    }
+    let quota: QuotaState;
+    try {
+      quota = await hold.commit(s.head.count);
+    } catch (err) {
+      s.body.cancel();
+      throw err;
+    }
+    return streamReply(c, s, quotaHeaders(quota, nowMs));
+  } finally {
+    hold.release();
   }
-  const unchanged = noneMatchHits(ifNoneMatch, s.head.etag);
-  if (isHead || unchanged || c.req.http.signal.aborted) {
-    // Nothing is delivered: free the hold, and give the headers GET would (the HTTP adapter drops
-    // a HEAD's body, which stops the worker) or a 304.
-    release();
-    const quota = quotaHeaders(r.quota.remaining === null ? r.quota : { ...r.quota, remaining: r.quota.remaining + r.granted }, nowMs);
-    if (!unchanged) return streamReply(c, s, quota);
-    s.body.cancel();
-    const headers = searchHeaders(c.req, c.path, c.fmt, svc, c.snap, s.head, encodingFor(c.enc, s.wholeBytes), quota);
-    return { status: 304, headers, body: '', route: c.path, cache: 'miss' };
-  }
-  let done;
-  try {
-    done = await svc.meter.commit(reservation, s.head.count, nowMs);
-  } catch (err) {
-    s.body.cancel();
-    throw err;
-  }
-  if (!done.ok) {
-    s.body.cancel();
-    throw meterError(done);
-  }
-  return streamReply(c, s, quotaHeaders(done.quota, nowMs));
 }
 
 function searchRoute(path: string, format: OutputFormat, summary: string, description: string, schema: string) {
@@ -548,12 +520,8 @@ async function liveEvent(req: RouteRequest, svc: Services): Promise<Reply> {
   const cache = outcome.hit ? 'hit' : 'miss';
   if (noneMatchHits(req.http.headers['if-none-match'], answer.etag)) return { status: 304, headers, body: '', route: EVENT_PATH, cache };
   const isHead = req.http.method === 'HEAD';
-  const r = await svc.meter.reserve(account.keyId, 1, !isHead, nowMs, req.http.signal);
-  if (!r.ok) throw meterError(r);
-  if (r.granted === 0) throw quotaRefused(r.quota, nowMs);
-  // HEAD holds nothing (settle is off, so the hold is freed at once): it only reports the quota.
-  if (r.reservation !== null) svc.meter.release(r.reservation);
-  const quota = isHead && r.quota.remaining !== null ? { ...r.quota, remaining: r.quota.remaining + r.granted } : r.quota;
+  // GET charges its one record at once; HEAD's hold is freed at once: it only reports the quota.
+  const quota = (await holdRecords(svc.meter, account.keyId, 1, { settle: !isHead, atMs: nowMs, signal: req.http.signal })).release();
   const body = enc === 'identity' ? answer.body : await svc.cache.encoded(key, answer, enc);
   const head: Headers = [['Content-Type', JSON_TYPE]];
   if (enc !== 'identity') head.push(['Content-Encoding', enc]);
