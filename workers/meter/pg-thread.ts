@@ -346,7 +346,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
           }
           live.delete(o.reservation);
           settled.push(o.reservation);
-          // A key revoked since its reservation still pays for what it was given.
+          // Decided by the hold's organization, whatever became of its key since.
           const d = decide({ op: 'commit', amount, delivered: o.delivered }, viewOf(h, o.atMs));
           apply(d, h, o.atMs);
           replies.push({ id: o.id, ok: true, quota: d.quota });

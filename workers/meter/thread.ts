@@ -237,7 +237,8 @@ function handle(r: Exclude<MeterRequest, AccountRequest>, now: MeterReply[], aft
         return 0;
       }
       reservations.delete(r.reservation);
-      // A key revoked since its reservation still pays for what it was given.
+      // Revoked keys are here too (decide charges a commit whatever became of its key); a key gone
+      // from the accounts file leaves no plan to decide by.
       const key = keysById.get(res.keyId);
       if (key === undefined) {
         giveBack(res);
