@@ -21,7 +21,7 @@ import { usageRoute } from './routes/usage.ts';
 import type { AnyRoute, Services } from './routes/types.ts';
 import { Snapshots } from './snapshots.ts';
 import { createMailer } from './web/mail.ts';
-import { createSite } from './web/site.ts';
+import { createSite } from './web/site/index.ts';
 
 export const ROUTES: readonly AnyRoute[] = [eventsRoute, eventRoute, csvRoute, rssRoute, jsonFeedRoute, icsFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
 

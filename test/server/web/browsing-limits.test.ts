@@ -17,7 +17,7 @@ import { DateTime } from 'luxon';
 import { get, NOW, provisionKey, startTestServer, type OracleRow, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
 import { AccountsDb } from '../../../workers/meter/store.ts';
-import { CALENDARS_PER_MINUTE, LISTING_PAGES_PER_MINUTE } from '../../../server/web/site.ts';
+import { CALENDARS_PER_MINUTE, LISTING_PAGES_PER_MINUTE } from '../../../server/web/site/listings.ts';
 import { CATEGORY_LABELS, type CategorySlug } from '../../../workers/snapshot/taxonomy.ts';
 import { webFixture, type WebFixture } from './fixture.ts';
 

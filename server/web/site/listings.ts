@@ -1,0 +1,229 @@
+// Listings: browse, a city's page, a category's page, and the same search as a calendar.
+// Because it needs no key, it is kept at a person's scale (issue 26: it had become a keyless bulk
+// feed): listings and a search's calendar are rate-limited per client address, list only what the
+// Community plan (the demo's, a keyless caller's) includes, and a calendar holds one page of events.
+// A single event's page and .ics stay free: they are every record's event_url.
+import { isIPv6 } from 'node:net';
+import * as v from 'valibot';
+import { ApiError, type ParamError } from '../../errors.ts';
+import type { Reply, Request } from '../../http.ts';
+import { MAX_OFFSET, searchParams, type SearchParams } from '../../params.ts';
+import { queryKey } from '../../query.ts';
+import { issuesToErrors, parseQuery } from '../../querystring.ts';
+import { RateLimiter } from '../../ratelimit.ts';
+import type { LoadedSnapshot } from '../../snapshots.ts';
+import type { CalendarInfo, Plan, SearchQuery } from '../../../workers/protocol.ts';
+import { ICS_CONTENT_TYPE } from '../../../workers/query/ical.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../workers/snapshot/taxonomy.ts';
+import { browsePage, type BrowseInput } from '../pages/browse.ts';
+import { badRequestPage, categoryNotListedPage, tooManyRequestsPage } from '../pages/errors.ts';
+import { citySlug } from '../pages/home.ts';
+import { KEYLESS_PLAN, type PageFailure, type SiteContext } from './context.ts';
+
+/**
+ * Results a browse page lists at most, and by default. A search's calendar is one such page: the
+ * next BROWSE_LIMIT events (`limit` up to BROWSE_MAX_LIMIT, as on the listing), never paged, so a
+ * calendar is what a person subscribes to and not a keyless export (the API's feed.ics, with a key,
+ * holds 100 a page and pages).
+ */
+const BROWSE_MAX_LIMIT = 50;
+const BROWSE_LIMIT = 20;
+/**
+ * Per client address and per process (several nodes each count their own): a person browsing reads
+ * a listing page every few seconds at most and downloads a calendar now and then; a token bucket
+ * lets such bursts through whole and refills continuously. Beyond it: a 429 page with Retry-After
+ * that points programs at the API. Event pages and their .ics are not counted (see README).
+ */
+export const LISTING_PAGES_PER_MINUTE = 60;
+export const CALENDARS_PER_MINUTE = 10;
+
+/** Everything a browse-like page is asked: the filters as given (empty fields dropped) and their parse. */
+interface Listing {
+  readonly values: Record<string, string>;
+  readonly parsed: SearchParams | null;
+  readonly errors: readonly ParamError[];
+}
+
+const browseSchema = searchParams({ maxLimit: BROWSE_MAX_LIMIT, defaultLimit: BROWSE_LIMIT });
+const FILTER_NAMES: ReadonlySet<string> = new Set(Object.keys(browseSchema.pipe[0].entries));
+
+/**
+ * A form submits every field, filled or not, and links from elsewhere carry tracking parameters:
+ * the website reads the filters it knows, ignores empty fields and anything else, and reports
+ * the problems of the rest on the page (the API, for machines, refuses unknown parameters instead).
+ */
+function readListing(rawQuery: string, schema: typeof browseSchema, fixed: Readonly<Record<string, string>> = {}): Listing {
+  const { values: raw, errors } = parseQuery(rawQuery);
+  const values: Record<string, string> = {};
+  for (const [k, val] of Object.entries(raw)) if (FILTER_NAMES.has(k) && val.trim() !== '') values[k] = val.trim();
+  Object.assign(values, fixed);
+  if (errors.length) return { values, parsed: null, errors };
+  const r = v.safeParse(schema, values);
+  return r.success ? { values, parsed: r.output, errors: [] } : { values, parsed: null, errors: issuesToErrors(r.issues) };
+}
+
+/** A listing's query string without paging: the same search as a link, a calendar, another page. */
+function filterQuery(values: Readonly<Record<string, string>>, drop: readonly string[] = ['offset']): string {
+  const params = new URLSearchParams(Object.entries(values).filter(([k]) => !drop.includes(k)));
+  params.sort();
+  return params.toString();
+}
+
+const withQuery = (p: string, q: string): string => (q ? `${p}?${q}` : p);
+
+/**
+ * Whom a rate limit counts: an IPv4 address (IPv4-mapped IPv6 too) as itself, an IPv6 address by
+ * its /64, which one subscriber's network usually holds whole (per address, one host could take a
+ * fresh one for each request). Anything else (no address) as given.
+ */
+export function clientKey(address: string): string {
+  if (!isIPv6(address)) return address;
+  let hex = address.split('%')[0]!.toLowerCase();
+  // A dotted IPv4 tail (::ffff:1.2.3.4) as the two groups it stands for.
+  const cut = hex.lastIndexOf(':');
+  const dotted = hex.slice(cut + 1);
+  if (dotted.includes('.')) {
+    const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
+    hex = `${hex.slice(0, cut + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = hex.split('::');
+  const first = head === '' ? [] : head.split(':');
+  const last = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? 0 : 8 - first.length - last.length;
+  const g = [...first, ...Array<string>(zeros).fill('0'), ...last].map((x) => parseInt(x, 16));
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    const [hi = 0, lo = 0] = g.slice(6);
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
+  return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
+
+export function listingRoutes(ctx: SiteContext) {
+  const { svc, config, site, htmlReply, page, runSearch, search, listedKey, queryOf } = ctx;
+
+  /**
+   * The plan keyless browsing follows, as the ledger has it now (the meter mirrors the plans, so
+   * this is a lookup, and a change with `plans set` reaches the website within a second).
+   */
+  const keyless = (): Plan => {
+    const plan = svc.meter.plan(KEYLESS_PLAN);
+    if (!plan) throw new ApiError('unavailable', `The ${KEYLESS_PLAN} plan the website follows is missing from the accounts store.`, undefined, [['Retry-After', '5']]);
+    return plan;
+  };
+  const label = (slug: string): string => CATEGORY_LABELS[slug as CategorySlug] ?? slug;
+
+  /** The categories of a search that keyless browsing does not list: a 403 page says so. */
+  const unlistedOf = (p: SearchParams, plan: Plan): string[] => [...new Set(p.category ?? [])].filter((c) => plan.excludedCategories.includes(c)).sort();
+
+  /** Per client address: null when allowed, else the 429 page. HEAD and 304 count as well (each is a request). */
+  const limiter = new RateLimiter(LISTING_PAGES_PER_MINUTE);
+  const throttled = (req: Request, route: string, what: 'listing' | 'calendar'): Reply | null => {
+    const perMinute = what === 'listing' ? LISTING_PAGES_PER_MINUTE : CALENDARS_PER_MINUTE;
+    const verdict = limiter.take(`${what}\0${clientKey(req.remoteAddress)}`, perMinute);
+    if (verdict.allowed) return null;
+    const retry = String(Math.max(1, verdict.retryAfterS));
+    return htmlReply(429, tooManyRequestsPage(site, { what, perMinute, retryAfterS: verdict.retryAfterS }), route, [['Retry-After', retry]]);
+  };
+
+  const cityNames = (snap: LoadedSnapshot): string[] => [...snap.manifest.cities];
+  const categoryOptions = (plan: Plan): { slug: string; name: string }[] =>
+    CATEGORY_SLUGS.filter((slug) => !plan.excludedCategories.includes(slug)).map((slug) => ({ slug, name: CATEGORY_LABELS[slug] }));
+
+  /** Browse, a city's page and a category's page: the same listing, with a filter fixed by the path. */
+  const listing = async (req: Request, route: string, pagePath: string, heading: string, fixed: Record<string, string>, intro?: string): Promise<Reply> => {
+    const refused = throttled(req, route, 'listing');
+    if (refused) return refused;
+    const snap = svc.snapshots.require();
+    const plan = keyless();
+    const l = readListing(req.rawQuery, browseSchema, fixed);
+    const nowMs = config.now().getTime();
+    const base = (results: BrowseInput['results'], errors: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
+      const q = filterQuery(l.values, ['offset', 'limit']);
+      const feeds = errors.length === 0 && unlisted.length === 0;
+      return {
+        heading,
+        ...(intro ? { intro } : {}),
+        path: pagePath,
+        form: { action: '/events', values: l.values, cities: cityNames(snap), categories: categoryOptions(plan) },
+        errors,
+        results,
+        subscribeHref: feeds ? `${config.webBaseUrl.replace(/^https?:/, 'webcal:')}${withQuery('/events.ics', q)}` : null,
+        icsHref: feeds ? `${config.webBaseUrl}${withQuery('/events.ics', q)}` : null,
+        ...(feeds ? { calendarEvents: BROWSE_LIMIT } : {}),
+        ...(unlisted.length ? { unlisted: { categories: unlisted.map(label), planName: label(plan.name) } } : {}),
+        nowMs,
+      };
+    };
+    const invalid = (errors: readonly ParamError[]): PageFailure => ({ ok: false, status: 400, html: browsePage(site, base(null, errors)) });
+    if (l.parsed === null) return htmlReply(400, browsePage(site, base(null, l.errors)), route);
+    // Asked for a category keyless browsing leaves out: said plainly, with the form to search again.
+    const unlisted = unlistedOf(l.parsed, plan);
+    if (unlisted.length) return htmlReply(403, browsePage(site, base(null, [], unlisted)), route);
+    let query: SearchQuery;
+    try {
+      query = queryOf(snap, l.parsed, BROWSE_LIMIT, plan);
+    } catch (err) {
+      if (err instanceof ApiError && err.errors) return htmlReply(400, invalid(err.errors).html, route);
+      throw err;
+    }
+    return page(req, route, `browse\0${pagePath}\0${queryKey(query)}\0${filterQuery(l.values)}\0${listedKey(plan)}`, async (signal) => {
+      const found = await search(snap, query, plan.excludedCategories, signal);
+      const pageHref = (offset: number): string => {
+        const vals = { ...l.values };
+        for (const k of Object.keys(fixed)) delete vals[k];
+        if (offset > 0) vals.offset = String(offset);
+        else delete vals.offset;
+        return withQuery(pagePath, filterQuery(vals, []));
+      };
+      const prev = query.offset > 0 ? pageHref(Math.max(0, query.offset - query.limit)) : null;
+      const next = query.offset + query.limit < found.total && query.offset + query.limit <= MAX_OFFSET ? pageHref(query.offset + query.limit) : null;
+      const html = browsePage(site, base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []));
+      return { body: html, validUntilMs: found.validUntilMs };
+    });
+  };
+
+  /**
+   * The same search as a calendar to subscribe to: its first page (the next BROWSE_LIMIT events, or
+   * `limit` up to BROWSE_MAX_LIMIT), never another: `offset` is ignored, so a calendar follows the
+   * search forward as events pass and cannot be paged through as an export.
+   */
+  const calendar = async (req: Request): Promise<Reply> => {
+    const route = 'web:/events.ics';
+    const refused = throttled(req, route, 'calendar');
+    if (refused) return refused;
+    const snap = svc.snapshots.require();
+    const plan = keyless();
+    const l = readListing(req.rawQuery, browseSchema);
+    if (l.parsed === null) return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors }), route);
+    const unlisted = unlistedOf(l.parsed, plan);
+    if (unlisted.length) return htmlReply(403, categoryNotListedPage(site, { categories: unlisted.map(label), planName: label(plan.name) }), route);
+    let query: SearchQuery;
+    try {
+      query = { ...queryOf(snap, l.parsed, BROWSE_LIMIT, plan), offset: 0 };
+    } catch (err) {
+      if (err instanceof ApiError && err.errors) return htmlReply(400, badRequestPage(site, { detail: err.detail, errors: err.errors }), route);
+      throw err;
+    }
+    const q = filterQuery(l.values, ['offset', 'limit']);
+    const cal: CalendarInfo = { name: `${site.name}${l.values.city ? ` in ${l.values.city}` : ''}`, url: `${config.webBaseUrl}${withQuery('/events', q)}`, stamp: snap.manifest.built_at };
+    return page(
+      req,
+      route,
+      `calendar\0${queryKey(query)}\0${q}\0${listedKey(plan)}`,
+      async (signal) => {
+        const r = await runSearch(snap, query, plan.excludedCategories, 'ics', cal, signal);
+        return { body: r.body, validUntilMs: r.validUntilMs };
+      },
+      { type: ICS_CONTENT_TYPE, headers: [['Content-Disposition', 'inline; filename="family-events.ics"']] },
+    );
+  };
+
+  /** City pages by slug, per snapshot (the city list changes only with it). */
+  let citySlugs: { id: string; bySlug: Map<string, string> } | null = null;
+  const cityBySlug = (snap: LoadedSnapshot, slug: string): string | undefined => {
+    if (citySlugs?.id !== snap.ref.id) citySlugs = { id: snap.ref.id, bySlug: new Map(snap.manifest.cities.map((c) => [citySlug(c), c])) };
+    return citySlugs.bySlug.get(slug);
+  };
+
+  return { listing, calendar, cityBySlug };
+}
