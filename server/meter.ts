@@ -415,6 +415,9 @@ export class Meter {
         this.healthDetail = m.detail;
         this.metrics?.ledgerHealth(m.ok);
         return;
+      case 'warning':
+        this.logger.warn({ err: m.detail, call: m.call }, m.msg);
+        return;
       case 'web_secret':
         this.secret = Buffer.from(m.secret, 'base64url');
         return;

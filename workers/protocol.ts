@@ -515,6 +515,11 @@ export type MeterMessage =
   | { readonly type: 'accounts'; readonly keys: readonly KeyInfo[]; readonly plans: readonly Plan[] }
   | { readonly type: 'replies'; readonly replies: readonly MeterReply[]; readonly batch: { readonly ops: number; readonly charges: number; readonly commitMs: number } }
   | { readonly type: 'failed'; readonly detail: string }
+  /**
+   * Something went wrong that the thread survived (a failed write or read, answered `unavailable`):
+   * logged by the main thread, so it lands in the server's structured log with the other lines.
+   */
+  | { readonly type: 'warning'; readonly msg: string; readonly detail: string; readonly call?: AccountCall }
   /** The shared ledger became reachable (ok) or not; until ok again, every request answers `unavailable`. */
   | { readonly type: 'health'; readonly ok: boolean; readonly detail: string }
   /** The snapshot the shared ledger says every node should answer from (at start, and on each change). */

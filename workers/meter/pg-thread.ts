@@ -190,7 +190,7 @@ async function accountCall(r: AccountRequest): Promise<MeterReply> {
     }
     return { id: r.id, ok: true, account: result };
   } catch (err) {
-    process.emitWarning(`account operation ${r.call} failed: ${(err as Error).message}`);
+    post({ type: 'warning', msg: 'account operation failed', call: r.call, detail: (err as Error).message });
     void check();
     return unavailable(r.id);
   }
@@ -438,7 +438,7 @@ async function flush(): Promise<void> {
       } catch (err) {
         // Rolled back (or never reached the database): nothing of this batch was charged or held,
         // so none of its answers may be sent as success.
-        process.emitWarning(`usage ledger write failed: ${(err as Error).message}`);
+        post({ type: 'warning', msg: 'usage ledger write failed', detail: (err as Error).message });
         post({ type: 'replies', replies: ops.flatMap((o) => (o.op !== 'lookup' && 'id' in o ? [unavailable(o.id)] : [])), batch: { ops: 0, charges: 0, commitMs: 0 } });
         void check();
       }

@@ -177,7 +177,7 @@ function runAccountCalls(ops: readonly AccountRequest[]): MeterReply[] {
       replies.push({ id: r.id, ok: true, account: fn(...r.args) });
       keysChanged ||= CHANGES_KEYS.has(r.call);
     } catch (err) {
-      process.emitWarning(`account operation ${r.call} failed: ${(err as Error).message}`);
+      post({ type: 'warning', msg: 'account operation failed', call: r.call, detail: (err as Error).message });
       replies.push({ id: r.id, ok: false, code: 'unavailable', detail: 'The accounts store cannot be reached right now; retry shortly.' });
     }
   }
@@ -307,7 +307,7 @@ function flush(): void {
     const detail = 'The usage ledger cannot be written right now; retry shortly.';
     const answered = new Set((posted ? now : []).map((a) => a.id));
     afterCommit = ops.flatMap((o) => ('id' in o && !answered.has(o.id) ? [{ id: o.id, ok: false as const, code: 'unavailable' as const, detail }] : []));
-    process.emitWarning(`usage ledger write failed: ${(err as Error).message}`);
+    post({ type: 'warning', msg: 'usage ledger write failed', detail: (err as Error).message });
     charges = 0;
   }
   post({ type: 'replies', replies: afterCommit, batch: { ops: ops.length, charges, commitMs } });
@@ -355,7 +355,7 @@ const poll = setInterval(() => {
     refresh();
     purge();
   } catch (err) {
-    process.emitWarning(`accounts store read failed: ${(err as Error).message}`);
+    post({ type: 'warning', msg: 'accounts store read failed', detail: (err as Error).message });
   }
 }, data.accountsPollMs);
 refresh(true);
