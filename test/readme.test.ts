@@ -1,7 +1,8 @@
 // The README's "Try it" block, run as a newcomer runs it: bash, curl and `npx family-events` against
 // `family-events serve` (a real process), with only the port changed. Each curl line states its
 // answer after "# →" (status, then a problem code and headers it must carry); every one is checked,
-// so a quick start that runs out of quota, or drifts from the server, fails here.
+// so a quick start that runs out of quota, or drifts from the server, fails here. It is run twice,
+// as a reader may, and must answer the same the second time and leave no file in the checkout.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -67,28 +68,44 @@ after(async () => {
   await fx?.cleanup();
 });
 
-test('every curl of the README quick start answers what the README says, with the keys it creates', { skip: spawnSync('curl', ['--version']).error ? 'curl is not installed' : false }, async () => {
+/** Untracked files in the checkout (the block must leave none behind: a newcomer's `git status` stays clean). */
+function untracked(): Set<string> {
+  const st = spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  assert.equal(st.status, 0, st.stderr);
+  return new Set(st.stdout.split('\n').filter((l) => l.startsWith('?? ')).map((l) => l.slice(3)));
+}
+
+test('every curl of the README quick start answers what the README says, with the keys it creates, run after run, leaving the checkout clean', { skip: spawnSync('curl', ['--version']).error ? 'curl is not installed' : false }, async () => {
   const { script, expected } = await tryIt();
   assert.ok(expected.length >= 10, 'the quick start lost its examples');
   assert.ok(expected.some((e) => e.status === 429), 'the quick start shows where the Community cap ends');
-  // curl writes files (-o) into a scratch folder; npx runs in the repository, as a reader's would.
-  const prelude = `set -eo pipefail\ncurl() { (cd ${JSON.stringify(work)} && command curl -sS -w '\\n@@status %{http_code}\\n' "$@"); }\n`;
-  const run = spawnSync('bash', ['-c', prelude + script.replaceAll(README_PORT, `127.0.0.1:${port}`)], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, DATA_DIR: fx.dataDir },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(run.status, 0, `the block failed: ${run.stderr}`);
-  const answers = run.stdout.split(/\n@@status (\d{3})\n/);
-  assert.equal((answers.length - 1) / 2, expected.length, `${expected.length} curl lines, ${(answers.length - 1) / 2} answers`);
-  expected.forEach((e, i) => {
-    const body = answers[2 * i]!;
-    const status = Number(answers[2 * i + 1]);
-    assert.equal(status, e.status, `${e.line}\n${body.slice(0, 500)}`);
-    if (e.code) assert.match(body, new RegExp(`"code":"${e.code}"`), e.line);
-    for (const [name, value] of e.headers) assert.match(body, new RegExp(`^${name}: ${value}\\r?$`, 'im'), `${e.line}: no ${name}: ${value}`);
-  });
-  const csv = await readFile(path.join(work, 'events.csv'), 'utf8');
-  assert.ok(csv.split('\r\n').length > 1000, 'the CSV example exports the sample');
+  // Run in the repository, as a reader's would (npx finds the bin there); what it saves goes to its $OUT.
+  const prelude = `set -eo pipefail\ncurl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
+  const before = untracked();
+  // Twice on one DATA_DIR: a second run (the same month) answers as the first, the Community lines included.
+  for (const round of [1, 2]) {
+    const run = spawnSync('bash', ['-c', `${prelude}${script.replaceAll(README_PORT, `127.0.0.1:${port}`)}\necho "@@out $OUT"\n`], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, TMPDIR: work, DATA_DIR: fx.dataDir },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(run.status, 0, `run ${round}: the block failed: ${run.stderr}`);
+    const out = /\n@@out (\S+)\n$/.exec(run.stdout)?.[1];
+    assert.ok(out !== undefined && out.startsWith(work), `run ${round}: the block saves its files under $OUT, a fresh scratch folder (${out})`);
+    const answers = run.stdout.slice(0, run.stdout.lastIndexOf('@@out ')).split(/\n@@status (\d{3})\n/);
+    assert.equal((answers.length - 1) / 2, expected.length, `run ${round}: ${expected.length} curl lines, ${(answers.length - 1) / 2} answers`);
+    expected.forEach((e, i) => {
+      const body = answers[2 * i]!;
+      const status = Number(answers[2 * i + 1]);
+      assert.equal(status, e.status, `run ${round}: ${e.line}\n${body.slice(0, 500)}`);
+      if (e.code) assert.match(body, new RegExp(`"code":"${e.code}"`), e.line);
+      for (const [name, value] of e.headers) assert.match(body, new RegExp(`^${name}: ${value}\\r?$`, 'im'), `run ${round}: ${e.line}: no ${name}: ${value}`);
+    });
+    const csv = await readFile(path.join(out, 'events.csv'), 'utf8');
+    assert.ok(csv.split('\r\n').length > 1000, 'the CSV example exports the sample');
+  }
+  // Only files the block names count: other work in this checkout may add files meanwhile.
+  const left = [...untracked()].filter((f) => !before.has(f) && script.includes(path.basename(f)));
+  assert.deepEqual(left, [], 'the quick start left files in the checkout');
 });
