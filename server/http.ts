@@ -359,7 +359,7 @@ class Exchange {
     try {
       out = this.opts.handler(this.request);
     } catch (err) {
-      out = Promise.reject(err as Error);
+      out = Promise.reject(err);
     }
     const corked = this.request.body === null && !this.request.bodyTooLarge;
     if (out instanceof Promise) {

@@ -348,7 +348,7 @@ const rulesCheck = (rules: readonly ParamRule[]) =>
       const x = dataset.value as Values;
       if (rule.holds(x)) continue;
       const key = rule.blame(x);
-      addIssue({ message: rule.message, path: [{ type: 'object', origin: 'value', input: x as Record<string, unknown>, key, value: x[key] }] });
+      addIssue({ message: rule.message, path: [{ type: 'object', origin: 'value', input: x, key, value: x[key] }] });
     }
   });
 

@@ -200,7 +200,9 @@ export class QueryPool {
       }
       if (live.length === 0) continue;
       this.inFlight++;
-      this.dispatch(live).finally(() => {
+      // Not awaited: pump() runs from request code and from the last batch's settling. dispatch()
+      // answers every waiter itself, Piscina's failures included, so it has nothing to reject with.
+      void this.dispatch(live).finally(() => {
         this.inFlight--;
         this.pump();
       });

@@ -121,7 +121,7 @@ function main(placesFile: string): void {
     .map((f) => {
       const g = f.geometry as GeoJSON.Polygon | GeoJSON.MultiPolygon;
       const polys = (g.type === 'Polygon' ? [g.coordinates] : g.coordinates) as Polygons;
-      return { fips: String(f.id), name: f.properties.name, polygons: polys.map((p) => p.map((r) => r.map(([x, y]) => [round(x!, 4), round(y!, 4)] as [number, number]))) };
+      return { fips: String(f.id), name: f.properties.name, polygons: polys.map((p) => p.map((r) => r.map(([x, y]) => [round(x, 4), round(y, 4)] as [number, number]))) };
     });
   const nine = all.filter((c) => NINE[c.fips]);
   if (nine.length !== 9) throw new Error(`us-atlas: ${nine.length} of the nine counties`);

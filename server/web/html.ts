@@ -28,7 +28,7 @@ function render(v: Value): string {
   if (typeof v === 'number') return escapeHtml(String(v));
   if (isHtml(v)) return v.text;
   let out = '';
-  for (const item of v as readonly Value[]) out += render(item);
+  for (const item of v) out += render(item);
   return out;
 }
 

@@ -39,7 +39,7 @@ const mutated = fc
         return seed.slice(0, i) + insert + seed.slice(i);
       case 'delete':
         return seed.slice(0, i) + seed.slice(i + len);
-      default:
+      case 'dup':
         return seed.slice(0, i + len) + seed.slice(i);
     }
   });

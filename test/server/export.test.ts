@@ -111,7 +111,7 @@ function csvRows(body: Buffer): string[][] {
   assert.notEqual(body[0], 0xef, 'the body starts with a BOM');
   const text = body.toString('utf8');
   assert.ok(text.endsWith('\r\n'), 'the last record ends with CRLF');
-  const records = parse(text, { relax_column_count: false, record_delimiter: '\r\n' }) as string[][];
+  const records = parse(text, { relax_column_count: false, record_delimiter: '\r\n' });
   assert.deepEqual(records[0], COLUMNS);
   return records.slice(1);
 }

@@ -286,7 +286,7 @@ async function json(s: TestServer, pathAndQuery: string): Promise<EventList> {
 async function csv(s: TestServer, pathAndQuery: string): Promise<{ g: Got; rows: string[][] }> {
   const g = await fetchOnce(s, pathAndQuery);
   ok(g, CONTENT_TYPES['/v1/events.csv'], pathAndQuery);
-  const all = parseCsv(g.text, { bom: false }) as string[][];
+  const all = parseCsv(g.text, { bom: false });
   assert.deepEqual(all[0], CSV_HEADER, `${pathAndQuery}: the header row`);
   return { g, rows: all.slice(1) };
 }
@@ -409,7 +409,7 @@ describe('CSV', () => {
       assert.ok(body.endsWith('\r\n'), `${name}: the last record ends with CRLF`);
       const ends = lineEnds(body);
       assert.equal(ends.other, 0, `${name}: no bare LF or CR outside quoted fields`);
-      const records = (parseCsv(body, { bom: false }) as string[][]).length;
+      const records = parseCsv(body, { bom: false }).length;
       assert.equal(ends.crlf, records, `${name}: one CRLF per record`);
     }
   });
@@ -452,7 +452,7 @@ describe('CSV', () => {
   test('limit=10000 returns every match of the sample; limit=10001 is refused', async () => {
     const all = await get(srv.base, '/v1/events.csv?limit=10000');
     ok(all, CONTENT_TYPES['/v1/events.csv'], 'limit=10000');
-    const rows = (parseCsv(all.text, { bom: false }) as string[][]).slice(1);
+    const rows = parseCsv(all.text, { bom: false }).slice(1);
     const total = (await json(srv, '/v1/events?limit=1')).total;
     assert.ok(total > 100 && total < 10_000, `${total} matches`);
     assert.equal(rows.length, total, 'every match, as counted by the JSON total');
@@ -820,7 +820,7 @@ describe('the Community plan in every format', () => {
     const { key } = provisionKey(srv.config.ledgerDir, { plan: 'community' });
     const g = await as(key, '/v1/events.csv?limit=30');
     ok(g, CONTENT_TYPES['/v1/events.csv'], 'capped export');
-    const rows = (parseCsv(g.text, { bom: false }) as string[][]).slice(1);
+    const rows = parseCsv(g.text, { bom: false }).slice(1);
     assert.equal(rows.length, 25);
     assert.deepEqual(rows.map((r) => r[0]), communityUp.slice(0, 25).map((r) => r.id), 'the first 25 of the oracle');
     assert.equal(g.headers.get('x-quota-truncated'), 'true');

@@ -237,7 +237,7 @@ describe('GET /v1/openapi.json', () => {
   test("every route's responses include the status of each of its error codes, as problem+json on GET", () => {
     for (const r of ROUTES) {
       for (const [method, op] of ops(r.path)) {
-        for (const code of r.errors as readonly ErrorCode[]) {
+        for (const code of r.errors) {
           const status = String(ERRORS[code].status);
           const resp = op.responses[status];
           assert.ok(resp, `${method} ${r.path} documents ${status} for ${code}`);

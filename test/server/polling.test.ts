@@ -68,7 +68,7 @@ const FORMATS: readonly FormatCase[] = [
     type: 'text/csv',
     live: true,
     ids: (b) => {
-      const rows = parseCsv(b, { relax_column_count: false }) as string[][];
+      const rows = parseCsv(b, { relax_column_count: false });
       assert.equal(rows[0]?.[0], 'id', 'the CSV header row');
       return rows.slice(1).map((r) => r[0] ?? '');
     },

@@ -84,7 +84,7 @@ export const ROW_NAMES: Readonly<Record<CopiedTable, readonly [string, string]>>
 
 /** "3 keys, 1 user": the tables' counts in words. */
 export const describeRows = (counts: Readonly<Partial<Record<CopiedTable, number>>>, all = false): string =>
-  COPIED_TABLES.filter((t) => counts[t] !== undefined && (all || counts[t]! > 0))
+  COPIED_TABLES.filter((t) => counts[t] !== undefined && (all || counts[t] > 0))
     .map((t) => `${counts[t]} ${ROW_NAMES[t][counts[t] === 1 ? 0 : 1]}`)
     .join(', ');
 

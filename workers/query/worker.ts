@@ -348,7 +348,7 @@ async function streamCsv(task: SearchTask, db: SnapshotDb, rows: readonly PageRo
       inflight += chunk.length;
       bytes += chunk.length;
       sent += batch.length;
-      post({ type: 'chunk', bytes: chunk }, [chunk.buffer as ArrayBuffer]);
+      post({ type: 'chunk', bytes: chunk }, [chunk.buffer]);
     }
     if (stopped()) return over(true);
     post({ type: 'end' });

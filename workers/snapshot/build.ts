@@ -133,7 +133,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       fetch: opts.fetch,
     }));
     // Remote sizes are unknown until fetched; local files (sample, synthetic, mirrored feeds) tell.
-    const sizes = await Promise.all(tasks.map((t) => (/^https?:/i.test(t.location) ? 0 : stat(t.location).then((st) => st.size, () => 0))));
+    const sizes = await Promise.all(tasks.map((t) => (/^https?:/i.test(t.location) ? Promise.resolve(0) : stat(t.location).then((st) => st.size, () => 0))));
     const pool = sourcePool(opts.threads, tasks.length, sizes.reduce((a, b) => a + b, 0));
     let done = 0;
     let outcomes: SourceOutcome[];

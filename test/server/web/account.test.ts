@@ -422,7 +422,7 @@ describe('members and invitations', () => {
     assert.equal(accept.status, 303);
     const joinedOrg = new URLSearchParams((accept.headers.get('location') ?? '').split('?')[1]).get('org') ?? '';
     const dash = await existing.get('/account');
-    const options = elements(dash.text).filter((e) => e.name === 'option' && e.parent && 'attribs' in e.parent && (e.parent as Element).attribs.name === 'org');
+    const options = elements(dash.text).filter((e) => e.name === 'option' && e.parent && 'attribs' in e.parent && e.parent.attribs.name === 'org');
     assert.equal(options.length, 2, 'an organization switcher with both');
     assert.deepEqual(listedHints((await existing.get(`/account?org=${joinedOrg}`)).text), [keyHint(owner.key)]);
     assert.deepEqual(listedHints(ownDash.text), []);

@@ -119,7 +119,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   }
   // Straight through CDP for optimizeForSpeed (fast PNG compression): the docs page is tens of
   // thousands of pixels tall, and page.screenshot() spends most of its time compressing.
-  const size = (await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.scrollHeight]')) as [number, number];
+  const size = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, document.documentElement.scrollHeight]');
   const cdp = await page.context().newCDPSession(page);
   try {
     const shot = await cdp.send('Page.captureScreenshot', {

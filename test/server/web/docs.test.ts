@@ -90,7 +90,7 @@ function byId(doc: Doc, id: string): El {
 }
 
 function ancestor(e: El, pred: (x: El) => boolean): El | null {
-  for (let p = e.parent; p !== null; p = p.parent) if (p.type === 'tag' && pred(p as El)) return p as El;
+  for (let p = e.parent; p !== null; p = p.parent) if (p.type === 'tag' && pred(p)) return p;
   return null;
 }
 

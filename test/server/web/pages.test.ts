@@ -167,7 +167,7 @@ function assertSoundPage(page: string): Doc {
   // Lists hold only list items.
   for (const list of all(doc, (e) => e.name === 'ul' || e.name === 'ol')) {
     for (const child of list.children) {
-      if (child.type === 'tag') assert.equal((child as El).name, 'li', `<${list.name}> holds <${(child as El).name}>`);
+      if (child.type === 'tag') assert.equal(child.name, 'li', `<${list.name}> holds <${child.name}>`);
     }
   }
   return doc;

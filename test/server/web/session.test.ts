@@ -9,7 +9,7 @@ import type { Request } from '../../../server/http.ts';
 import { clearCookie, cookieNames, Csrf, formFields, newToken, PreSessions, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
 
 const req = (headers: Record<string, string>, body: string | null = null): Request =>
-  ({ method: 'POST', path: '/', rawQuery: '', targetLength: 1, headerBytes: 0, headers, remoteAddress: '', signal: new AbortController().signal, receivedAt: 0, body: body === null ? null : Buffer.from(body), bodyTooLarge: false }) as Request;
+  ({ method: 'POST', path: '/', rawQuery: '', targetLength: 1, headerBytes: 0, headers, remoteAddress: '', signal: new AbortController().signal, receivedAt: 0, body: body === null ? null : Buffer.from(body), bodyTooLarge: false });
 
 test('cookies: __Host- prefix, Secure, HttpOnly, SameSite=Lax, Path=/ and no Domain on https; plain names on http', () => {
   const https = cookieNames('https://www.example.org');

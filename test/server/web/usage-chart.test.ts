@@ -185,11 +185,11 @@ function assertChart(page: string, m: Month): Doc {
   rows.forEach((row, i) => {
     const [th, ...tds] = children(row);
     assert.equal(th?.name, 'th');
-    assert.equal(attr(th!, 'scope'), 'row');
-    const time = byTag(th!, 'time');
+    assert.equal(attr(th, 'scope'), 'row');
+    const time = byTag(th, 'time');
     assert.equal(time.length, 1);
     assert.equal(attr(time[0]!, 'datetime'), exp.dates[i], `row ${i + 1} is ${exp.dates[i]}`);
-    assert.equal(norm(text(th!)), rowLabel(exp.dates[i]!));
+    assert.equal(norm(text(th)), rowLabel(exp.dates[i]!));
     assert.deepEqual(
       tds.map((td) => [td.name, norm(text(td))]),
       [

@@ -106,7 +106,7 @@ const asXmlReads = (s: string): string =>
 
 test('any titles, texts, categories and query values give a well-formed feed whose links read back exactly', async () => {
   const samples: string[] = [];
-  await fc.assert(
+  fc.assert(
     fc.property(fc.array(recordArb, { maxLength: 4 }), paramsArb, fc.nat(500), fc.boolean(), (rows, params, offset, hasNext) => {
       const links: FeedLinks = { url: 'https://api.example/v1/feed.rss', params: [...params].sort((a, b) => (a[0] < b[0] ? -1 : 1)), updated: '2026-11-21T08:00:00.000Z' };
       const next = hasNext ? offset + 20 : null;

@@ -9,7 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DateTime } from 'luxon';
 import { getDomain } from 'tldts';
 import { REPO_ROOT } from '../../../server/config.ts';
-import { toRecord, type RecordRow } from '../../../workers/record.ts';
+import { toRecord } from '../../../workers/record.ts';
 import { buildSnapshot, type BuildResult } from '../../../workers/snapshot/build.ts';
 import { CATEGORY_SLUGS } from '../../../workers/snapshot/taxonomy.ts';
 import type { EventRow } from '../../../workers/snapshot/types.ts';
@@ -75,7 +75,7 @@ describe('bundled sample: every record keeps the contract', () => {
 
   test('record shape and field rules', () => {
     for (const row of rows) {
-      const r = toRecord(row as RecordRow, WEB);
+      const r = toRecord(row, WEB);
       const where = `${r.id} ${r.title}`;
       assert.match(r.id, /^bsc_evt_[0-9a-f]{20}$/, where);
       assert.ok(r.title.trim() === r.title && r.title !== '', where);

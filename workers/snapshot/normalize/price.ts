@@ -206,7 +206,7 @@ function readSentence(sentence: string, field: boolean, weekday: number | undefi
 }
 
 // Breaks between description lines, in HTML (also escaped once more, as RSS often is) or plain text.
-const LINE_BREAK = /<br\s{0,4}\/?>|&lt;br\s{0,4}\/?&gt;|<\/(?:p|div|li|tr|h[1-6])>|&lt;\/(?:p|div|li)&gt;|\r?\n/gi;
+const LINE_BREAK = /<br\s{0,4}\/?>|&lt;br\s{0,4}\/?&gt;|<\/(?:p|div|li|tr|h[1-6])>|&lt;\/(?:p|div|li)&gt;|\r?\n/i;
 // A sentence ends at . ! ? then a space (so "$5.50" and "a.m." inside a word stay whole).
 const SENTENCE_END = /(?<=[.!?])\s+/;
 // Prose worth reading for a price: most descriptions say nothing of cost and are skipped.

@@ -41,7 +41,7 @@ function headerIndex(headers: readonly string[], custom: Readonly<Record<string,
   const folded = headers.map((h) => fold(h).replace(/[_\s]+/g, ' '));
   const idx = new Map<string, number>();
   for (const [field, names] of Object.entries(DEFAULT_HEADERS)) {
-    const wanted = custom?.[field] !== undefined ? [custom[field]!] : names;
+    const wanted = custom?.[field] !== undefined ? [custom[field]] : names;
     const i = folded.findIndex((h) => wanted.some((w) => fold(w).replace(/[_\s]+/g, ' ') === h));
     if (i >= 0) idx.set(field, i);
   }
@@ -75,7 +75,7 @@ function splitTimeRange(time: string): [string, string | null] {
 export function csvColumnsMissing(input: string, columns: Readonly<Record<string, string>>): { header: string[]; missing: [field: string, header: string][] } {
   let header: string[] = [];
   try {
-    header = (parse(input, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, to_line: 1 }) as string[][])[0] ?? [];
+    header = parse(input, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, to_line: 1 })[0] ?? [];
   } catch {
     // An unreadable header is the parser's to report.
   }
@@ -89,7 +89,7 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
   if (first.startsWith('<') || first.startsWith('{') || first.startsWith('BEGIN:')) throw new FeedFormatError('not a CSV document');
   let rows: string[][];
   try {
-    rows = parse(input, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 1_000_000 }) as string[][];
+    rows = parse(input, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 1_000_000 });
   } catch (err) {
     throw new FeedFormatError(`CSV syntax error: ${(err as Error).message}`);
   }

@@ -169,7 +169,7 @@ function renderRss(m: SourceModel, stamp: DateTime): string {
       channel: { title: `${m.source.organizer.name} — Events`, link: site, description: `Upcoming events at ${m.source.organizer.name}`, lastBuildDate: stamp.toRFC2822(), item: items },
     },
   };
-  return new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', cdataPropName: '__cdata', format: true, suppressEmptyNode: true }).build(doc) as string;
+  return new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', cdataPropName: '__cdata', format: true, suppressEmptyNode: true }).build(doc);
 }
 
 // ---------- HTML + schema.org JSON-LD ----------

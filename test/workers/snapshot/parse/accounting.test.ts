@@ -255,14 +255,14 @@ describe('property: for any feed, items = records + dropped + merged', () => {
     );
   });
 
-  test('CSV: the items are the data rows', () => {
+  test('CSV: the items are the data rows', async () => {
     const arbRow = fc.record({
       id: fc.constantFrom('1', '2', ''),
       title: fc.constantFrom('Storytime', 'Sat, Nov 28 – Craft', ''),
       start: fc.constantFrom('2026-11-25 10:30', '2026-11-26 10:30', '2025-01-01 10:00', 'TBD', ''),
       location: fc.constantFrom(MISSION, EXCELSIOR, ''),
     });
-    fc.assert(
+    await fc.assert(
       fc.asyncProperty(fc.array(arbRow, { maxLength: 12 }), async (rows) => {
         const csv = ['id,title,start,location', ...rows.map((r) => `${r.id},${r.title},${r.start},"${r.location}"`)].join('\n');
         const parsed = await parseCsv(csv, { window: WINDOW });
