@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { ConfigError } from '../server/config.ts';
+import { ConfigError, REPO_ROOT } from '../server/config.ts';
 import { CliError, cliConfig } from './common.ts';
 import { registerSnapshotCommands } from './snapshot.ts';
 import { registerGazetteerCommand, registerNormalizeCommand } from './normalize.ts';
@@ -11,7 +11,7 @@ import { registerSampleCommands } from './sample.ts';
 import { registerAccountCommands } from './accounts.ts';
 import { registerLedgerCommands } from './ledger.ts';
 
-const pkg = JSON.parse(await readFile(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+const pkg = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
 
 const program = new Command('family-events')
   .description('Family events API: snapshots of Bay Area family events, and the tools around them.')

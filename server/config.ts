@@ -5,7 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The checkout: sql/, sources/, server/web/static/ and package.json are read from it, whether this
+// file runs as server/config.ts (tests and scripts, under tsx) or as dist/server/config.js (npm start).
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), import.meta.url.endsWith('.js') ? '../..' : '..');
 
 const port = (fallback: string) =>
   v.pipe(

@@ -2,16 +2,18 @@
 // for one turn of the event loop and posted as one message, replies are matched back by id, and
 // the thread's view of keys and plans is mirrored here so that most requests authenticate
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
-import type { Worker } from 'node:worker_threads';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type PgMeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
 import { loadSecret } from '../workers/meter/web-secret.ts';
-import { tsWorker } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
-const THREAD = new URL('../workers/meter/thread.ts', import.meta.url);
-const PG_THREAD = new URL('../workers/meter/pg-thread.ts', import.meta.url);
+// A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
+const EXT = path.extname(import.meta.url);
+const THREAD = new URL(`../workers/meter/thread${EXT}`, import.meta.url);
+const PG_THREAD = new URL(`../workers/meter/pg-thread${EXT}`, import.meta.url);
 
 export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
 export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };
@@ -152,10 +154,10 @@ export class Meter {
         holdTtlMs: config.ledgerHoldMs,
         webSecret: ownSecret.toString('base64url'),
       };
-      worker = tsWorker(PG_THREAD, { workerData: data });
+      worker = new Worker(PG_THREAD, { workerData: data });
     } else {
       const data: MeterWorkerData = { ledgerDir: config.ledgerDir, accountsPollMs: Math.min(1000, config.snapshotPollMs) };
-      worker = tsWorker(THREAD, { workerData: data });
+      worker = new Worker(THREAD, { workerData: data });
     }
     const meter = new Meter(worker, logger, metrics, ownSecret, config.queryTimeoutMs);
     // The shared ledger's thread posts the accounts before it has finished connecting (LISTEN, the

@@ -2,6 +2,7 @@
 // failure the route answers 503), a deadline per task, cancellation through a shared flag, and the
 // snapshot broadcast that lets every worker load a new snapshot before requests are switched to it.
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
@@ -10,10 +11,10 @@ import {
   type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
 } from '../workers/protocol.ts';
 import type { BodySink, BodyStream } from './http.ts';
-import { workerExecArgv } from '../workers/threads.ts';
 import type { Config } from './config.ts';
 
-const WORKER = new URL('../workers/query/worker.ts', import.meta.url);
+// A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
+const WORKER = new URL(`../workers/query/worker${path.extname(import.meta.url)}`, import.meta.url);
 
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
@@ -152,7 +153,6 @@ export class QueryPool {
       maxQueue: config.poolMaxQueue,
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
-      execArgv: workerExecArgv(),
       // 'sync' parks idle threads in Atomics.wait, which would starve the snapshot channel.
       atomics: 'async',
     });

@@ -18,7 +18,6 @@ import { currentSnapshotId, pruneSnapshots, readManifest, SNAPSHOT_SCHEMA_VERSIO
 import { loadInputs, processSource, type SourceOutcome, type SourceTask } from './source.ts';
 import { writeSnapshot } from './write.ts';
 import { SEARCH_DB, writeSearchDb } from './search-db.ts';
-import { workerExecArgv } from '../threads.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX } from './records.ts';
 import { GONE_FILE, GONE_INDEX, writeGone } from './gone.ts';
 
@@ -86,10 +85,10 @@ function sourcePool(threads: number | undefined, sources: number, localBytes: nu
   // An explicit thread count is obeyed; the default decides by size.
   if (n < 2 || (threads === undefined && localBytes < MIN_BYTES_FOR_THREADS)) return null;
   return new Piscina({
-    filename: new URL('./source-worker.ts', import.meta.url).href,
+    // The entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
+    filename: new URL(`./source-worker${path.extname(import.meta.url)}`, import.meta.url).href,
     minThreads: n,
     maxThreads: n,
-    execArgv: workerExecArgv(),
   });
 }
 

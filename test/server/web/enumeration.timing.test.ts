@@ -235,7 +235,7 @@ process.stdin.resume();
 process.stdout.write(JSON.stringify({ base: srv.base, web: srv.config.webBaseUrl }) + '\\n');
 `,
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', script, path.join(dir, 'data')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', path.join(import.meta.dirname, '..', '..', 'tsx.js'), script, path.join(dir, 'data')], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
   let out = '';
   const where = await new Promise<{ base: string; web: string }>((resolve, reject) => {
