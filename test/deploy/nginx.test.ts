@@ -221,7 +221,7 @@ const RssIdsSchema = v.object({ rss: v.object({ channel: v.object({ item: v.opti
 function idsOf(route: string, body: Buffer): string[] {
   const text = body.toString('utf8');
   if (route.endsWith('/v1/events')) return v.parse(EventListSchema, JSON.parse(text)).events.map((e) => e.id);
-  if (route.endsWith('/v1/events.csv')) return (parseCsv(text, { bom: false }) as string[][]).slice(1).map((r) => r[0] ?? '');
+  if (route.endsWith('/v1/events.csv')) return parseCsv(text, { bom: false }).slice(1).map((r) => r[0] ?? '');
   if (route.endsWith('/v1/feed.rss')) return v.parse(RssIdsSchema, xml.parse(text)).rss.channel.item.map((it) => it.guid['#text']);
   return v.parse(JsonFeedSchema, JSON.parse(text)).items.map((it) => it.id);
 }
@@ -381,7 +381,7 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
         assert.equal(csv.status, 200);
         assert.equal(csv.headers.get('content-length'), undefined);
         assert.ok(csv.body.equals((await ask(srv.base, csvPath, auth(srv.key))).bytes), 'the CSV body is the direct answer, whole');
-        assert.equal((parseCsv(csv.body.toString('utf8'), { bom: false }) as string[][]).length, 301);
+        assert.equal(parseCsv(csv.body.toString('utf8'), { bom: false }).length, 301);
         await conn.end();
       } finally {
         conn.destroy();
@@ -469,7 +469,7 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
       const proxied = await ask(bigFront.base, pq, auth(partnerKey));
       assert.equal(proxied.status, 200, proxied.bytes.toString('utf8', 0, 300));
       assert.equal(header(proxied, 'transfer-encoding'), 'chunked', 'streamed, not measured first');
-      const rows = parseCsv(proxied.bytes.toString('utf8'), { bom: false }) as string[][];
+      const rows = parseCsv(proxied.bytes.toString('utf8'), { bom: false });
       assert.equal(rows[0]?.[0], 'id', 'the header row');
       assert.equal(rows.length, EXPORT_ROWS + 1, 'every row arrived');
       assert.equal(new Set(rows.slice(1).map((r) => r[0])).size, EXPORT_ROWS, 'distinct events');

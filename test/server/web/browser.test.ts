@@ -380,7 +380,7 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
       await page.addInitScript(
         'window.__csp = []; document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(e.violatedDirective + " " + e.blockedURI));',
       );
-      const cspReports = (): Promise<string[]> => page.evaluate('window.__csp') as Promise<string[]>;
+      const cspReports = (): Promise<string[]> => page.evaluate<string[]>('window.__csp');
       try {
         const rec = hostile();
         const api = await get(srv.base, `/v1/events/${rec.id}`, { headers: { authorization: `Bearer ${partnerKey}` } });
