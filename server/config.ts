@@ -159,11 +159,13 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
+  readonly variable: string;
   constructor(
-    readonly variable: string,
+    variable: string,
     reason: string,
   ) {
     super(`${variable}: ${reason}`);
+    this.variable = variable;
   }
 }
 

@@ -63,18 +63,26 @@ export function problem(webBaseUrl: string, code: ErrorCode, detail: string, err
  * handler becomes a logged 500 `internal` whose body says nothing about the cause.
  */
 export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly errors?: readonly ParamError[] | undefined;
+  /** Extra response headers, e.g. Retry-After or Allow. */
+  readonly headers: readonly (readonly [string, string])[];
   constructor(
-    readonly code: ErrorCode,
-    readonly detail: string,
-    readonly errors?: readonly ParamError[],
-    /** Extra response headers, e.g. Retry-After or Allow. */
-    readonly headers: readonly (readonly [string, string])[] = [],
+    code: ErrorCode,
+    detail: string,
+    errors?: readonly ParamError[],
+    headers: readonly (readonly [string, string])[] = [],
   ) {
     // An ApiError is an answer (a 4xx, or a 503 to retry), never logged with a stack: capturing one
     // cost a fifth of the main thread's time while a flood of over-rate requests was refused.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(detail);
+    this.code = code;
+    this.detail = detail;
+    this.errors = errors;
+    this.headers = headers;
     Error.stackTraceLimit = limit;
   }
 

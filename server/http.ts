@@ -307,11 +307,15 @@ class Exchange {
   request: Request;
   readonly isHead: boolean;
 
+  private readonly res: HttpResponse;
+  private readonly opts: ListenOptions;
   constructor(
-    private readonly res: HttpResponse,
+    res: HttpResponse,
     req: HttpRequest,
-    private readonly opts: ListenOptions,
+    opts: ListenOptions,
   ) {
+    this.res = res;
+    this.opts = opts;
     res.onAborted(() => this.aborted());
     this.request = copyRequest(res, req, this.aborts, this.state, opts.trustProxy);
     this.isHead = this.request.method === 'HEAD';

@@ -64,10 +64,15 @@ class PortBody implements BodyStream {
   private failed = false;
   private closed = false;
 
+  private readonly port: MessagePort;
+  private readonly cancelTask: () => void;
   constructor(
-    private readonly port: MessagePort,
-    private readonly cancelTask: () => void,
-  ) {}
+    port: MessagePort,
+    cancelTask: () => void,
+  ) {
+    this.port = port;
+    this.cancelTask = cancelTask;
+  }
 
   /** A message that followed the head. */
   receive(m: StreamMessage): void {
@@ -138,10 +143,12 @@ export class QueryPool {
   /** Searches per batch handed out, for /metrics. */
   private readonly batches: BatchSizes;
 
+  private readonly config: Config;
   constructor(
-    private readonly config: Config,
+    config: Config,
     batchSizes: BatchSizes = { observe: () => undefined },
   ) {
+    this.config = config;
     this.batches = batchSizes;
     const data: QueryWorkerData = { snapshotChannel: `family-events:snapshots:${randomUUID()}` };
     this.channel = new BroadcastChannel(data.snapshotChannel);

@@ -22,7 +22,9 @@ export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly defaultPerMinute: number) {
+  private readonly defaultPerMinute: number;
+  constructor(defaultPerMinute: number) {
+    this.defaultPerMinute = defaultPerMinute;
     // Full buckets carry no state worth keeping: drop them so the map tracks only recent callers.
     this.sweeper = setInterval(() => this.sweep(performance.now()), 60_000);
     this.sweeper.unref();

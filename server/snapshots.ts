@@ -36,14 +36,25 @@ export class Snapshots {
   /** The snapshot last asked for that could not be loaded, why (public: /readyz), and when. */
   private failure: { readonly id: string; readonly reason: string; readonly atMs: number } | null = null;
 
+  private readonly dataDir: string;
+  private readonly pool: QueryPool;
+  private readonly log: Logger;
+  private readonly pollMs: number;
+  /** Runs after each switch (the response cache drops the old snapshot's entries). */
+  private readonly onSwitch: (snapshotId: string) => void;
   constructor(
-    private readonly dataDir: string,
-    private readonly pool: QueryPool,
-    private readonly log: Logger,
-    private readonly pollMs: number,
-    /** Runs after each switch (the response cache drops the old snapshot's entries). */
-    private readonly onSwitch: (snapshotId: string) => void = () => undefined,
-  ) {}
+    dataDir: string,
+    pool: QueryPool,
+    log: Logger,
+    pollMs: number,
+    onSwitch: (snapshotId: string) => void = () => undefined,
+  ) {
+    this.dataDir = dataDir;
+    this.pool = pool;
+    this.log = log;
+    this.pollMs = pollMs;
+    this.onSwitch = onSwitch;
+  }
 
   get current(): LoadedSnapshot | null {
     return this.loaded;

@@ -42,8 +42,10 @@ export class OidcError extends Error {
   /** The provider's OAuth error code when it sent one (`access_denied`, `invalid_grant`, ...). */
   readonly providerError: string | undefined;
 
-  constructor(readonly reason: OidcFailure, message: string, options: { cause?: unknown; providerError?: string | undefined } = {}) {
+  readonly reason: OidcFailure;
+  constructor(reason: OidcFailure, message: string, options: { cause?: unknown; providerError?: string | undefined } = {}) {
     super(message, { cause: options.cause });
+    this.reason = reason;
     this.providerError = options.providerError;
   }
 }
@@ -51,7 +53,12 @@ export class OidcError extends Error {
 const SCOPE = 'openid email';
 
 export class OidcClient {
-  private constructor(private readonly cfg: OidcConfig, private readonly config: oidc.Configuration) {}
+  private readonly cfg: OidcConfig;
+  private readonly config: oidc.Configuration;
+  private constructor(cfg: OidcConfig, config: oidc.Configuration) {
+    this.cfg = cfg;
+    this.config = config;
+  }
 
   static async discover(cfg: OidcConfig): Promise<OidcClient> {
     try {

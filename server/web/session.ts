@@ -50,8 +50,11 @@ export function clearCookie(names: CookieNames, name: string): string {
  * id, or before sign-in the pre-session id), so a token is worthless to any other browser.
  */
 export class Csrf {
+  private readonly key: () => Buffer;
   /** `secret` is asked at every use: on the shared ledger the cluster's key replaces the node's own once PostgreSQL answers. */
-  constructor(private readonly key: () => Buffer) {}
+  constructor(key: () => Buffer) {
+    this.key = key;
+  }
 
   private get secret(): Buffer {
     return this.key();
@@ -113,11 +116,18 @@ export class Csrf {
  * (one NAT) as the victim; README says so.
  */
 export class PreSessions {
+  private readonly csrf: Csrf;
+  private readonly names: CookieNames;
+  private readonly maxAgeS: number;
   constructor(
-    private readonly csrf: Csrf,
-    private readonly names: CookieNames,
-    private readonly maxAgeS: number,
-  ) {}
+    csrf: Csrf,
+    names: CookieNames,
+    maxAgeS: number,
+  ) {
+    this.csrf = csrf;
+    this.names = names;
+    this.maxAgeS = maxAgeS;
+  }
 
   private context = (clientAddress: string): string => `pre\0${clientAddress}`;
 

@@ -38,7 +38,10 @@ class RecordingRelay {
     upstream.on('close', () => client.destroy());
   });
 
-  constructor(private readonly target: number) {}
+  private readonly target: number;
+  constructor(target: number) {
+    this.target = target;
+  }
 
   async listen(): Promise<number> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));

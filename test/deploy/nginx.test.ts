@@ -70,7 +70,9 @@ class RawConnection {
   private ended = false;
   private wake: (() => void) | null = null;
 
-  private constructor(readonly socket: net.Socket) {
+  readonly socket: net.Socket;
+  private constructor(socket: net.Socket) {
+    this.socket = socket;
     socket.on('data', (c: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, c]) : c;
       this.wake?.();

@@ -223,14 +223,25 @@ export class SnapshotDb {
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
   private goneIndex: GoneIndex | null = null;
 
+  readonly ref: SnapshotRef;
+  private readonly instance: DuckDBInstance;
+  private readonly conn: DuckDBConnection;
+  readonly records: RecordStore;
+  /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
+  readonly csvRecords: RecordStore | null;
   private constructor(
-    readonly ref: SnapshotRef,
-    private readonly instance: DuckDBInstance,
-    private readonly conn: DuckDBConnection,
-    readonly records: RecordStore,
-    /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
-    readonly csvRecords: RecordStore | null,
-  ) {}
+    ref: SnapshotRef,
+    instance: DuckDBInstance,
+    conn: DuckDBConnection,
+    records: RecordStore,
+    csvRecords: RecordStore | null,
+  ) {
+    this.ref = ref;
+    this.instance = instance;
+    this.conn = conn;
+    this.records = records;
+    this.csvRecords = csvRecords;
+  }
 
   static async open(ref: SnapshotRef): Promise<SnapshotDb> {
     // One DuckDB thread: the pool's workers are the parallelism, one query each. Read-only, so

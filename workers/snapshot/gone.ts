@@ -115,7 +115,10 @@ export async function writeGone(inputs: GoneInputs): Promise<GoneOutcome> {
  * log2(n) preads of one short line each. Holds one descriptor and the offsets (8 bytes an entry).
  */
 export class GoneIndex {
-  private constructor(private store: RecordStore | null) {}
+  private store: RecordStore | null;
+  private constructor(store: RecordStore | null) {
+    this.store = store;
+  }
 
   /** The snapshot's list; empty when it has none (no file) or it cannot be opened. */
   static open(snapshotDir: string): GoneIndex {

@@ -41,7 +41,10 @@ class LineFile {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
-  private constructor(private readonly file: FileHandle) {}
+  private readonly file: FileHandle;
+  private constructor(file: FileHandle) {
+    this.file = file;
+  }
 
   static async create(p: string): Promise<LineFile> {
     return new LineFile(await open(p, 'w'));

@@ -25,17 +25,24 @@ export const nextClientAddress = (): string => {
 export class FormBrowser {
   readonly jar = new Map<string, string>();
 
+  /** Where requests go; a test may move it between servers, as a load balancer would. */
+  base: string;
+  /** The website's origin, which our forms' POSTs carry. */
+  private readonly origin: string;
+  /**
+   * The client address a trusted proxy reports: by default one of its own, so that the
+   * per-address sign-in limit is met only where a test means to.
+   */
+  private readonly forwardedFor: string;
   constructor(
-    /** Where requests go; a test may move it between servers, as a load balancer would. */
-    public base: string,
-    /** The website's origin, which our forms' POSTs carry. */
-    private readonly origin: string,
-    /**
-     * The client address a trusted proxy reports: by default one of its own, so that the
-     * per-address sign-in limit is met only where a test means to.
-     */
-    private readonly forwardedFor = nextClientAddress(),
-  ) {}
+    base: string,
+    origin: string,
+    forwardedFor = nextClientAddress(),
+  ) {
+    this.base = base;
+    this.origin = origin;
+    this.forwardedFor = forwardedFor;
+  }
 
   /** `origin: null` leaves Origin out of a POST; a string sends that one instead of ours. */
   async request(p: string, init: { method?: string; form?: Record<string, string>; origin?: string | null } = {}): Promise<Answer> {
