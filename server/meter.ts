@@ -122,14 +122,25 @@ export class Meter {
   private onSnapshot: (id: string) => void = () => undefined;
   readonly accounts: AccountClient = this.accountClient();
 
+  private readonly worker: Worker;
+  private readonly logger: Logger;
+  private readonly metrics: Metrics | null;
+  private secret: Buffer;
+  /** How long a request waits for records its organization's other requests hold (QUERY_TIMEOUT_MS). */
+  private readonly waitMs: number;
   private constructor(
-    private readonly worker: Worker,
-    private readonly logger: Logger,
-    private readonly metrics: Metrics | null,
-    private secret: Buffer,
-    /** How long a request waits for records its organization's other requests hold (QUERY_TIMEOUT_MS). */
-    private readonly waitMs: number,
-  ) {}
+    worker: Worker,
+    logger: Logger,
+    metrics: Metrics | null,
+    secret: Buffer,
+    waitMs: number,
+  ) {
+    this.worker = worker;
+    this.logger = logger;
+    this.metrics = metrics;
+    this.secret = secret;
+    this.waitMs = waitMs;
+  }
 
   /**
    * The website's signing key: LEDGER_DIR/web-secret, or on the shared ledger the cluster's, once

@@ -81,7 +81,10 @@ async function write<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>
 const snapshot = <T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => transaction(pool, fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 
 export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async plans(db: Queryable = this.pool): Promise<Plan[]> {
     return (await rows<PlanRow>(db, 'plans')).map(toPlan);
@@ -438,7 +441,10 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
 
 /** Reading the usage ledger (usage_days). Charging is the metering thread's (pg-thread.ts). */
 export class PgUsage {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async periodTotals(orgId: string, atMs: number): Promise<Totals> {
     const p = periodAt(atMs);

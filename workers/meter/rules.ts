@@ -83,13 +83,21 @@ export const windowRefusal = (c: WindowCheck, nthCreatedAt: string, nowMs: numbe
 
 /** Thrown by the operator's createKey when the organization already has its limit of live keys. */
 export class LiveKeysLimitError extends Error {
+  readonly orgName: string;
+  readonly orgId: string;
+  readonly live: number;
+  readonly max: number;
   constructor(
-    readonly orgName: string,
-    readonly orgId: string,
-    readonly live: number,
-    readonly max: number,
+    orgName: string,
+    orgId: string,
+    live: number,
+    max: number,
   ) {
     super(`organization ${orgName} has ${live} live keys, and the limit is ${max}`);
+    this.orgName = orgName;
+    this.orgId = orgId;
+    this.live = live;
+    this.max = max;
   }
 }
 

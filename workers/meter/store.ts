@@ -147,7 +147,10 @@ export interface AccountsView {
 
 // orgUsage reads the usage ledger too: the thread answers it from both files.
 export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
-  private constructor(private readonly db: Database.Database) {}
+  private readonly db: Database.Database;
+  private constructor(db: Database.Database) {
+    this.db = db;
+  }
 
   /** Opens (creating the file, the schema and the shipped plans if needed, and upgrading an older file). */
   static open(dir: string): AccountsDb {
@@ -550,10 +553,14 @@ export class UsageDb {
   private readonly byKeyStmt: Database.Statement;
   private readonly lastUsedStmt: Database.Statement;
 
+  private readonly db: Database.Database | null;
+  readonly writable: boolean;
   private constructor(
-    private readonly db: Database.Database | null,
-    readonly writable: boolean,
+    db: Database.Database | null,
+    writable: boolean,
   ) {
+    this.db = db;
+    this.writable = writable;
     const dbOrEmpty = db ?? new Database(':memory:');
     if (db === null) dbOrEmpty.exec(sqlFile('ledger_usage'));
     this.chargeStmt = writable ? dbOrEmpty.prepare(ledgerQuery('usage_charge')) : null;
