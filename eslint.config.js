@@ -20,6 +20,35 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through server/config.ts.' }],
     },
   },
+  {
+    // Type-aware rules for every TypeScript file (tsconfig.json's include: bin, cli, server, workers,
+    // sources, bench, test). The JavaScript files (bin's entry, this file, the browser's site.js) are
+    // outside the TypeScript program and get the rules above only.
+    // No --cache: eslint's cache keys a file on its own text, and a type-aware finding depends on the
+    // files it imports (a function turning async elsewhere leaves its callers' floating promises unreported).
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // A promise nobody awaits loses its rejection (or ends the process on it). One left running on
+      // purpose says so with `void` and a comment on why nothing is lost.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        // node:test's test() and describe() return promises the runner itself awaits.
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }],
+      }],
+      // An async function where a callback's result is ignored (an event handler, forEach, a timer).
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      // `return p` inside try would leave p's rejection to the caller, past this catch and finally.
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+      // require-await stays off: an async function without await is how an interface's method turns
+      // a throw into a rejection, or answers a promise it has nothing to wait for.
+      // An assertion that no longer narrows would hide the next change of the type it names.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+      // A union grows (an error code, a ledger op, a format): every switch over it that lets the new
+      // member fall into `default` is reported, not only those without a default.
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: false }],
+    },
+  },
   { files: ['server/config.ts', 'test/**', 'bench/**'], rules: { 'no-restricted-properties': 'off' } },
   {
     // These patterns are published in the OpenAPI document, where engines other than ours read them:

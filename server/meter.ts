@@ -260,6 +260,7 @@ export class Meter {
     this.holding.delete(reservation);
     const done = this.call({ op: 'commit', reservation, delivered, atMs }) as Promise<Committed | MeterFailure>;
     // The hold is gone once the thread has answered: whoever waits for the organization's records may try.
+    // (call() answers failures as data and never rejects, so this chain loses nothing.)
     if (orgId !== undefined) void done.then(() => this.settled(orgId));
     return done;
   }

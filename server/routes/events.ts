@@ -246,6 +246,8 @@ async function startStream(c: Call, cut: number | null): Promise<Streamed> {
   const r = await c.svc.pool.runStream(taskInput(c, cut), c.req.http.signal);
   c.svc.metrics.cacheResult(c.path, false);
   if ('ok' in r) failed(r);
+  // Not awaited: the metrics are counted when the body ends. The pool answers failures as data,
+  // so done never rejects.
   void r.done.then((d) => {
     if (d.ok) c.svc.metrics.streamEnded(d.cancelled ? 'cancelled' : 'completed', d.rows, d.bytes);
     else c.svc.metrics.streamEnded('failed', 0, 0);
@@ -355,7 +357,7 @@ async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account
       cache = got.hit ? 'hit' : 'miss';
     }
     const quota = isHead || req.http.signal.aborted ? hold.release() : await hold.commit(answer.count);
-    return answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
+    return await answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
   } finally {
     hold.release();
   }

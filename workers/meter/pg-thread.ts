@@ -49,11 +49,12 @@ function setHealth(ok: boolean, detail: string): void {
 function lost(err: unknown): void {
   if (closing) return;
   setHealth(false, `PostgreSQL unreachable: ${(err as Error).message}`);
-  probing ??= setTimeout(probe, PROBE_MS);
+  probing ??= setTimeout(() => void probe(), PROBE_MS);
 }
 
 const PROBE_MS = 1000;
 
+// Never rejects (a failure is caught below and sets the next probe), so its callers leave it running.
 async function probe(): Promise<void> {
   probing = null;
   if (closing) return;
@@ -67,7 +68,7 @@ async function probe(): Promise<void> {
   } catch (err) {
     if (closing) return;
     setHealth(false, `PostgreSQL unreachable: ${(err as Error).message}`);
-    probing = setTimeout(probe, PROBE_MS);
+    probing = setTimeout(() => void probe(), PROBE_MS);
   }
 }
 
