@@ -31,10 +31,15 @@ export default tseslint.config(
     rules: {
       // A promise nobody awaits loses its rejection (or ends the process on it). One left running on
       // purpose says so with `void` and a comment on why nothing is lost.
-      '@typescript-eslint/no-floating-promises': ['error', {
-        // node:test's test() and describe() return promises the runner itself awaits.
-        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }],
-      }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // node:test's test() and describe() return promises the runner itself awaits.
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+          ],
+        },
+      ],
       // An async function where a callback's result is ignored (an event handler, forEach, a timer).
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
@@ -57,7 +62,10 @@ export default tseslint.config(
     rules: {
       'regexp/prefer-d': 'off',
       'regexp/use-ignore-case': 'off',
-      'no-restricted-syntax': ['error', { selector: 'Literal[regex.pattern=/\\\\[dD]/]', message: 'Write [0-9]: \\d matches non-ASCII digits in other engines.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'Literal[regex.pattern=/\\\\[dD]/]', message: 'Write [0-9]: \\d matches non-ASCII digits in other engines.' },
+      ],
     },
   },
 );

@@ -21,7 +21,21 @@ import pg from 'pg';
 import { openPool, recordSnapshot } from '../workers/meter/pg.ts';
 import { PgAccounts } from '../workers/meter/pg-store.ts';
 import { repeatedPath } from './scenarios.ts';
-import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, sleep, stamp, table, wholeArg, writeResult } from './lib/common.ts';
+import {
+  BenchError,
+  describeMachine,
+  exitOnError,
+  fmt,
+  log,
+  machineInfo,
+  REPO_ROOT,
+  SCRATCH_DIR,
+  sleep,
+  stamp,
+  table,
+  wholeArg,
+  writeResult,
+} from './lib/common.ts';
 import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset } from './lib/dataset.ts';
 import { crossCheck } from './lib/load.ts';
 import { DEBIAN_HTTP, findNginx, nginxPids, startNginx, type Nginx } from './lib/nginx.ts';
@@ -103,7 +117,12 @@ interface Result {
    * and their whole processes (the metering thread too), nginx's master and workers, and the
    * PostgreSQL backends serving the database.
    */
-  readonly cpu_us_per_request: { readonly nodes_main: number | null; readonly nodes: number | null; readonly nginx: number | null; readonly postgres: number | null };
+  readonly cpu_us_per_request: {
+    readonly nodes_main: number | null;
+    readonly nodes: number | null;
+    readonly nginx: number | null;
+    readonly postgres: number | null;
+  };
   /**
    * PostgreSQL targets: the share of 20 ms samples of pg_stat_activity during the run in which at
    * least one of the nodes' backends waited for a lock (an organization's row, held by another
@@ -446,18 +465,35 @@ console.log(
   `${dataset} snapshot ${data.snapshot} (${data.events} events); GET ${data.request} with a key on the bench plan (every answer a cache hit after the first, and durably charged before it leaves); ` +
     `wrk -t1 -c${connections} -d${durationS}s after a ${warmupS} s warm-up; POOL_THREADS=${poolThreads}, LOG_LEVEL=${logLevel}; nginx: the shipped site, ${nginxWorkers} worker${nginxWorkers > 1 ? 's' : ''}.`,
 );
-console.log(`embedded ledger: SQLite WAL, synchronous=FULL, in DATA_DIR/ledger${pgServer ? `; ${describeServer(pgServer)}; a fresh database of the run's own, over the Unix socket` : ''}`);
+console.log(
+  `embedded ledger: SQLite WAL, synchronous=FULL, in DATA_DIR/ledger${pgServer ? `; ${describeServer(pgServer)}; a fresh database of the run's own, over the Unix socket` : ''}`,
+);
 if (pgProbe) {
   console.log(
     `PostgreSQL alone, one client: a round trip p50 ${fmt(pgProbe.round_trip_p50_ms, 3)} ms (p99 ${fmt(pgProbe.round_trip_p99_ms, 3)}), a one-row commit p50 ${fmt(pgProbe.commit_p50_ms, 3)} ms (p99 ${fmt(pgProbe.commit_p99_ms, 3)}); ` +
-      'a node\'s batch of charges is one transaction of 5 statements (BEGIN, the organizations\' locks, one read, one write, COMMIT), each a round trip.',
+      "a node's batch of charges is one transaction of 5 statements (BEGIN, the organizations' locks, one read, one write, COMMIT), each a round trip.",
   );
 }
 console.log(sharing);
 for (const s of skipped) console.log(`SKIPPED ${s.what}: ${s.reason}`);
 console.log(
   table(
-    ['target', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'non-200', 'spread', 'commits/s', 'reqs/commit', 'commit ms', 'lock waits', 'CPU µs/req: node main/all', 'nginx', 'postgres'],
+    [
+      'target',
+      'req/s',
+      'ratio',
+      'p50 ms',
+      'p99 ms',
+      'non-200',
+      'spread',
+      'commits/s',
+      'reqs/commit',
+      'commit ms',
+      'lock waits',
+      'CPU µs/req: node main/all',
+      'nginx',
+      'postgres',
+    ],
     results.map((r) => [
       r.label,
       fmt(r.rps, 0),
@@ -482,14 +518,23 @@ console.log(
 );
 console.log(
   "non-200: every status but 200 the nodes' /metrics counted (499: a request wrk abandoned when it stopped; '!' flags anything else, a socket error or an nginx error-log line). spread: requests per node. " +
-    'commit ms: embedded, the COMMIT (its fsync) alone; PostgreSQL, the whole batch transaction. lock waits: share of 20 ms samples in which a backend of the nodes waited for a lock. CPU: /proc, µs per request: the nodes\' main threads / their whole processes (the metering thread included), nginx master and workers, the database\'s PostgreSQL backends.',
+    "commit ms: embedded, the COMMIT (its fsync) alone; PostgreSQL, the whole batch transaction. lock waits: share of 20 ms samples in which a backend of the nodes waited for a lock. CPU: /proc, µs per request: the nodes' main threads / their whole processes (the metering thread included), nginx master and workers, the database's PostgreSQL backends.",
 );
 const out = await writeResult('cluster', {
   kind: 'cluster',
   at: new Date().toISOString(),
   machine,
   seconds: +((performance.now() - started) / 1000).toFixed(1),
-  settings: { dataset, ...data, duration_s: durationS, warmup_s: warmupS, connections, pool_threads: poolThreads, log_level: logLevel, nginx_workers: nginxWorkers },
+  settings: {
+    dataset,
+    ...data,
+    duration_s: durationS,
+    warmup_s: warmupS,
+    connections,
+    pool_threads: poolThreads,
+    log_level: logLevel,
+    nginx_workers: nginxWorkers,
+  },
   postgres: pgServer ? { server: pgServer, probe: pgProbe } : null,
   note: sharing,
   skipped,

@@ -36,7 +36,6 @@ const pages = wholeArg('pages', opts.pages, 1);
 const poolThreads = wholeArg('pool-threads', opts['pool-threads'], 1);
 const PAGE = 10_000;
 
-
 interface Page {
   readonly rows: number;
   readonly wireBytes: number;
@@ -50,8 +49,11 @@ async function fetchPage(server: Child, pathAndQuery: string, wantIds: boolean):
   const headers: Record<string, string> = headerObject(server.headers);
   if (opts.encoding === 'gzip') headers['accept-encoding'] = 'gzip';
   const res = await request(`${server.base}${pathAndQuery}`, { headers });
-  if (res.statusCode !== 200) throw new BenchError(`${pathAndQuery.replace(/api_key=[^&]*/, 'api_key=…')} answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
-  const nextPart = String(res.headers.link ?? '').split(', ').find((p) => p.endsWith('rel="next"'));
+  if (res.statusCode !== 200)
+    throw new BenchError(`${pathAndQuery.replace(/api_key=[^&]*/, 'api_key=…')} answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
+  const nextPart = String(res.headers.link ?? '')
+    .split(', ')
+    .find((p) => p.endsWith('rel="next"'));
   const next = nextPart ? nextPart.slice(1, nextPart.indexOf('>')) : null;
   let wireBytes = 0;
   let csvBytes = 0;
@@ -114,7 +116,19 @@ async function pagesPhase(server: Child): Promise<PhaseResult> {
   }
   const s = (performance.now() - t0) / 1000;
   const m = sampler.stop();
-  return { phase: `pages of ${PAGE}`, requests, rows, unique_rows: null, seconds: +s.toFixed(2), rows_per_s: Math.round(rows / s), csv_mb_per_s: +(csv / 1048576 / s).toFixed(1), wire_mb: mb(wire), rss_start_mb: mb(m.start), rss_peak_mb: mb(m.peak), expected_unique: null };
+  return {
+    phase: `pages of ${PAGE}`,
+    requests,
+    rows,
+    unique_rows: null,
+    seconds: +s.toFixed(2),
+    rows_per_s: Math.round(rows / s),
+    csv_mb_per_s: +(csv / 1048576 / s).toFixed(1),
+    wire_mb: mb(wire),
+    rss_start_mb: mb(m.start),
+    rss_peak_mb: mb(m.peak),
+    expected_unique: null,
+  };
 }
 
 /** How many events the whole window holds for the bench key (its plan's exclusions apply): one search's total. */
@@ -150,7 +164,19 @@ async function fullPhase(server: Child, window: { start: string; end: string }):
   }
   const s = (performance.now() - t0) / 1000;
   const m = sampler.stop();
-  return { phase: 'full export (day windows)', requests, rows, unique_rows: seen.size, seconds: +s.toFixed(2), rows_per_s: Math.round(rows / s), csv_mb_per_s: +(csv / 1048576 / s).toFixed(1), wire_mb: mb(wire), rss_start_mb: mb(m.start), rss_peak_mb: mb(m.peak), expected_unique: events };
+  return {
+    phase: 'full export (day windows)',
+    requests,
+    rows,
+    unique_rows: seen.size,
+    seconds: +s.toFixed(2),
+    rows_per_s: Math.round(rows / s),
+    csv_mb_per_s: +(csv / 1048576 / s).toFixed(1),
+    wire_mb: mb(wire),
+    rss_start_mb: mb(m.start),
+    rss_peak_mb: mb(m.peak),
+    expected_unique: events,
+  };
 }
 
 const machine = machineInfo();
@@ -185,9 +211,25 @@ for (const r of results) {
   console.log(
     table(
       ['phase', 'requests', 'rows', 'unique / expected', 'seconds', 'rows/s', 'CSV MB/s', 'wire MB', 'RSS start → peak MB'],
-      r.phases.map((p) => [p.phase, String(p.requests), String(p.rows), p.unique_rows === null ? '-' : `${p.unique_rows} / ${p.expected_unique}`, fmt(p.seconds, 1), String(p.rows_per_s), fmt(p.csv_mb_per_s, 1), fmt(p.wire_mb, 1), `${p.rss_start_mb} → ${p.rss_peak_mb}`]),
+      r.phases.map((p) => [
+        p.phase,
+        String(p.requests),
+        String(p.rows),
+        p.unique_rows === null ? '-' : `${p.unique_rows} / ${p.expected_unique}`,
+        fmt(p.seconds, 1),
+        String(p.rows_per_s),
+        fmt(p.csv_mb_per_s, 1),
+        fmt(p.wire_mb, 1),
+        `${p.rss_start_mb} → ${p.rss_peak_mb}`,
+      ]),
     ),
   );
 }
-const out = await writeResult('export', { kind: 'export', at: new Date().toISOString(), machine, settings: { pages, full: opts.full, encoding: opts.encoding, pool_threads: poolThreads, page: PAGE }, datasets: results });
+const out = await writeResult('export', {
+  kind: 'export',
+  at: new Date().toISOString(),
+  machine,
+  settings: { pages, full: opts.full, encoding: opts.encoding, pool_threads: poolThreads, page: PAGE },
+  datasets: results,
+});
 console.log(`written ${path.relative(REPO_ROOT, out)}`);

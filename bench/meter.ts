@@ -85,7 +85,13 @@ async function counter(metrics: Metrics, name: string): Promise<number> {
 }
 
 /** The capped plan every key is on, with a cap no run reaches: every decision is a real cap check. */
-const CAPPED: Plan = { name: 'bench-capped', monthlyRecordLimit: 1_000_000_000, excludedCategories: [], attributionRequired: true, requestsPerMinute: 1_000_000_000 };
+const CAPPED: Plan = {
+  name: 'bench-capped',
+  monthlyRecordLimit: 1_000_000_000,
+  excludedCategories: [],
+  attributionRequired: true,
+  requestsPerMinute: 1_000_000_000,
+};
 const orgOf = (i: number): string => `org ${i % 16}`;
 
 /**
@@ -126,8 +132,20 @@ async function scenario(ledger: Ledger, kind: Kind, callers: number): Promise<Re
       accounts.close();
     }
 
-    const config = loadConfig({ DATA_DIR: ledgerDir, LEDGER_DIR: ledgerDir, LOG_LEVEL: 'warn', ...(db ? { DATABASE_URL: db.url, NODE_NAME: 'bench-meter' } : {}) });
-    const metrics = new Metrics({ queueDepth: () => 0, snapshotId: () => null, snapshotEvents: () => 0, cacheBytes: () => 0, inFlight: () => 0, snapshotPending: () => null });
+    const config = loadConfig({
+      DATA_DIR: ledgerDir,
+      LEDGER_DIR: ledgerDir,
+      LOG_LEVEL: 'warn',
+      ...(db ? { DATABASE_URL: db.url, NODE_NAME: 'bench-meter' } : {}),
+    });
+    const metrics = new Metrics({
+      queueDepth: () => 0,
+      snapshotId: () => null,
+      snapshotEvents: () => 0,
+      cacheBytes: () => 0,
+      inFlight: () => 0,
+      snapshotPending: () => null,
+    });
     const meter = await Meter.start(config, logger, metrics);
     try {
       await answering(meter, keyIds[0] ?? '');
@@ -196,7 +214,8 @@ async function scenario(ledger: Ledger, kind: Kind, callers: number): Promise<Re
       commit_ms_avg: chargeBatches > 0 ? +(((commitS.sum - commitS0.sum) / chargeBatches) * 1000).toFixed(3) : null,
       wait_p50_ms: percentile(waits, 50),
       wait_p99_ms: percentile(waits, 99),
-      thread_cpu_us_per_op: cpu0 && cpu1 && operations > 0 ? Math.round(((cpu1.process - cpu1.main - (cpu0.process - cpu0.main)) * TICK_US) / operations) : null,
+      thread_cpu_us_per_op:
+        cpu0 && cpu1 && operations > 0 ? Math.round(((cpu1.process - cpu1.main - (cpu0.process - cpu0.main)) * TICK_US) / operations) : null,
     };
   } finally {
     flush();
@@ -275,7 +294,21 @@ const vsSqlite = (r: Result): string => {
 };
 console.log(
   table(
-    ['scenario', 'ledger', 'callers', 'ops/s', 'charges/s', 'vs sqlite', 'vs peek', 'commits/s', 'reqs/commit', 'commit ms', 'wait p50 ms', 'wait p99 ms', 'thread µs/op'],
+    [
+      'scenario',
+      'ledger',
+      'callers',
+      'ops/s',
+      'charges/s',
+      'vs sqlite',
+      'vs peek',
+      'commits/s',
+      'reqs/commit',
+      'commit ms',
+      'wait p50 ms',
+      'wait p99 ms',
+      'thread µs/op',
+    ],
     results.map((r) => {
       const peek = results.find((p) => p.ledger === r.ledger && p.scenario === 'peek' && p.callers === r.callers);
       return [
@@ -299,7 +332,7 @@ console.log(
 console.log(
   'vs sqlite: charges/s of the postgres row over the sqlite row of the same scenario and callers (peek: operations/s). ' +
     'commit ms: sqlite, the COMMIT (its fsync) alone; postgres, the whole batch transaction from taking a pooled connection to COMMIT returning. ' +
-    'thread µs/op: CPU of the threads other than the callers\' (the metering thread, mostly) per operation.',
+    "thread µs/op: CPU of the threads other than the callers' (the metering thread, mostly) per operation.",
 );
 for (const ledger of ledgers) console.log(`noise floor ${ledger} (charge, ${first} callers, first vs last run): ${fmt((noise[ledger] ?? NaN) * 100, 1)}%`);
 const out = await writeResult('meter', {

@@ -29,7 +29,21 @@ import { fold, words } from '../workers/snapshot/normalize/text.ts';
 import { rng } from '../workers/snapshot/sample/synthetic.ts';
 import { pathLiteral } from '../workers/snapshot/sql.ts';
 import { currentSnapshotId, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
-import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, NOW_ISO, NOW_MS, REPO_ROOT, SCRATCH_DIR, stamp, table, writeResult } from './lib/common.ts';
+import {
+  BenchError,
+  describeMachine,
+  exitOnError,
+  fmt,
+  log,
+  machineInfo,
+  NOW_ISO,
+  NOW_MS,
+  REPO_ROOT,
+  SCRATCH_DIR,
+  stamp,
+  table,
+  writeResult,
+} from './lib/common.ts';
 import { prepareDataset } from './lib/dataset.ts';
 import { asyncTask, batchTask, budget, measure, syncTask, type MicroTask } from './lib/micro-fixtures.ts';
 import { BENCH_PLAN } from './lib/server.ts';
@@ -70,7 +84,10 @@ interface Snapshot {
 async function resolveSnapshot(dir: string): Promise<Snapshot> {
   const abs = path.resolve(dir);
   let snapDir = abs;
-  const isSnapshot = await stat(path.join(abs, 'events.parquet')).then(() => true, () => false);
+  const isSnapshot = await stat(path.join(abs, 'events.parquet')).then(
+    () => true,
+    () => false,
+  );
   if (!isSnapshot) {
     const id = await currentSnapshotId(abs);
     if (id === null) throw new BenchError(`${dir} is neither a snapshot directory (events.parquet, manifest.json) nor a DATA_DIR with a current snapshot`);
@@ -116,7 +133,12 @@ async function facts(parquet: string): Promise<Facts> {
     const box = await first<{ lat_lo: number; lat_hi: number; lng_lo: number; lng_hi: number }>(
       'SELECT min(venue_lat) AS lat_lo, max(venue_lat) AS lat_hi, min(venue_lng) AS lng_lo, max(venue_lng) AS lng_hi FROM ev',
     );
-    return { city: city.city, qWords: words(title.title).slice(0, 2).join(' '), venue, bbox: { latLo: box.lat_lo, latHi: box.lat_hi, lngLo: box.lng_lo, lngHi: box.lng_hi } };
+    return {
+      city: city.city,
+      qWords: words(title.title).slice(0, 2).join(' '),
+      venue,
+      bbox: { latLo: box.lat_lo, latHi: box.lat_hi, lngLo: box.lng_lo, lngHi: box.lng_hi },
+    };
   } finally {
     c.closeSync();
     db.closeSync();
@@ -232,7 +254,8 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
     // Names stay the same whatever the data set (results are compared across runs); notes say what was searched.
     const checked = async (what: string, q: SearchQuery): Promise<string> => {
       const p = await page(q);
-      if (p.total === 0 || p.rows.length === 0) throw new BenchError(`the search ${what} finds nothing in ${snap.ref.id}: the benchmark would measure an empty answer`);
+      if (p.total === 0 || p.rows.length === 0)
+        throw new BenchError(`the search ${what} finds nothing in ${snap.ref.id}: the benchmark would measure an empty answer`);
       return `${what}: ${p.total} matches, ${p.rows.length} rows`;
     };
     const rnd = rng(1);
@@ -248,18 +271,28 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
       asyncTask('sql', 'db.page, busiest city', () => searched(cityQ), await checked(`city=${f.city}`, cityQ)),
       asyncTask('sql', `db.page, ${GEO_RADIUS_KM} km around the busiest venue, by distance`, () => searched(geoQ), await checked(f.venue.name, geoQ)),
       asyncTask('sql', 'db.page, q of two words', () => searched(wordsQ), await checked(`q=${f.qWords}`, wordsQ)),
-      asyncTask('sql', `db.page, ${GEO_RADIUS_KM} km around a random centre`, () => searched(distinct()), 'a new centre in the data\'s bounding box every call'),
+      asyncTask('sql', `db.page, ${GEO_RADIUS_KM} km around a random centre`, () => searched(distinct()), "a new centre in the data's bounding box every call"),
       // The same searches one statement at a time and as one batch (what a busy worker gets): the
       // ratio of the two is what batching saves; ops/s of both rows count batches of 8.
-      asyncTask('sql', 'db.page ×8, random centres, one at a time', async () => {
-        let n = 0;
-        for (let i = 0; i < 8; i++) n += await searched(distinct());
-        return n;
-      }, 'eight searches, eight statements'),
-      asyncTask('sql', 'db.pages, the same 8 as one batch', async () => {
-        const pages = await db.pages(Array.from({ length: 8 }, () => ({ query: distinct(), excluded: EXCLUDED, nowMs: NOW_MS })));
-        return pages.reduce((n, p) => n + 1 + p.rows.length, 0);
-      }, 'eight searches, one UNION ALL statement'),
+      asyncTask(
+        'sql',
+        'db.page ×8, random centres, one at a time',
+        async () => {
+          let n = 0;
+          for (let i = 0; i < 8; i++) n += await searched(distinct());
+          return n;
+        },
+        'eight searches, eight statements',
+      ),
+      asyncTask(
+        'sql',
+        'db.pages, the same 8 as one batch',
+        async () => {
+          const pages = await db.pages(Array.from({ length: 8 }, () => ({ query: distinct(), excluded: EXCLUDED, nowMs: NOW_MS })));
+          return pages.reduce((n, p) => n + 1 + p.rows.length, 0);
+        },
+        'eight searches, one UNION ALL statement',
+      ),
     ]);
 
     // 3. serialize: one 20-record page in each format, as the query worker builds it.
@@ -279,7 +312,12 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
       asyncTask('serialize', 'csv, 20 records + header', async () => (await csvBatch(records, true)).length, 'csvBatch over records already read'),
       syncTask('serialize', 'rss 2.0, 20 items', () => rssBody(rssTask, rssLinks, records, figures).length, 'over records already read'),
       syncTask('serialize', 'json feed 1.1, 20 items', () => jsonFeedBody(feedJsonTask, feedJsonLinks, records, figures).length, 'over records already read'),
-      syncTask('serialize', 'readRecord, 20 rows', () => p20.rows.reduce((n, r) => n + readRecord(db.records, r, config.webBaseUrl).title.length, 0), 'pread + JSON.parse + event_url, ×20'),
+      syncTask(
+        'serialize',
+        'readRecord, 20 rows',
+        () => p20.rows.reduce((n, r) => n + readRecord(db.records, r, config.webBaseUrl).title.length, 0),
+        'pread + JSON.parse + event_url, ×20',
+      ),
     ]);
 
     // 4. csv: the cell escaping alone, and an export's batch.
@@ -289,7 +327,13 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
     if (p500.rows.length !== 500) throw new BenchError(`only ${p500.rows.length} upcoming events: a 500-row batch needs 500`);
     const records500 = p500.rows.map((r) => readRecord(db.records, r, config.webBaseUrl));
     await group('csv', [
-      batchTask('csv', 'textCell, mixed cells', 1000, (i) => textCell(mix[i % mix.length] ?? null).length, `one call; ${mix.length} cells: plain, quoted, formula-leading, real titles and summaries`),
+      batchTask(
+        'csv',
+        'textCell, mixed cells',
+        1000,
+        (i) => textCell(mix[i % mix.length] ?? null).length,
+        `one call; ${mix.length} cells: plain, quoted, formula-leading, real titles and summaries`,
+      ),
       batchTask('csv', 'csvRow, one record', 100, (i) => csvRow(records[i % records.length] as EventRecord).length, 'one record to 31 cells'),
       asyncTask('csv', 'csvBatch, 500 records + header', async () => (await csvBatch(records500, true)).length, '500 rows'),
     ]);
@@ -300,12 +344,26 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
       return new Uint8Array(Buffer.concat(Array.from({ length: copies }, () => envelope)).subarray(0, bytes));
     };
     log('micro: etag');
-    const bodies = [{ name: '10 KiB body', bytes: sized(10 * 1024) }, { name: '100 KiB body', bytes: sized(100 * 1024) }];
-    results.push(...(await measure(bodies.map((b) => syncTask('etag', `bodyTag, ${b.name}`, () => bodyTag(b.bytes).length, `SHA-256 of ${b.bytes.length} bytes, base64url`)), o.quick)));
+    const bodies = [
+      { name: '10 KiB body', bytes: sized(10 * 1024) },
+      { name: '100 KiB body', bytes: sized(100 * 1024) },
+    ];
+    results.push(
+      ...(await measure(
+        bodies.map((b) => syncTask('etag', `bodyTag, ${b.name}`, () => bodyTag(b.bytes).length, `SHA-256 of ${b.bytes.length} bytes, base64url`)),
+        o.quick,
+      )),
+    );
     const tag = 'q3Jd9xQ0bT1mZ8vW2yR5aA';
     const ifNoneMatch = `"Zt0fH2kLr8pWq4sNv6xYbC-gzip", W/"mE1aQ7cJ3uT9oK5dG2hRwS", "${tag}-br"`;
     await group('etag', [
-      batchTask('etag', 'noneMatchHits, 3-entry If-None-Match', 1000, () => (noneMatchHits(ifNoneMatch, tag) ? 1 : 0), 'the match is the last entry (every entry parsed)'),
+      batchTask(
+        'etag',
+        'noneMatchHits, 3-entry If-None-Match',
+        1000,
+        () => (noneMatchHits(ifNoneMatch, tag) ? 1 : 0),
+        'the match is the last entry (every entry parsed)',
+      ),
     ]);
 
     // 6. metering: through the real thread and ledger, one request at a time, so every charge is a commit of its own.
@@ -346,7 +404,7 @@ export async function runMicro(o: MicroOptions): Promise<MicroResult[]> {
           if (!c.ok) throw new Error(c.detail);
           return r.granted;
         },
-        'a capped plan\'s cache miss: two round trips, the commit after its fsync',
+        "a capped plan's cache miss: two round trips, the commit after its fsync",
       ),
     ]);
   } finally {
@@ -375,11 +433,22 @@ async function main(): Promise<void> {
     const results = await runMicro({ quick, snapshotDir, scratchDir: runDir });
     const seconds = (performance.now() - t0) / 1000;
     const b = budget(quick);
-    console.log(`\n${describeMachine(machine)}; snapshot ${snap.ref.id} (${snap.manifest.counts.events} events); ${b.time} ms + ${b.warmupTime} ms warm-up per task; ${seconds.toFixed(1)} s`);
+    console.log(
+      `\n${describeMachine(machine)}; snapshot ${snap.ref.id} (${snap.manifest.counts.events} events); ${b.time} ms + ${b.warmupTime} ms warm-up per task; ${seconds.toFixed(1)} s`,
+    );
     console.log(
       table(
         ['task', 'ops/s', 'mean µs', 'p50 µs', 'p99 µs', '± %', 'samples', 'note'],
-        results.map((r) => [`${r.group}: ${r.name}`, fmt(r.ops_per_s, 0), us(r.mean_us), us(r.p50_us), us(r.p99_us), fmt(r.rme_pct, 1), String(r.samples), r.note ?? '']),
+        results.map((r) => [
+          `${r.group}: ${r.name}`,
+          fmt(r.ops_per_s, 0),
+          us(r.mean_us),
+          us(r.p50_us),
+          us(r.p99_us),
+          fmt(r.rme_pct, 1),
+          String(r.samples),
+          r.note ?? '',
+        ]),
       ),
     );
     const settings = {

@@ -141,8 +141,38 @@ export function generateMix(facts: DatasetFacts, seed: number, size = MIX_SIZE):
 
 /** The variables of bench/postgis/search.sql for the fixed search of the "repeated" scenario (bench/scenarios.ts repeatedPath). */
 export function repeatedValues(facts: DatasetFacts): Omit<MixRow, 'i' | 'kind' | 'path'> {
-  return { has_geo: 0, lat: 0, lng: 0, radius: 0, city_key: facts.cityKey, word: '', has_ages: 1, age_lo: 3 * 12, age_hi: 6 * 12 + 11, cat: '', from_ms: facts.nowMs, to_ms: FOREVER_MS, off: 0 };
+  return {
+    has_geo: 0,
+    lat: 0,
+    lng: 0,
+    radius: 0,
+    city_key: facts.cityKey,
+    word: '',
+    has_ages: 1,
+    age_lo: 3 * 12,
+    age_hi: 6 * 12 + 11,
+    cat: '',
+    from_ms: facts.nowMs,
+    to_ms: FOREVER_MS,
+    off: 0,
+  };
 }
 
 /** The column order of the bench_mix table and of the CSV it is loaded from. */
-export const MIX_COLUMNS = ['i', 'kind', 'has_geo', 'lat', 'lng', 'radius', 'city_key', 'word', 'has_ages', 'age_lo', 'age_hi', 'cat', 'from_ms', 'to_ms', 'off'] as const;
+export const MIX_COLUMNS = [
+  'i',
+  'kind',
+  'has_geo',
+  'lat',
+  'lng',
+  'radius',
+  'city_key',
+  'word',
+  'has_ages',
+  'age_lo',
+  'age_hi',
+  'cat',
+  'from_ms',
+  'to_ms',
+  'off',
+] as const;

@@ -11,10 +11,36 @@ import { parseArgs } from 'node:util';
 import { runMicro, type MicroResult } from './micro.ts';
 import { generateMix, type MixRow } from './mix.ts';
 import { DISTINCT_CONNECTIONS, MIX_LISTS, repeatedPath, SCENARIOS, type MixList, type Scenario, type ScenarioContext } from './scenarios.ts';
-import { BenchError, describeMachine, exitOnError, fmt, freePort, log, machineInfo, NOW_MS, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
+import {
+  BenchError,
+  describeMachine,
+  exitOnError,
+  fmt,
+  freePort,
+  log,
+  machineInfo,
+  NOW_MS,
+  REPO_ROOT,
+  SCRATCH_DIR,
+  stamp,
+  table,
+  wholeArg,
+  writeResult,
+} from './lib/common.ts';
 import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset, type Dataset, type DatasetFacts, type DatasetName } from './lib/dataset.ts';
 import { checkGenerator, checkUrl, crossCheck, measure, type CheckedUrl, type LoadResult, type LoadSettings } from './lib/load.ts';
-import { copyExport, loadMix, parity, PG_SCENARIOS, preparePostgis, runPgbench, WEB, type CopyResult, type PgbenchResult, type Postgis } from './lib/postgis.ts';
+import {
+  copyExport,
+  loadMix,
+  parity,
+  PG_SCENARIOS,
+  preparePostgis,
+  runPgbench,
+  WEB,
+  type CopyResult,
+  type PgbenchResult,
+  type Postgis,
+} from './lib/postgis.ts';
 import { perfSample, profileSummary, type PerfSummary, type ProfileSummary } from './lib/profile.ts';
 import { headerObject, startHello, startProcess, startServer, type Child } from './lib/server.ts';
 import { ensureWrk } from './lib/wrk.ts';
@@ -41,15 +67,23 @@ const { values: opts } = parseArgs({
 });
 
 const SECTIONS = ['micro', 'http', 'peers', 'scale'] as const;
-const sections = new Set(opts.sections.split(',').map((s) => {
-  const found = SECTIONS.find((x) => x === s);
-  if (!found) throw new BenchError(`--sections takes ${SECTIONS.join(', ')} (got ${s})`);
-  return found;
-}));
+const sections = new Set(
+  opts.sections.split(',').map((s) => {
+    const found = SECTIONS.find((x) => x === s);
+    if (!found) throw new BenchError(`--sections takes ${SECTIONS.join(', ')} (got ${s})`);
+    return found;
+  }),
+);
 const quick = opts.quick;
 const mainName = datasetName(opts.main);
 // --quick measures the main dataset only: building 1M events takes minutes, 10M far longer.
-const scaleNames: DatasetName[] = quick ? [] : opts.scale.split(',').filter(Boolean).map(datasetName).filter((d) => d !== mainName);
+const scaleNames: DatasetName[] = quick
+  ? []
+  : opts.scale
+      .split(',')
+      .filter(Boolean)
+      .map(datasetName)
+      .filter((d) => d !== mainName);
 const load: LoadSettings = {
   durationS: wholeArg('duration', opts.duration ?? (quick ? '3' : '10'), 1),
   warmupS: wholeArg('warmup', opts.warmup ?? (quick ? '1' : '2'), 0),
@@ -175,7 +209,9 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
       // every thread for the distinct mix, whose work is in the query workers.
       const perf =
         opts.profile && PERF_SCENARIOS.includes(sc.name)
-          ? delay(load.warmupS * 1000 + 300).then(() => perfSample(server.pid, Math.max(1, load.durationS - 1), path.join(runDir, `perf-${ds.name}-${sc.name}.data`), sc.name !== 'distinct'))
+          ? delay(load.warmupS * 1000 + 300).then(() =>
+              perfSample(server.pid, Math.max(1, load.durationS - 1), path.join(runDir, `perf-${ds.name}-${sc.name}.data`), sc.name !== 'distinct'),
+            )
           : null;
       results.push(await measure(sc, server, 'ours', ctx, load, sample));
       const summary = await perf;
@@ -194,7 +230,10 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
     events: facts.events,
     facts,
     setup_s: ds.setupS,
-    server_log_bytes: await stat(logFile).then((s) => s.size, () => null),
+    server_log_bytes: await stat(logFile).then(
+      (s) => s.size,
+      () => null,
+    ),
     results,
   };
 }
@@ -203,7 +242,13 @@ async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, s
  * PostGIS loaded with `ds` (the table kept between runs) and the run's mix, handed to `use`, then
  * closed. A PostGIS that cannot be set up is a skip, never a failure: null then.
  */
-async function withPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow[], what: string, use: (p: Postgis) => Promise<void>): Promise<Postgis | null> {
+async function withPostgis(
+  ds: Dataset,
+  facts: DatasetFacts,
+  mix: readonly MixRow[],
+  what: string,
+  use: (p: Postgis) => Promise<void>,
+): Promise<Postgis | null> {
   let p: Postgis;
   try {
     p = await preparePostgis(ds, facts, runDir, opts['reload-pg']);
@@ -289,7 +334,9 @@ try {
   if (sections.has('http') || sections.has('peers') || sections.has('scale')) await ensureWrk();
   const main = await prepareDataset(mainName, runDir);
   const mainFacts = await datasetFacts(main.parquet);
-  log(`${mainName}: snapshot ${main.manifest.id}, ${mainFacts.events} events (${mainFacts.upcoming} upcoming outside excluded categories); fixed search in ${mainFacts.city}`);
+  log(
+    `${mainName}: snapshot ${main.manifest.id}, ${mainFacts.events} events (${mainFacts.upcoming} upcoming outside excluded categories); fixed search in ${mainFacts.city}`,
+  );
   const mainMix = await mixOf(main, mainFacts);
 
   if (sections.has('micro')) {
@@ -345,15 +392,22 @@ function targets(): Target[] {
     const r = mainRun(name);
     const h = helloAt(baseline);
     const ratio = r && h ? r.rps / h.rps : null;
-    const cpu = r?.cpu_us_per_request && h?.cpu_us_per_request ? `; main-thread CPU ${r.cpu_us_per_request.main} µs/answer vs hello-world's ${h.cpu_us_per_request.main}` : '';
+    const cpu =
+      r?.cpu_us_per_request && h?.cpu_us_per_request
+        ? `; main-thread CPU ${r.cpu_us_per_request.main} µs/answer vs hello-world's ${h.cpu_us_per_request.main}`
+        : '';
     const body = helloAt('baseline-body');
-    const ceiling = body && h && name.startsWith('repeated') && !name.includes('c256') ? `; a bare uWS answering the same bytes: ${(body.rps / h.rps).toFixed(3)}x` : '';
+    const ceiling =
+      body && h && name.startsWith('repeated') && !name.includes('c256') ? `; a bare uWS answering the same bytes: ${(body.rps / h.rps).toFixed(3)}x` : '';
     out.push({
       name: `${what} vs uWS hello-world (c${r?.connections ?? h?.connections ?? '?'})`,
       goal: `>= ${goal}x`,
       value: ratio === null ? '-' : `${ratio.toFixed(3)}x`,
       met: ratio === null ? null : ratio >= goal,
-      detail: ratio === null ? 'not run' : `${fmt(r?.rps, 0)} vs ${fmt(h?.rps, 0)} req/s${ratio >= goal ? '' : `, ${(goal / ratio).toFixed(1)}x short`}${cpu}${ceiling}`,
+      detail:
+        ratio === null
+          ? 'not run'
+          : `${fmt(r?.rps, 0)} vs ${fmt(h?.rps, 0)} req/s${ratio >= goal ? '' : `, ${(goal / ratio).toFixed(1)}x short`}${cpu}${ceiling}`,
     });
   };
   cached('repeated', 'baseline', 0.5, 'repeated keyed, metered, durably charged search');
@@ -371,11 +425,17 @@ function targets(): Target[] {
       met: ratio === null ? null : ratio >= goal && p99ok,
       detail:
         ratio === null
-          ? ours ? 'not evaluated: PostGIS was not run' : 'not run'
+          ? ours
+            ? 'not evaluated: PostGIS was not run'
+            : 'not run'
           : `${fmt(ours?.rps, 0)} req/s vs ${fmt(pg?.tps, 0)} tps (PostGIS p99 ${fmt(pg?.p99_ms, 1)} ms); ${ratio >= goal ? 'throughput met' : `throughput ${(goal / ratio).toFixed(1)}x short`}; ${p99ok ? 'p99 met' : `p99 ${fmt(ours?.p99_ms, 1)} ms`}`,
     });
   };
-  for (const [name, conns] of [['distinct', DISTINCT_CONNECTIONS], ['distinct-c16', 16], ['distinct-c32', 32]] as const) {
+  for (const [name, conns] of [
+    ['distinct', DISTINCT_CONNECTIONS],
+    ['distinct-c16', 16],
+    ['distinct-c32', 32],
+  ] as const) {
     versusPg(mainRun(name), peers.postgis?.pgbench[name], `${mainName}, ${conns} connections each`, 2, 25);
   }
   if (scaleNames.includes('synthetic-1m')) versusPg(ours('synthetic-1m', 'distinct'), scalePg['synthetic-1m'], 'synthetic-1m, 4 connections each', 1, 50);
@@ -407,7 +467,9 @@ function targets(): Target[] {
     met: r3 === null ? null : r3 >= 1 && flat,
     detail:
       r3 === null
-        ? csv ? 'not evaluated: PostGIS was not run' : 'not run'
+        ? csv
+          ? 'not evaluated: PostGIS was not run'
+          : 'not run'
         : `${fmt(csv?.rows_per_s, 0)} vs ${fmt(copy?.rows_per_s, 0)} rows/s; ${r3 >= 1 ? 'speed met' : `${(1 / r3).toFixed(1)}x short`}; memory ${flat ? 'flat' : 'grew'} (${csv?.rss_mib?.start}→${csv?.rss_mib?.peak} MiB)`,
   });
   return out;
@@ -415,16 +477,45 @@ function targets(): Target[] {
 
 function loadRow(section: string, dataset: string, r: LoadResult, ratio: string): string[] {
   const cpu = r.cpu_us_per_request ? `CPU ${r.cpu_us_per_request.main}/${r.cpu_us_per_request.process} µs/req` : '';
-  const extra = [r.rows_per_s ? `${r.rows_per_s} rows/s` : '', cpu, mib(r), r.cache_hits !== null && r.cache_hits + (r.cache_misses ?? 0) > 0 ? `cache ${r.cache_hits}/${r.cache_hits + (r.cache_misses ?? 0)}` : '']
+  const extra = [
+    r.rows_per_s ? `${r.rows_per_s} rows/s` : '',
+    cpu,
+    mib(r),
+    r.cache_hits !== null && r.cache_hits + (r.cache_misses ?? 0) > 0 ? `cache ${r.cache_hits}/${r.cache_hits + (r.cache_misses ?? 0)}` : '',
+  ]
     .filter(Boolean)
     .join('; ');
-  return [section, dataset, r.target, r.connections === load.connections ? r.name : `${r.name} (c${r.connections})`, fmt(r.rps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), r.flagged ? `${r.errors}!` : String(r.errors), ratio, extra];
+  return [
+    section,
+    dataset,
+    r.target,
+    r.connections === load.connections ? r.name : `${r.name} (c${r.connections})`,
+    fmt(r.rps, 0),
+    fmt(r.p50_ms, 2),
+    fmt(r.p99_ms, 2),
+    fmt(r.max_ms, 1),
+    r.flagged ? `${r.errors}!` : String(r.errors),
+    ratio,
+    extra,
+  ];
 }
 
 const rows: string[][] = [];
 for (const m of micro) {
   // What each op is (the note) is in the JSON; the table keeps to the figures.
-  rows.push(['micro', '-', 'ours', `${m.group}: ${m.name}`, fmt(m.ops_per_s, 0), fmt(m.p50_us / 1000, 4), fmt(m.p99_us / 1000, 4), '-', '0', '-', `mean ${fmt(m.mean_us, 1)} µs ±${fmt(m.rme_pct, 1)}%`]);
+  rows.push([
+    'micro',
+    '-',
+    'ours',
+    `${m.group}: ${m.name}`,
+    fmt(m.ops_per_s, 0),
+    fmt(m.p50_us / 1000, 4),
+    fmt(m.p99_us / 1000, 4),
+    '-',
+    '0',
+    '-',
+    `mean ${fmt(m.mean_us, 1)} µs ±${fmt(m.rme_pct, 1)}%`,
+  ]);
 }
 for (const h of hellos) rows.push(loadRow('http', mainName, h, h === hello ? '1.000' : `${fmt(h.rps / (hello?.rps ?? h.rps), 3)} vs hello`));
 for (const run of runs) {
@@ -450,17 +541,53 @@ const pgRows = peers.postgis;
 if (pgRows) {
   for (const [name, r] of Object.entries(pgRows.pgbench)) {
     const o = mainRun(name);
-    rows.push(['peers', mainName, 'postgis-pgbench', name.includes('-c') ? name : `${name} (c${DISTINCT_CONNECTIONS})`, fmt(r.tps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), String(r.failed), o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-', `avg ${fmt(r.latency_avg_ms, 2)} ms`]);
+    rows.push([
+      'peers',
+      mainName,
+      'postgis-pgbench',
+      name.includes('-c') ? name : `${name} (c${DISTINCT_CONNECTIONS})`,
+      fmt(r.tps, 0),
+      fmt(r.p50_ms, 2),
+      fmt(r.p99_ms, 2),
+      fmt(r.max_ms, 1),
+      String(r.failed),
+      o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-',
+      `avg ${fmt(r.latency_avg_ms, 2)} ms`,
+    ]);
   }
   if (pgRows.copy) {
     const c = pgRows.copy;
     const o = mainRun('csv-10k');
-    rows.push(['peers', mainName, 'postgis-copy', 'COPY TO STDOUT csv', '-', '-', '-', '-', '0', o?.rows_per_s ? `ours ${fmt(o.rows_per_s / c.rows_per_s, 2)}x` : '-', `${c.rows_per_s} rows/s; ${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(0)} MiB in ${c.seconds} s`]);
+    rows.push([
+      'peers',
+      mainName,
+      'postgis-copy',
+      'COPY TO STDOUT csv',
+      '-',
+      '-',
+      '-',
+      '-',
+      '0',
+      o?.rows_per_s ? `ours ${fmt(o.rows_per_s / c.rows_per_s, 2)}x` : '-',
+      `${c.rows_per_s} rows/s; ${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(0)} MiB in ${c.seconds} s`,
+    ]);
   }
 }
 for (const [dataset, r] of Object.entries(scalePg)) {
   const o = ours(dataset as DatasetName, 'distinct');
-  rows.push(['peers', dataset, 'postgis-pgbench', `distinct (c${DISTINCT_CONNECTIONS})`, fmt(r.tps, 0), fmt(r.p50_ms, 2), fmt(r.p99_ms, 2), fmt(r.max_ms, 1), String(r.failed), o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-', `avg ${fmt(r.latency_avg_ms, 2)} ms`]);
+  rows.push([
+    'peers',
+    dataset,
+    'postgis-pgbench',
+    `distinct (c${DISTINCT_CONNECTIONS})`,
+    fmt(r.tps, 0),
+    fmt(r.p50_ms, 2),
+    fmt(r.p99_ms, 2),
+    fmt(r.max_ms, 1),
+    String(r.failed),
+    o ? `ours ${fmt(o.rps / r.tps, 2)}x` : '-',
+    `avg ${fmt(r.latency_avg_ms, 2)} ms`,
+  ]);
 }
 for (const r of peers.fastify) {
   const o = mainRun(r.name);
@@ -485,7 +612,9 @@ const comparisons: Comparison[] = SCENARIOS.flatMap((sc) =>
     const b = mainRun(other);
     if (!a || !b) return [];
     const p99Ratio = a.p99_ms !== null && b.p99_ms ? a.p99_ms / b.p99_ms : null;
-    return [{ name: sc.name, versus: other, rps: a.rps, versus_rps: b.rps, rps_ratio: a.rps / b.rps, p99_ms: a.p99_ms, versus_p99_ms: b.p99_ms, p99_ratio: p99Ratio }];
+    return [
+      { name: sc.name, versus: other, rps: a.rps, versus_rps: b.rps, rps_ratio: a.rps / b.rps, p99_ms: a.p99_ms, versus_p99_ms: b.p99_ms, p99_ratio: p99Ratio },
+    ];
   }),
 );
 
@@ -498,9 +627,13 @@ console.log(
 );
 console.log(`\n${table(['section', 'dataset', 'target', 'scenario', 'req|ops/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'ratio', 'notes'], rows)}`);
 console.log('\ntargets (reported, not asserted):');
-for (const t of tg) console.log(`  ${t.met === null ? 'NOT EVALUATED' : t.met ? 'met          ' : 'MISSED       '}  ${t.name} (${t.goal}): ${t.value}; ${t.detail}`);
+for (const t of tg)
+  console.log(`  ${t.met === null ? 'NOT EVALUATED' : t.met ? 'met          ' : 'MISSED       '}  ${t.name} (${t.goal}): ${t.value}; ${t.detail}`);
 const parityLine = pgRows?.parity;
-if (parityLine) console.log(`same answers: PostGIS returns the same page and total for ${parityLine.matched}/${parityLine.checked} of our sampled searches${parityLine.mismatches.length ? `\n  ${parityLine.mismatches.slice(0, 5).join('\n  ')}` : ''}`);
+if (parityLine)
+  console.log(
+    `same answers: PostGIS returns the same page and total for ${parityLine.matched}/${parityLine.checked} of our sampled searches${parityLine.mismatches.length ? `\n  ${parityLine.mismatches.slice(0, 5).join('\n  ')}` : ''}`,
+  );
 const noise = (() => {
   const a = mainRun('repeated');
   const b = mainRun('same-vs-same');
@@ -521,12 +654,24 @@ for (const s of skipped) console.log(`SKIPPED ${s.what}: ${s.reason}`);
 for (const s of failed) console.log(`FAILED ${s.what}: ${s.reason}`);
 if (quick) console.log('scale (1M, 10M events): not run with --quick');
 for (const [name, p] of Object.entries(perfs)) {
-  console.log(`\nperf on ${name} (${name.endsWith('distinct') ? 'all threads' : 'main thread'}): ${p.by_dso.map((d) => `${d.dso} ${d.pct.toFixed(1)}%`).join(', ')}`);
-  console.log(p.top_symbols.slice(0, 8).map((x) => `  ${x.pct.toFixed(2).padStart(6)}%  ${x.symbol}`).join('\n'));
+  console.log(
+    `\nperf on ${name} (${name.endsWith('distinct') ? 'all threads' : 'main thread'}): ${p.by_dso.map((d) => `${d.dso} ${d.pct.toFixed(1)}%`).join(', ')}`,
+  );
+  console.log(
+    p.top_symbols
+      .slice(0, 8)
+      .map((x) => `  ${x.pct.toFixed(2).padStart(6)}%  ${x.symbol}`)
+      .join('\n'),
+  );
 }
 for (const [name, p] of Object.entries(profiles)) {
   console.log(`\nCPU profile of the server's main thread on ${name} (--cpu-prof, whole run; self time):`);
-  console.log(p.top.slice(0, 15).map((f) => `  ${f.pct.toFixed(1).padStart(5)}%  ${f.name}`).join('\n'));
+  console.log(
+    p.top
+      .slice(0, 15)
+      .map((f) => `  ${f.pct.toFixed(1).padStart(5)}%  ${f.name}`)
+      .join('\n'),
+  );
 }
 
 const flagged = [...hellos, ...runs.flatMap((r) => r.results), ...peers.fastify].filter((r) => r.flagged).map((r) => `${r.target}/${r.name}`);
@@ -535,7 +680,19 @@ const out = await writeResult('bench', {
   at: new Date().toISOString(),
   elapsed_s: elapsedS,
   machine,
-  settings: { quick, sections: [...sections], main: mainName, scale: scaleNames, ...load, distinct_connections: DISTINCT_CONNECTIONS, pool_threads: poolThreads, log_level: opts['log-level'], seed, copy_rows: copyRows, wrk_threads: 1 },
+  settings: {
+    quick,
+    sections: [...sections],
+    main: mainName,
+    scale: scaleNames,
+    ...load,
+    distinct_connections: DISTINCT_CONNECTIONS,
+    pool_threads: poolThreads,
+    log_level: opts['log-level'],
+    seed,
+    copy_rows: copyRows,
+    wrk_threads: 1,
+  },
   micro,
   hello,
   hellos,

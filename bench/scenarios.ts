@@ -54,7 +54,8 @@ export interface Scenario {
 }
 
 /** Scenario (1): a parent's everyday search, in the city with the most events. */
-export const repeatedPath = (f: DatasetFacts, limit = 20, route = '/v1/events'): string => `${route}?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=${limit}`;
+export const repeatedPath = (f: DatasetFacts, limit = 20, route = '/v1/events'): string =>
+  `${route}?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6&limit=${limit}`;
 
 /** The website's browse page for the same search, as its form submits it (no limit: the page's own 20). */
 export const browsePath = (f: DatasetFacts): string => `/events?city=${encodeURIComponent(f.city)}&age_min=3&age_max=6`;
@@ -112,7 +113,8 @@ export const SCENARIOS: readonly Scenario[] = [
     quick: true,
     scale: false,
     peer: false,
-    description: 'repeated with 256 connections: the same keyed, metered, durably charged cache hit, with enough clients that the fsync of each charge batch is no longer the limit',
+    description:
+      'repeated with 256 connections: the same keyed, metered, durably charged cache hit, with enough clients that the fsync of each charge batch is no longer the limit',
     target: 'server',
     connections: 256,
     path: (ctx) => repeatedPath(ctx.facts),
@@ -154,7 +156,8 @@ export const SCENARIOS: readonly Scenario[] = [
     quick: false,
     scale: false,
     peer: false,
-    description: 'the same limit-10 search on the live route: key lookup, rate limit and a durable charge per request; its ratio to repeated-demo-10 is the cost of metering',
+    description:
+      'the same limit-10 search on the live route: key lookup, rate limit and a durable charge per request; its ratio to repeated-demo-10 is the cost of metering',
     target: 'server',
     path: (ctx) => repeatedPath(ctx.facts, 10),
   },
@@ -250,7 +253,8 @@ export const SCENARIOS: readonly Scenario[] = [
     quick: true,
     scale: false,
     peer: false,
-    description: 'the distinct mix (a list of its own) with 16 connections, against pgbench with 16 clients: searches that wait for a worker are answered together',
+    description:
+      'the distinct mix (a list of its own) with 16 connections, against pgbench with 16 clients: searches that wait for a worker are answered together',
     target: 'server',
     connections: 16,
     lua: { script: MIX_LUA, args: ({ mixFiles }, phase) => [mixFiles.c16, phase] },

@@ -12,7 +12,12 @@ import { buildSnapshot } from '../workers/snapshot/build.ts';
 import { syntheticStart, writeSynthetic } from '../workers/snapshot/sample/synthetic.ts';
 
 const { values } = parseArgs({
-  options: { events: { type: 'string' }, seed: { type: 'string', default: '1' }, sample: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+  options: {
+    events: { type: 'string' },
+    seed: { type: 'string', default: '1' },
+    sample: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
 });
 const now = new Date('2026-11-21T17:00:00Z');
 let peakRss = 0;
@@ -33,7 +38,15 @@ async function run(set: string, registryFile: string, dataDir: string, generateS
   const t = performance.now();
   const { manifest } = await buildSnapshot({ dataDir, registryFile, now });
   const s = (performance.now() - t) / 1000;
-  figures.push({ set, events: manifest.counts.events, generate_s: generateS, build_s: +s.toFixed(2), events_per_s: Math.round(manifest.counts.events / s), parquet_mib: +(manifest.files.events_bytes / 2 ** 20).toFixed(2), sources: manifest.counts.sources });
+  figures.push({
+    set,
+    events: manifest.counts.events,
+    generate_s: generateS,
+    build_s: +s.toFixed(2),
+    events_per_s: Math.round(manifest.counts.events / s),
+    parquet_mib: +(manifest.files.events_bytes / 2 ** 20).toFixed(2),
+    sources: manifest.counts.sources,
+  });
 }
 
 const tmp = await mkdtemp(path.join(os.tmpdir(), 'fe-bench-'));
@@ -51,7 +64,13 @@ try {
   if (!values.keep) await rm(tmp, { recursive: true, force: true });
 }
 
-const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', mem_gib: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, platform: `${os.platform()} ${os.release()}` };
+const machine = {
+  cpus: os.cpus().length,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  mem_gib: +(os.totalmem() / 2 ** 30).toFixed(1),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+};
 console.table(figures);
 console.log(`peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; ${machine.cpus}× ${machine.cpu}, ${machine.mem_gib} GiB, Node ${machine.node}`);
 const out = path.join(REPO_ROOT, 'bench', 'results', `snapshot-build-${DateTime.now().toFormat("yyyyLLdd'T'HHmmss")}.json`);

@@ -30,7 +30,14 @@ function print(json: boolean | undefined, value: unknown, text: string): void {
 
 function columns(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A plan as the command line prints it with --json: the field names of the API's JSON. */
@@ -67,7 +74,9 @@ export function registerAccountCommands(program: Command): void {
         }
         const existing = await ledger.orgByName(org);
         if (existing && existing.plan !== o.plan && cmd.getOptionValueSource('plan') === 'cli') {
-          throw new CliError(`organization ${existing.name} (${existing.id}) is on the ${existing.plan} plan; move it with \`family-events orgs set-plan --org ${existing.id} --plan ${o.plan}\`.`);
+          throw new CliError(
+            `organization ${existing.name} (${existing.id}) is on the ${existing.plan} plan; move it with \`family-events orgs set-plan --org ${existing.id} --plan ${o.plan}\`.`,
+          );
         }
         let made;
         try {
@@ -112,7 +121,15 @@ export function registerAccountCommands(program: Command): void {
         const text = out.length
           ? columns([
               ['id', 'hint', 'organization', 'email', 'created', 'state', 'records this month'],
-              ...out.map((k) => [k.id, k.hint, `${k.org_name} (${k.org_id})`, k.email, k.created_at, k.revoked_at ? `revoked ${k.revoked_at}` : 'active', String(k.records_this_month)]),
+              ...out.map((k) => [
+                k.id,
+                k.hint,
+                `${k.org_name} (${k.org_id})`,
+                k.email,
+                k.created_at,
+                k.revoked_at ? `revoked ${k.revoked_at}` : 'active',
+                String(k.records_this_month),
+              ]),
             ])
           : 'no keys';
         print(o.json, { keys: out }, text);
@@ -152,7 +169,9 @@ export function registerAccountCommands(program: Command): void {
             `${body.organization.name} (${body.organization.id}), ${planLine(plan)}`,
             `period ${body.period.start} to ${body.period.end}; resets ${body.period.resets_at}`,
             `records ${r.used} used, ${r.remaining ?? 'unlimited'} remaining of ${r.limit ?? 'unlimited'}; ${body.requests.count} requests`,
-            ...body.by_day.filter((d) => d.requests > 0).map((d) => `  ${d.date}  ${String(d.records).padStart(8)} records  ${String(d.requests).padStart(8)} requests`),
+            ...body.by_day
+              .filter((d) => d.requests > 0)
+              .map((d) => `  ${d.date}  ${String(d.records).padStart(8)} records  ${String(d.requests).padStart(8)} requests`),
           ].join('\n'),
         );
       });
@@ -177,17 +196,28 @@ export function registerAccountCommands(program: Command): void {
     .option('--exclude <slugs>', 'comma-separated category slugs never delivered on this plan', '')
     .option('--attribution', 'attribution required (the default)', true)
     .option('--no-attribution', 'attribution not required')
-    .addOption(new Option('--requests-per-minute <n>', 'live requests a minute per key').argParser(positiveInt('--requests-per-minute', 10_000_000)).default(60))
+    .addOption(
+      new Option('--requests-per-minute <n>', 'live requests a minute per key').argParser(positiveInt('--requests-per-minute', 10_000_000)).default(60),
+    )
     .addOption(jsonOption())
     .action(async (name: string, o: { monthlyLimit: string; exclude: string; attribution: boolean; requestsPerMinute: number; json?: boolean }) => {
       if (!PLAN_NAME.test(name)) throw new CliError('a plan name is lower-case letters, digits, - and _, starting with a letter (at most 40).');
       const limit = o.monthlyLimit === 'unlimited' ? null : Number(o.monthlyLimit);
-      if (limit !== null && !(/^\d{1,9}$/.test(o.monthlyLimit))) throw new CliError('--monthly-limit must be a whole number or "unlimited".');
+      if (limit !== null && !/^\d{1,9}$/.test(o.monthlyLimit)) throw new CliError('--monthly-limit must be a whole number or "unlimited".');
       const { CATEGORY_SLUGS } = await import('../workers/snapshot/taxonomy.ts');
-      const exclude = o.exclude.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const exclude = o.exclude
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       const unknown = exclude.filter((s) => !(CATEGORY_SLUGS as readonly string[]).includes(s));
       if (unknown.length) throw new CliError(`--exclude names unknown categories: ${unknown.join(', ')}; the slugs are ${CATEGORY_SLUGS.join(', ')}.`);
-      const plan: Plan = { name, monthlyRecordLimit: limit, excludedCategories: [...new Set(exclude)].sort(), attributionRequired: o.attribution, requestsPerMinute: o.requestsPerMinute };
+      const plan: Plan = {
+        name,
+        monthlyRecordLimit: limit,
+        excludedCategories: [...new Set(exclude)].sort(),
+        attributionRequired: o.attribution,
+        requestsPerMinute: o.requestsPerMinute,
+      };
       await withLedger(async (ledger) => {
         await ledger.setPlan(plan);
         print(o.json, planJson(plan), planLine(plan));

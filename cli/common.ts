@@ -20,4 +20,3 @@ export function cliConfig(): Config {
   config ??= loadConfig();
   return config;
 }
-

@@ -11,7 +11,9 @@ function print(json: boolean | undefined, value: unknown, text: string): void {
 function database(command: string): DatabaseSettings {
   const db = cliConfig().database;
   if (db === null) {
-    throw new CliError(`DATABASE_URL is not set: \`family-events ${command}\` works on the PostgreSQL ledger it names; set it, e.g. DATABASE_URL=postgresql://family_events@db.internal/family_events.`);
+    throw new CliError(
+      `DATABASE_URL is not set: \`family-events ${command}\` works on the PostgreSQL ledger it names; set it, e.g. DATABASE_URL=postgresql://family_events@db.internal/family_events.`,
+    );
   }
   return db;
 }
@@ -21,11 +23,13 @@ const SUPPORTED = '--from sqlite --to postgres';
 export function registerLedgerCommands(program: Command): void {
   const ledger = program
     .command('ledger')
-    .description('The shared PostgreSQL ledger (DATABASE_URL) that several API nodes use: apply its schema, copy a single node\'s embedded ledger into it.');
+    .description("The shared PostgreSQL ledger (DATABASE_URL) that several API nodes use: apply its schema, copy a single node's embedded ledger into it.");
 
   ledger
     .command('migrate')
-    .description('Apply the schema migrations (sql/postgres/NNNN_*.sql) the database at DATABASE_URL lacks. Safe to run at any time, and while nodes run: each migration applies once.')
+    .description(
+      'Apply the schema migrations (sql/postgres/NNNN_*.sql) the database at DATABASE_URL lacks. Safe to run at any time, and while nodes run: each migration applies once.',
+    )
     .addOption(jsonOption())
     .action(async (o: { json?: boolean }) => {
       const settings = database('ledger migrate');
@@ -38,7 +42,9 @@ export function registerLedgerCommands(program: Command): void {
       print(
         o.json,
         { applied: named, version },
-        named.length > 0 ? [...named.map((m) => `applied ${migrationLabel(m)}`), `the ledger schema is at version ${version}`].join('\n') : `the ledger schema is current (version ${version}); nothing to apply`,
+        named.length > 0
+          ? [...named.map((m) => `applied ${migrationLabel(m)}`), `the ledger schema is at version ${version}`].join('\n')
+          : `the ledger schema is current (version ${version}); nothing to apply`,
       );
     });
 
@@ -52,7 +58,9 @@ export function registerLedgerCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (o: { from: string; to: string; json?: boolean }) => {
       if (o.from !== 'sqlite' || o.to !== 'postgres') {
-        throw new CliError(`cannot copy --from ${o.from} --to ${o.to}: the one supported copy is ${SUPPORTED} (the embedded ledger in LEDGER_DIR into the PostgreSQL ledger at DATABASE_URL).`);
+        throw new CliError(
+          `cannot copy --from ${o.from} --to ${o.to}: the one supported copy is ${SUPPORTED} (the embedded ledger in LEDGER_DIR into the PostgreSQL ledger at DATABASE_URL).`,
+        );
       }
       const settings = database(`ledger copy ${SUPPORTED}`);
       const dir = cliConfig().ledgerDir;
@@ -69,7 +77,7 @@ export function registerLedgerCommands(program: Command): void {
           `copied ${dir} into the PostgreSQL ledger at DATABASE_URL, in one transaction:`,
           `  ${describeRows(r, true)}`,
           `  usage: ${done.usage.records} records and ${done.usage.requests} requests of ${done.usage.organizations} organization${done.usage.organizations === 1 ? '' : 's'}`,
-          'verified: every table\'s row count and each organization\'s usage totals match the files.',
+          "verified: every table's row count and each organization's usage totals match the files.",
           'Start the nodes with DATABASE_URL set; the files in LEDGER_DIR are left as they were.',
         ].join('\n'),
       );

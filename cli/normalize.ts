@@ -107,7 +107,7 @@ export function registerNormalizeCommand(program: Command): void {
     .command('normalize')
     .description('Print the normalized records of upstream feed files as JSON Lines, exactly as the API would serve them.')
     .argument('<file...>', 'iCalendar, RSS/Atom, HTML with JSON-LD, or CSV files')
-    .addOption(new Option('--format <format>', 'the files\' format (default: guessed from content)').choices(FORMATS))
+    .addOption(new Option('--format <format>', "the files' format (default: guessed from content)").choices(FORMATS))
     .option('--source <id>', 'registry entry that describes the feed (default: the entry whose id is the file name)')
     .option('--organizer <name>', 'organizer name, for a feed not in the registry')
     .option('--site <url>', "organizer's website, for a feed not in the registry")
@@ -120,20 +120,24 @@ export function registerNormalizeCommand(program: Command): void {
       parseCsvColumns,
     )
     .option('--explain', 'report on stderr what became of every item: kept (with its record id), merged into another record, or the reason it was dropped')
-    .option('--json', 'write the stderr report as JSON Lines: one object per item with --explain ({file, position, uid, title, outcome, id?, into?, same?}), then the summary ({items, records, dropped, merged_duplicates}); items = records + dropped + merged_duplicates')
+    .option(
+      '--json',
+      'write the stderr report as JSON Lines: one object per item with --explain ({file, position, uid, title, outcome, id?, into?, same?}), then the summary ({items, records, dropped, merged_duplicates}); items = records + dropped + merged_duplicates',
+    )
     .action(async (files: string[], flags: Flags, command: Command) => {
       const cfg = cliConfig();
       const { bundledGazetteer } = await import('../workers/snapshot/gazetteer.ts');
       const g = bundledGazetteer();
       checkPlaces(flags, g, command.getOptionValueSource('destination') === 'cli');
-      const [{ toRecord }, { buildWindow }, { mergeRows, sameEventKey }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] = await Promise.all([
-        import('../workers/record.ts'),
-        import('../workers/snapshot/build.ts'),
-        import('../workers/snapshot/normalize/merge.ts'),
-        import('../workers/snapshot/normalize/event.ts'),
-        import('../workers/snapshot/fetch.ts'),
-        import('../workers/snapshot/parse/index.ts'),
-      ]);
+      const [{ toRecord }, { buildWindow }, { mergeRows, sameEventKey }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] =
+        await Promise.all([
+          import('../workers/record.ts'),
+          import('../workers/snapshot/build.ts'),
+          import('../workers/snapshot/normalize/merge.ts'),
+          import('../workers/snapshot/normalize/event.ts'),
+          import('../workers/snapshot/fetch.ts'),
+          import('../workers/snapshot/parse/index.ts'),
+        ]);
       const window = buildWindow(cfg.now());
       const rows: EventRow[] = [];
       const dropped: Partial<Record<DropReason, number>> = {};
@@ -159,7 +163,9 @@ export function registerNormalizeCommand(program: Command): void {
         if (flags.csvColumns && format === 'csv') {
           const { header, missing } = csvColumnsMissing(text, flags.csvColumns);
           if (missing.length) {
-            throw new CliError(`${file}: --csv-columns names ${missing.map(([f, h]) => `"${h}" (for ${f})`).join(', ')}, which the file does not have; its columns are: ${header.join(', ')}`);
+            throw new CliError(
+              `${file}: --csv-columns names ${missing.map(([f, h]) => `"${h}" (for ${f})`).join(', ')}, which the file does not have; its columns are: ${header.join(', ')}`,
+            );
           }
         }
         let parsed;
@@ -180,7 +186,13 @@ export function registerNormalizeCommand(program: Command): void {
         for (let p = 0; positions.length < parsed.events.length; p++) if (!skippedAt.has(p)) positions.push(p + 1);
         const onItem = (i: number, outcome: EventRow | DropReason, mergedInto: boolean): void => {
           const raw = parsed.events[i]!;
-          const report: ItemReport = { file, position: positions[i]!, uid: raw.uid, title: typeof outcome === 'string' || mergedInto ? plainText(raw.title) : outcome.title, outcome: typeof outcome === 'string' ? outcome : 'kept' };
+          const report: ItemReport = {
+            file,
+            position: positions[i]!,
+            uid: raw.uid,
+            title: typeof outcome === 'string' || mergedInto ? plainText(raw.title) : outcome.title,
+            outcome: typeof outcome === 'string' ? outcome : 'kept',
+          };
           if (typeof outcome === 'string') items.push(report);
           else if (mergedInto) sameUid.push([{ ...report, outcome: 'merged', same: 'uid' }, outcome]);
           else keptReports.set(outcome, { ...report, id: outcome.id });
@@ -194,7 +206,9 @@ export function registerNormalizeCommand(program: Command): void {
         ];
         for (const [outcome, n, what] of unlisted) {
           if (!flags.explain || n <= 0) continue;
-          process.stderr.write(flags.json ? `${JSON.stringify({ file, outcome, items: n })}\n` : `${file}: ${n} ${what} (this format does not list them one by one)\n`);
+          process.stderr.write(
+            flags.json ? `${JSON.stringify({ file, outcome, items: n })}\n` : `${file}: ${n} ${what} (this format does not list them one by one)\n`,
+          );
         }
         mergedInFeeds += normalized.merged;
         for (const [k, n] of Object.entries(normalized.dropped)) dropped[k as DropReason] = (dropped[k as DropReason] ?? 0) + n;
@@ -238,7 +252,9 @@ export function registerNormalizeCommand(program: Command): void {
 export function registerGazetteerCommand(program: Command): void {
   program
     .command('gazetteer')
-    .description('List the bundled gazetteer\'s venue keys (key, name, city; tab-separated) and destination slugs: what `normalize --venue` and `--destination` accept.')
+    .description(
+      "List the bundled gazetteer's venue keys (key, name, city; tab-separated) and destination slugs: what `normalize --venue` and `--destination` accept.",
+    )
     .option('--venues', 'only the venues')
     .option('--destinations', 'only the destinations')
     .addOption(jsonOption())
@@ -246,7 +262,10 @@ export function registerGazetteerCommand(program: Command): void {
       const { bundledGazetteer } = await import('../workers/snapshot/gazetteer.ts');
       const g = bundledGazetteer();
       const both = !flags.venues && !flags.destinations;
-      const venues = both || flags.venues ? [...g.venueByKey.values()].map((v) => ({ key: v.key, name: v.name, city: v.city })).sort((a, b) => (a.key < b.key ? -1 : 1)) : null;
+      const venues =
+        both || flags.venues
+          ? [...g.venueByKey.values()].map((v) => ({ key: v.key, name: v.name, city: v.city })).sort((a, b) => (a.key < b.key ? -1 : 1))
+          : null;
       const destinations = both || flags.destinations ? destinationsOf(g) : null;
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ ...(venues ? { venues } : {}), ...(destinations ? { destinations } : {}) })}\n`);

@@ -27,7 +27,14 @@ export function registerSampleCommands(program: Command): void {
         import('../workers/snapshot/sample/feeds.ts'),
       ]);
       const registry = await loadRegistry(cfg.sourcesFile);
-      const files = await renderSampleFeeds({ dataDir: cfg.dataDir, sources: registry.sources, now, window: buildWindow(now), gazetteer: bundledGazetteer(), outDir: path.resolve(flags.out) });
+      const files = await renderSampleFeeds({
+        dataDir: cfg.dataDir,
+        sources: registry.sources,
+        now,
+        window: buildWindow(now),
+        gazetteer: bundledGazetteer(),
+        outDir: path.resolve(flags.out),
+      });
       if (flags.json) process.stdout.write(`${JSON.stringify({ files: Object.fromEntries(files) })}\n`);
       else for (const [id, file] of files) process.stdout.write(`${id}\t${file}\n`);
     });

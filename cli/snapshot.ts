@@ -39,7 +39,10 @@ function table(m: Manifest): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const failures = m.sources.filter((s) => s.error).map((s) => `  ${s.id}: ${s.error}`);
-  const dropped = Object.entries(m.counts.dropped).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const dropped =
+    Object.entries(m.counts.dropped)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   return [
     line(head),
     ...rows.map(line),
@@ -55,9 +58,17 @@ function table(m: Manifest): string {
 async function syntheticRegistry(cfg: Config, events: number, seed: number, windowDays: number, bar: ReturnType<typeof progress>): Promise<string> {
   const dir = path.join(cfg.dataDir, 'synthetic', `${events}-${seed}-${DateTime.fromJSDate(cfg.now()).toISODate()}`);
   const registry = path.join(dir, 'registry.json');
-  if (await stat(registry).then(() => true, () => false)) return registry;
+  if (
+    await stat(registry).then(
+      () => true,
+      () => false,
+    )
+  )
+    return registry;
   const { writeSynthetic, syntheticStart } = await import('../workers/snapshot/sample/synthetic.ts');
-  return writeSynthetic({ events, seed, outDir: dir, start: syntheticStart(cfg.now()), days: windowDays }, (done, total) => bar.update(done, total, 'generating'));
+  return writeSynthetic({ events, seed, outDir: dir, start: syntheticStart(cfg.now()), days: windowDays }, (done, total) =>
+    bar.update(done, total, 'generating'),
+  );
 }
 
 export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'seed'> & { seed?: number }, showProgress: boolean): Promise<BuildResult> {
@@ -116,7 +127,9 @@ export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
     // A new cluster's first snapshot is the one its ledger names, as a later `snapshot build` is.
     // Not recorded (PostgreSQL went away meanwhile): the nodes serve the volume's `current`, the same one.
     await recordSnapshot(database, manifest.id, { onlyIfNone: true }).catch((err: unknown) =>
-      process.stderr.write(`family-events: snapshot ${manifest.id} is not recorded in the shared ledger (${(err as Error).message}); \`family-events snapshot publish\` records it\n`),
+      process.stderr.write(
+        `family-events: snapshot ${manifest.id} is not recorded in the shared ledger (${(err as Error).message}); \`family-events snapshot publish\` records it\n`,
+      ),
     );
     return manifest;
   });
@@ -141,9 +154,15 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command('build')
-    .description('Fetch every source in the registry, normalize, and publish a new snapshot (atomically switches `current`; with DATABASE_URL, also records it in the shared ledger, and every node switches to it).')
+    .description(
+      'Fetch every source in the registry, normalize, and publish a new snapshot (atomically switches `current`; with DATABASE_URL, also records it in the shared ledger, and every node switches to it).',
+    )
     .option('--sources <file>', 'source registry to build from (default: SOURCES_FILE, else the bundled sample registry)')
-    .option('--synthetic <n>', 'build a deterministic synthetic set of N events over many destinations instead (benchmarks; up to 10,000,000)', positiveInt('--synthetic', 10_000_000))
+    .option(
+      '--synthetic <n>',
+      'build a deterministic synthetic set of N events over many destinations instead (benchmarks; up to 10,000,000)',
+      positiveInt('--synthetic', 10_000_000),
+    )
     .option('--seed <n>', 'seed of the synthetic set', positiveInt('--seed'), 1)
     .option('--window-days <n>', 'days after now to keep events for', positiveInt('--window-days', 730), WINDOW_DAYS)
     .option('--lookback-days <n>', 'days before now to keep events for', positiveInt('--lookback-days', 365), LOOKBACK_DAYS)
@@ -157,18 +176,22 @@ export function registerSnapshotCommands(program: Command): void {
 
   snapshot
     .command('publish')
-    .description('Make a snapshot under DATA_DIR/snapshots the one every node serves (DATABASE_URL): the current one by default, or an earlier one to roll back to.')
+    .description(
+      'Make a snapshot under DATA_DIR/snapshots the one every node serves (DATABASE_URL): the current one by default, or an earlier one to roll back to.',
+    )
     .argument('[id]', 'snapshot id (a directory under DATA_DIR/snapshots)')
     .addOption(jsonOption())
     .action(async (wanted: string | undefined, flags: { json?: boolean }) => {
       const cfg = cliConfig();
-      if (!cfg.database) throw new CliError('publish records the snapshot in the shared ledger: set DATABASE_URL (one node without it serves DATA_DIR/snapshots/current).');
+      if (!cfg.database)
+        throw new CliError('publish records the snapshot in the shared ledger: set DATABASE_URL (one node without it serves DATA_DIR/snapshots/current).');
       const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
       const id = wanted ?? (await currentSnapshotId(cfg.dataDir));
       if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
       const m = await readManifest(cfg.dataDir, id).catch(() => null);
       if (!m) throw new CliError(`no snapshot ${id} under ${path.join(cfg.dataDir, 'snapshots')}; the nodes could not load it.`);
-      if (m.schema_version !== SNAPSHOT_SCHEMA_VERSION) throw new CliError(`snapshot ${id} has layout ${m.schema_version}; this version serves ${SNAPSHOT_SCHEMA_VERSION}. Build a new one.`);
+      if (m.schema_version !== SNAPSHOT_SCHEMA_VERSION)
+        throw new CliError(`snapshot ${id} has layout ${m.schema_version}; this version serves ${SNAPSHOT_SCHEMA_VERSION}. Build a new one.`);
       await recordInLedger(cfg, id);
       process.stdout.write(flags.json ? `${JSON.stringify({ snapshot: id })}\n` : `every node now switches to snapshot ${id}\n`);
     });

@@ -52,7 +52,12 @@ interface Matched {
 
 const withQuotaHeaders = (r: Reply, q: QuotaState, nowMs: number): Reply => ({ ...r, headers: [...r.headers, ...quotaHeaders(q, nowMs)] });
 
-export function createHandler(routes: readonly AnyRoute[], svc: Services, log: Logger, website: (req: Request) => Reply | Promise<Reply>): (req: Request) => Reply | Promise<Reply> {
+export function createHandler(
+  routes: readonly AnyRoute[],
+  svc: Services,
+  log: Logger,
+  website: (req: Request) => Reply | Promise<Reply>,
+): (req: Request) => Reply | Promise<Reply> {
   const table = new Map<string, AnyRoute>();
   /** Templated routes by the path before their parameter, e.g. '/v1/events/' → /v1/events/{id}. */
   const templated = new Map<string, AnyRoute>();
@@ -107,7 +112,10 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     if (route.pathParam) {
       const checked = v.safeParse(route.pathParam.schema, pathParam);
       if (!checked.success) {
-        return { ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}: ${route.pathParam.name} ${checked.issues[0].message}.`), route: route.path };
+        return {
+          ...problemReply(web, 'not_found', `There is no ${req.path.slice(0, 200)}: ${route.pathParam.name} ${checked.issues[0].message}.`),
+          route: route.path,
+        };
       }
     }
     const rr: RouteRequest = { http: req, prefix: c.prefix, account, pathParam };
@@ -119,7 +127,12 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     if (unknown.length) {
       const errs: ParamError[] = unknown.map((param) => ({ param: param.slice(0, 100), message: `is not a parameter of ${route.path}` }));
       return {
-        ...problemReply(web, 'unknown_parameter', `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`, errs),
+        ...problemReply(
+          web,
+          'unknown_parameter',
+          `${route.path} does not take ${unknown.map((u) => u.slice(0, 100)).join(', ')}; see /v1/openapi.json for its parameters.`,
+          errs,
+        ),
         route: route.path,
       };
     }
@@ -140,11 +153,21 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
 
   return (req) => {
     if (req.targetLength > MAX_TARGET_BYTES) {
-      return { ...problemReply(web, 'request_too_large', `The URL is ${req.targetLength} bytes; the limit is ${MAX_TARGET_BYTES}. Shorten the query.`), route: 'unmatched' };
+      return {
+        ...problemReply(web, 'request_too_large', `The URL is ${req.targetLength} bytes; the limit is ${MAX_TARGET_BYTES}. Shorten the query.`),
+        route: 'unmatched',
+      };
     }
     if (req.headerBytes > MAX_HEADER_BYTES) {
       return {
-        ...problemReply(web, 'request_too_large', `The request headers are ${req.headerBytes} bytes; the limit is ${MAX_HEADER_BYTES}. Send fewer or shorter headers.`, undefined, [], 431),
+        ...problemReply(
+          web,
+          'request_too_large',
+          `The request headers are ${req.headerBytes} bytes; the limit is ${MAX_HEADER_BYTES}. Send fewer or shorter headers.`,
+          undefined,
+          [],
+          431,
+        ),
         route: 'unmatched',
       };
     }
@@ -157,7 +180,9 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     const { route, pathParam } = matched;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return {
-        ...problemReply(web, 'method_not_allowed', `${route.path} answers GET and HEAD only; ${req.method.slice(0, 20)} is not allowed.`, undefined, [['Allow', ALLOW]]),
+        ...problemReply(web, 'method_not_allowed', `${route.path} answers GET and HEAD only; ${req.method.slice(0, 20)} is not allowed.`, undefined, [
+          ['Allow', ALLOW],
+        ]),
         route: route.path,
       };
     }
@@ -177,6 +202,11 @@ export function createHandler(routes: readonly AnyRoute[], svc: Services, log: L
     } catch (err) {
       return fail(err, route.path);
     }
-    return account instanceof Promise ? account.then((a) => proceed(call, a), (err: unknown) => fail(err, route.path)) : proceed(call, account);
+    return account instanceof Promise
+      ? account.then(
+          (a) => proceed(call, a),
+          (err: unknown) => fail(err, route.path),
+        )
+      : proceed(call, account);
   };
 }

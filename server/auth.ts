@@ -49,7 +49,10 @@ export function presentedKey(req: Request, apiKeyParam: string | undefined): str
   }
   const key = fromHeader ?? apiKeyParam;
   if (key === undefined || key === '') {
-    throw new ApiError('missing_api_key', 'This route needs an API key: send "Authorization: Bearer <key>" or the api_key parameter. Get a key on the website\'s account page (/account), or on your own server with `family-events keys create`.');
+    throw new ApiError(
+      'missing_api_key',
+      'This route needs an API key: send "Authorization: Bearer <key>" or the api_key parameter. Get a key on the website\'s account page (/account), or on your own server with `family-events keys create`.',
+    );
   }
   return key;
 }
@@ -58,7 +61,7 @@ const KEY_REFUSED_REVOKED = 'This API key has been revoked; use another key of y
 
 /** The account of a key, or why the key is refused. */
 function verdict(k: KeyInfo | null | undefined): Account {
-  if (!k) throw invalid('This API key is not recognised. Check it was copied whole, or create one on the website\'s account page (/account).');
+  if (!k) throw invalid("This API key is not recognised. Check it was copied whole, or create one on the website's account page (/account).");
   if (k.revoked) throw invalid(KEY_REFUSED_REVOKED);
   return toAccount(k);
 }
@@ -144,7 +147,8 @@ export function authenticate(meter: Meter, req: Request, apiKeyParam: string | u
   if (known !== undefined && !known.revoked) return toAccount(known);
   const refused = failures.refusal(req);
   if (refused) throw refused;
-  if (hash === null) throw failures.counted(req, invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.'));
+  if (hash === null)
+    throw failures.counted(req, invalid('That is not an API key: keys read bsc_live_ followed by at least 32 letters and digits. Check it was copied whole.'));
   if (known !== undefined) throw failures.counted(req, invalid(KEY_REFUSED_REVOKED));
   return failures.lookup(meter, req, hash).then((r) => {
     if (r !== null && 'ok' in r) throw meterError(r);

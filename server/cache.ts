@@ -32,7 +32,14 @@ const MAX_ENTRY_BYTES = 8 * 1024 * 1024;
 export const MAX_STREAMED_ENTRY_BYTES = 1024 * 1024;
 
 const answerOf = (r: PageHead & { readonly body: Uint8Array }): Answer => ({
-  body: r.body, total: r.total, count: r.count, nextOffset: r.nextOffset, truncated: r.truncated, validUntilMs: r.validUntilMs, etag: r.etag, forms: new Map(),
+  body: r.body,
+  total: r.total,
+  count: r.count,
+  nextOffset: r.nextOffset,
+  truncated: r.truncated,
+  validUntilMs: r.validUntilMs,
+  etag: r.etag,
+  forms: new Map(),
 });
 
 function entrySize(a: Answer): number {
@@ -71,7 +78,12 @@ export class ResponseCache {
    * The answer for `key`: from the cache, from a computation already under way, or from `compute`.
    * The computation is cancelled (its signal aborts) only when every request waiting on it is gone.
    */
-  async get<F extends Failed = TaskFailure>(key: string, nowMs: number, signal: AbortSignal, compute: (signal: AbortSignal) => Promise<SearchOk | F>): Promise<Outcome<F>> {
+  async get<F extends Failed = TaskFailure>(
+    key: string,
+    nowMs: number,
+    signal: AbortSignal,
+    compute: (signal: AbortSignal) => Promise<SearchOk | F>,
+  ): Promise<Outcome<F>> {
     const cached = this.peek(key, nowMs);
     if (cached) return { hit: true, answer: cached };
     let flight = this.flights.get(key);

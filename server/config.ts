@@ -57,7 +57,10 @@ const EnvSchema = v.object({
   DATABASE_URL: v.optional(
     v.pipe(
       v.string(),
-      v.check((s) => /^postgres(?:ql)?:\/\//.test(s), 'must be a postgres:// or postgresql:// URL such as postgresql://family_events@db.internal/family_events'),
+      v.check(
+        (s) => /^postgres(?:ql)?:\/\//.test(s),
+        'must be a postgres:// or postgresql:// URL such as postgresql://family_events@db.internal/family_events',
+      ),
     ),
   ),
   PG_POOL_MAX: wholeNumber('4', 1, 100),
@@ -83,11 +86,15 @@ const EnvSchema = v.object({
       v.check((s) => /^smtps?:\/\//.test(s), 'must start with smtp:// or smtps://'),
     ),
   ),
-  MAIL_FROM: v.optional(v.pipe(v.string(), v.minLength(3, 'must be an address such as Family Events <no-reply@example.com>'), v.includes('@', 'must hold an e-mail address'))),
+  MAIL_FROM: v.optional(
+    v.pipe(v.string(), v.minLength(3, 'must be an address such as Family Events <no-reply@example.com>'), v.includes('@', 'must hold an e-mail address')),
+  ),
   OIDC_ISSUER: v.optional(baseUrl()),
   OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
-  OIDC_NAME: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(40, 'must be at most 40 characters, like Google or Okta'))),
+  OIDC_NAME: v.optional(
+    v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(40, 'must be at most 40 characters, like Google or Okta')),
+  ),
 });
 
 export interface DatabaseSettings {
@@ -160,10 +167,7 @@ export interface Config {
 
 export class ConfigError extends Error {
   readonly variable: string;
-  constructor(
-    variable: string,
-    reason: string,
-  ) {
+  constructor(variable: string, reason: string) {
     super(`${variable}: ${reason}`);
     this.variable = variable;
   }
@@ -184,8 +188,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const e = parsed.output;
   // A hold must outlive the longest answer computed under it, or a slow answer could not be charged.
   const ledgerHoldMs = e.LEDGER_HOLD_MS ?? e.QUERY_TIMEOUT_MS + 28_000;
-  if (ledgerHoldMs < e.QUERY_TIMEOUT_MS + 1000) throw new ConfigError('LEDGER_HOLD_MS', `must be at least QUERY_TIMEOUT_MS + 1000 (${e.QUERY_TIMEOUT_MS + 1000}): a hold must outlive the answer computed under it`);
-  if (e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) throw new ConfigError('ADMIN_PORT', `must differ from PORT (${e.PORT}): metrics never share the public port`);
+  if (ledgerHoldMs < e.QUERY_TIMEOUT_MS + 1000)
+    throw new ConfigError(
+      'LEDGER_HOLD_MS',
+      `must be at least QUERY_TIMEOUT_MS + 1000 (${e.QUERY_TIMEOUT_MS + 1000}): a hold must outlive the answer computed under it`,
+    );
+  if (e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT)
+    throw new ConfigError('ADMIN_PORT', `must differ from PORT (${e.PORT}): metrics never share the public port`);
   const oidcVars = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET];
   if (oidcVars.some((x) => x !== undefined) && oidcVars.some((x) => x === undefined)) {
     const missing = (['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const).find((_, i) => oidcVars[i] === undefined) ?? 'OIDC_ISSUER';

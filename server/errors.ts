@@ -68,12 +68,7 @@ export class ApiError extends Error {
   readonly errors?: readonly ParamError[] | undefined;
   /** Extra response headers, e.g. Retry-After or Allow. */
   readonly headers: readonly (readonly [string, string])[];
-  constructor(
-    code: ErrorCode,
-    detail: string,
-    errors?: readonly ParamError[],
-    headers: readonly (readonly [string, string])[] = [],
-  ) {
+  constructor(code: ErrorCode, detail: string, errors?: readonly ParamError[], headers: readonly (readonly [string, string])[] = []) {
     // An ApiError is an answer (a 4xx, or a 503 to retry), never logged with a stack: capturing one
     // cost a fifth of the main thread's time while a flood of over-rate requests was refused.
     const limit = Error.stackTraceLimit;

@@ -86,20 +86,48 @@ export type Handler = (req: Request) => Reply | Promise<Reply>;
 
 /** Request headers copied out of uWS; nothing else is read, so nothing else can leak. */
 const READ_HEADERS = [
-  'authorization', 'if-none-match', 'accept-encoding', 'accept', 'x-forwarded-for',
+  'authorization',
+  'if-none-match',
+  'accept-encoding',
+  'accept',
+  'x-forwarded-for',
   // The website's forms: its session cookie, and where a POST comes from (CSRF checks).
-  'cookie', 'origin', 'sec-fetch-site', 'content-type', 'content-length', 'transfer-encoding',
+  'cookie',
+  'origin',
+  'sec-fetch-site',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
 ] as const;
 
 const REASONS: Record<number, string> = {
-  200: 'OK', 204: 'No Content', 303: 'See Other', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-  404: 'Not Found', 405: 'Method Not Allowed', 410: 'Gone', 413: 'Content Too Large', 414: 'URI Too Long', 429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  200: 'OK',
+  204: 'No Content',
+  303: 'See Other',
+  304: 'Not Modified',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  410: 'Gone',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 const statusLine = (status: number): string => `${status} ${REASONS[status] ?? ''}`.trimEnd();
 
 const decoder = new TextDecoder();
-const LAST_RESORT = JSON.stringify({ type: 'about:blank', title: 'Internal error', status: 500, detail: 'The server failed to answer; retry later.', code: 'internal' });
+const LAST_RESORT = JSON.stringify({
+  type: 'about:blank',
+  title: 'Internal error',
+  status: 500,
+  detail: 'The server failed to answer; retry later.',
+  code: 'internal',
+});
 
 const WANTED: ReadonlySet<string> = new Set(READ_HEADERS);
 
@@ -309,11 +337,7 @@ class Exchange {
 
   private readonly res: HttpResponse;
   private readonly opts: ListenOptions;
-  constructor(
-    res: HttpResponse,
-    req: HttpRequest,
-    opts: ListenOptions,
-  ) {
+  constructor(res: HttpResponse, req: HttpRequest, opts: ListenOptions) {
     this.res = res;
     this.opts = opts;
     res.onAborted(() => this.aborted());

@@ -23,7 +23,8 @@ export interface Logging {
  * A key (workers/meter/keys.ts), a secret in a query string or form (api_key=, token=, key=), a
  * bearer credential, and the website's cookies (server/web/session.ts, with or without __Host-).
  */
-const SECRET = /bsc_live_[0-9a-z]+|(?<![\w-])((?:api_key|token|key|secret|password)=)[^&#\s"';,]+|((?:Bearer|Basic)\s+)[^\s"',;]+|((?:__Host-)?fe_(?:session|pre|oidc)=)[^;\s"',]+/gi;
+const SECRET =
+  /bsc_live_[0-9a-z]+|(?<![\w-])((?:api_key|token|key|secret|password)=)[^&#\s"';,]+|((?:Bearer|Basic)\s+)[^\s"',;]+|((?:__Host-)?fe_(?:session|pre|oidc)=)[^;\s"',]+/gi;
 
 const MAY_HOLD_SECRET = /[=_\s]/;
 

@@ -23,7 +23,21 @@ import { Snapshots } from './snapshots.ts';
 import { createMailer } from './web/mail.ts';
 import { createSite } from './web/site/index.ts';
 
-export const ROUTES: readonly AnyRoute[] = [eventsRoute, eventRoute, csvRoute, rssRoute, jsonFeedRoute, icsFeedRoute, demoRoute, usageRoute, categoriesRoute, citiesRoute, openapiRoute, healthzRoute, readyzRoute];
+export const ROUTES: readonly AnyRoute[] = [
+  eventsRoute,
+  eventRoute,
+  csvRoute,
+  rssRoute,
+  jsonFeedRoute,
+  icsFeedRoute,
+  demoRoute,
+  usageRoute,
+  categoriesRoute,
+  citiesRoute,
+  openapiRoute,
+  healthzRoute,
+  readyzRoute,
+];
 
 export interface RunningServer {
   readonly port: number;
@@ -94,7 +108,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     metrics.observe(route, f.status, seconds);
     // Never the query string or Authorization: either may carry a key.
     logger.info(
-      { method: f.request.method, route, status: f.status, bytes: f.bytes, ms: Math.round(seconds * 1e4) / 10, cache: f.reply?.cache ?? null, aborted: f.aborted || undefined },
+      {
+        method: f.request.method,
+        route,
+        status: f.status,
+        bytes: f.bytes,
+        ms: Math.round(seconds * 1e4) / 10,
+        cache: f.reply?.cache ?? null,
+        aborted: f.aborted || undefined,
+      },
       'request',
     );
     if (draining && inFlight === 0) drained?.();

@@ -4,7 +4,20 @@
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type PgMeterWorkerData, type Plan, type QuotaState, type UsageBody } from '../workers/protocol.ts';
+import {
+  ACCOUNT_CALLS,
+  type AccountCall,
+  type AccountCalls,
+  type KeyInfo,
+  type MeterMessage,
+  type MeterReply,
+  type MeterRequest,
+  type MeterWorkerData,
+  type PgMeterWorkerData,
+  type Plan,
+  type QuotaState,
+  type UsageBody,
+} from '../workers/protocol.ts';
 import { loadSecret } from '../workers/meter/web-secret.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
@@ -128,13 +141,7 @@ export class Meter {
   private secret: Buffer;
   /** How long a request waits for records its organization's other requests hold (QUERY_TIMEOUT_MS). */
   private readonly waitMs: number;
-  private constructor(
-    worker: Worker,
-    logger: Logger,
-    metrics: Metrics | null,
-    secret: Buffer,
-    waitMs: number,
-  ) {
+  private constructor(worker: Worker, logger: Logger, metrics: Metrics | null, secret: Buffer, waitMs: number) {
     this.worker = worker;
     this.logger = logger;
     this.metrics = metrics;
@@ -307,7 +314,15 @@ export class Meter {
    * settles, when the one before it leaves, and every POLL_MS, since on the shared ledger other
    * nodes' holds settle unseen. `settledMeanwhile`: a hold settled while the first try was out.
    */
-  private async waitInLine(orgId: string, keyId: string, want: number, settle: boolean, atMs: number, signal: AbortSignal | undefined, settledMeanwhile: boolean): Promise<Reserved | MeterFailure> {
+  private async waitInLine(
+    orgId: string,
+    keyId: string,
+    want: number,
+    settle: boolean,
+    atMs: number,
+    signal: AbortSignal | undefined,
+    settledMeanwhile: boolean,
+  ): Promise<Reserved | MeterFailure> {
     let line = this.lines.get(orgId);
     if (line === undefined) {
       line = { waiters: [] };
@@ -356,8 +371,10 @@ export class Meter {
   }
 
   private accountClient(): AccountClient {
-    const call = (name: AccountCall) => (...args: unknown[]) =>
-      this.call({ op: 'account', call: name, args } as WithoutId<MeterRequest>).then((r) => (r.ok ? ('account' in r ? r.account : r) : r));
+    const call =
+      (name: AccountCall) =>
+      (...args: unknown[]) =>
+        this.call({ op: 'account', call: name, args } as WithoutId<MeterRequest>).then((r) => (r.ok ? ('account' in r ? r.account : r) : r));
     return Object.fromEntries(ACCOUNT_CALLS.map((name) => [name, call(name)])) as unknown as AccountClient;
   }
 

@@ -30,7 +30,12 @@ export class Metrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route template and status.', labelNames: ['route', 'status'], registers });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'Requests answered, by route template and status.',
+      labelNames: ['route', 'status'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request to reply written, by route template.',
@@ -38,7 +43,12 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
-    this.cache = new Counter({ name: 'response_cache_total', help: 'Searches answered from the response cache (hit) or by a worker (miss).', labelNames: ['route', 'result'], registers });
+    this.cache = new Counter({
+      name: 'response_cache_total',
+      help: 'Searches answered from the response cache (hit) or by a worker (miss).',
+      labelNames: ['route', 'result'],
+      registers,
+    });
     this.meterOps = new Histogram({
       name: 'meter_batch_requests',
       help: 'Requests the metering thread handled per batch (one transaction each).',
@@ -59,12 +69,38 @@ export class Metrics {
     });
     this.meterCharges = new Counter({ name: 'meter_charges_total', help: 'Responses charged to the usage ledger.', registers });
     this.meterFsyncs = new Counter({ name: 'meter_commits_total', help: 'Ledger transactions that held at least one charge (one fsync each).', registers });
-    this.streams = new Counter({ name: 'csv_streams_total', help: 'Streamed CSV bodies, by how they ended (completed, cancelled: client gone or body not wanted, failed).', labelNames: ['outcome'], registers });
+    this.streams = new Counter({
+      name: 'csv_streams_total',
+      help: 'Streamed CSV bodies, by how they ended (completed, cancelled: client gone or body not wanted, failed).',
+      labelNames: ['outcome'],
+      registers,
+    });
     this.streamRows = new Counter({ name: 'csv_stream_rows_total', help: 'CSV rows the query workers streamed.', registers });
     this.streamBytes = new Counter({ name: 'csv_stream_bytes_total', help: 'Uncompressed CSV bytes the query workers streamed.', registers });
-    new Gauge({ name: 'query_pool_queue_depth', help: 'Searches waiting for a query worker.', registers, collect() { this.set(sources.queueDepth()); } });
-    new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers, collect() { this.set(sources.inFlight()); } });
-    new Gauge({ name: 'response_cache_bytes', help: 'Bytes held by the response cache.', registers, collect() { this.set(sources.cacheBytes()); } });
+    new Gauge({
+      name: 'query_pool_queue_depth',
+      help: 'Searches waiting for a query worker.',
+      registers,
+      collect() {
+        this.set(sources.queueDepth());
+      },
+    });
+    new Gauge({
+      name: 'http_requests_in_flight',
+      help: 'Requests received and not yet answered.',
+      registers,
+      collect() {
+        this.set(sources.inFlight());
+      },
+    });
+    new Gauge({
+      name: 'response_cache_bytes',
+      help: 'Bytes held by the response cache.',
+      registers,
+      collect() {
+        this.set(sources.cacheBytes());
+      },
+    });
     new Gauge({
       name: 'snapshot_info',
       help: 'The snapshot being served (value 1, id as label).',
@@ -89,7 +125,14 @@ export class Metrics {
         if (wanted !== null) this.set({ wanted }, 1);
       },
     });
-    new Gauge({ name: 'snapshot_events', help: 'Events in the snapshot being served.', registers, collect() { this.set(sources.snapshotEvents()); } });
+    new Gauge({
+      name: 'snapshot_events',
+      help: 'Events in the snapshot being served.',
+      registers,
+      collect() {
+        this.set(sources.snapshotEvents());
+      },
+    });
   }
 
   // Label children are looked up once per label set: hashing label objects on every request shows

@@ -36,7 +36,10 @@ const QUOTA_HEADERS: Record<string, Header> = {
     required: true,
     schema: { type: 'integer' },
   },
-  'X-Quota-Truncated': { description: '"true" when the page was cut short because the quota ran out (the JSON body says truncated: true).', schema: { type: 'string' } },
+  'X-Quota-Truncated': {
+    description: '"true" when the page was cut short because the quota ran out (the JSON body says truncated: true).',
+    schema: { type: 'string' },
+  },
   'RateLimit-Policy': { description: 'IETF draft: "<plan>";q=<records a month>;w=<seconds in the month>. Capped plans only.', schema: { type: 'string' } },
   RateLimit: { description: 'IETF draft: "<plan>";r=<records remaining>;t=<seconds to reset>. Capped plans only.', schema: { type: 'string' } },
 };
@@ -64,7 +67,10 @@ const DEMO_HEADERS: Record<string, Header> = {
 };
 
 const TAGS = [
-  { name: 'events', description: 'Searches of the event snapshot: JSON, CSV, RSS, JSON Feed and iCalendar with an API key, one event by id, and the keyless demo.' },
+  {
+    name: 'events',
+    description: 'Searches of the event snapshot: JSON, CSV, RSS, JSON Feed and iCalendar with an API key, one event by id, and the keyless demo.',
+  },
   { name: 'account', description: "Your organization's plan and this month's usage." },
   { name: 'reference', description: 'The values the filters accept, and this document.' },
   { name: 'operations', description: 'Liveness and readiness probes.' },
@@ -81,7 +87,8 @@ const PARAM_CONVERSION: ConversionConfig = {
   typeMode: 'output',
   errorMode: 'throw',
   ignoreActions: ['transform', 'raw_transform'],
-  overrideAction: ({ valibotAction, jsonSchema }) => ('jsonSchema' in valibotAction ? { ...jsonSchema, ...(valibotAction as unknown as Stated).jsonSchema } : undefined),
+  overrideAction: ({ valibotAction, jsonSchema }) =>
+    'jsonSchema' in valibotAction ? { ...jsonSchema, ...(valibotAction as unknown as Stated).jsonSchema } : undefined,
 };
 
 function queryParameter(name: string, schema: v.GenericSchema, notes: readonly string[]): object {
@@ -146,7 +153,9 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     for (const c of codes) for (const st of statusesOf(c)) byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
     const search = r.tag === 'events';
     // One event by id: the validators and caching of a search, without its paging figures.
-    const searchHeaders = r.pathParam ? Object.fromEntries(Object.entries(SEARCH_HEADERS).filter(([k]) => k !== 'X-Total-Count' && k !== 'Link')) : SEARCH_HEADERS;
+    const searchHeaders = r.pathParam
+      ? Object.fromEntries(Object.entries(SEARCH_HEADERS).filter(([k]) => k !== 'X-Total-Count' && k !== 'Link'))
+      : SEARCH_HEADERS;
     const headers = { ...(search ? searchHeaders : {}), ...(r.access === 'live' ? QUOTA_HEADERS : {}), ...(r.access === 'demo' ? DEMO_HEADERS : {}) };
     const responses: Record<string, object> = {
       200: {
@@ -163,15 +172,30 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       };
     }
     const op = {
-      operationId: r.path.replace(/^\//, '').replace(/[{}]/g, '').replace(/[^a-z0-9]+/gi, '_'),
+      operationId: r.path
+        .replace(/^\//, '')
+        .replace(/[{}]/g, '')
+        .replace(/[^a-z0-9]+/gi, '_'),
       summary: r.summary,
       description: r.description,
       tags: [r.tag],
       parameters: search
         ? [
             ...parameters,
-            { name: 'If-None-Match', in: 'header', required: false, description: 'ETags you hold: a match answers 304 without a body, and charges nothing.', schema: { type: 'string' } },
-            { name: 'Accept-Encoding', in: 'header', required: false, description: 'br and gzip are honoured for bodies over 1 KiB.', schema: { type: 'string' } },
+            {
+              name: 'If-None-Match',
+              in: 'header',
+              required: false,
+              description: 'ETags you hold: a match answers 304 without a body, and charges nothing.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'Accept-Encoding',
+              in: 'header',
+              required: false,
+              description: 'br and gzip are honoured for bodies over 1 KiB.',
+              schema: { type: 'string' },
+            },
           ]
         : parameters,
       // The rules between parameters that no parameter's schema can state, in IDL (see ParamRule).
@@ -192,9 +216,11 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       description:
         'Family-friendly events in the San Francisco Bay Area. Every operation is a GET (HEAD gives the headers only). ' +
         'Errors are RFC 9457 problem+json with a stable `code`:\n\n' +
-        Object.entries(ERRORS).map(([code, e]) => `- \`${code}\` (${statusesOf(code as ErrorCode).join(' or ')}): ${e.title}`).join('\n') +
-        '\n\nRules between parameters that no single parameter schema can state are in each parameter\'s description and, ' +
-        'for generators, in the operation\'s `x-dependencies` (IDL, the Inter-parameter Dependency Language). ' +
+        Object.entries(ERRORS)
+          .map(([code, e]) => `- \`${code}\` (${statusesOf(code as ErrorCode).join(' or ')}): ${e.title}`)
+          .join('\n') +
+        "\n\nRules between parameters that no single parameter schema can state are in each parameter's description and, " +
+        "for generators, in the operation's `x-dependencies` (IDL, the Inter-parameter Dependency Language). " +
         `A parameter whose schema has \`${VALUES_FROM}\` takes the values that route lists; its \`enum\` is those of the snapshot this document was served from.`,
       license: { name: 'Family Events API Terms', url: `${config.webBaseUrl}/terms` },
     },
@@ -207,7 +233,12 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer bsc_live_…' },
-        apiKey: { type: 'apiKey', in: 'query', name: API_KEY_PARAM, description: 'The same key as a query parameter, for clients that cannot set headers. If both are sent they must be equal.' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'query',
+          name: API_KEY_PARAM,
+          description: 'The same key as a query parameter, for clients that cannot set headers. If both are sent they must be equal.',
+        },
       },
       schemas: Object.fromEntries(Object.keys(RESPONSE_SCHEMAS).map((k) => [k, componentSchema(k as keyof typeof RESPONSE_SCHEMAS)])),
     },

@@ -63,7 +63,15 @@ const decimalIn = (min: number, max: number, what: string) => {
 
 const wholeIn = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
-  return v.pipe(numberText(message), v.check(isWhole, message), v.transform(Number), v.number(), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+  return v.pipe(
+    numberText(message),
+    v.check(isWhole, message),
+    v.transform(Number),
+    v.number(),
+    v.integer(message),
+    v.minValue(min, message),
+    v.maxValue(max, message),
+  );
 };
 
 // ------------------------------------------------------------------ lists
@@ -85,11 +93,9 @@ const commaList = <I extends v.GenericSchema<string>>(item: I, what: string, max
 
 // The city filter matches folded names (case, accents and spacing aside), so any spelling of a
 // listed city is accepted; which cities exist is the snapshot's to say (server/query.ts).
-const cityName = () =>
-  v.pipe(v.string(), v.nonEmpty('has an empty name (two commas in a row, or one at an end)'), v.metadata({ [VALUES_FROM]: '/v1/cities' }));
+const cityName = () => v.pipe(v.string(), v.nonEmpty('has an empty name (two commas in a row, or one at an end)'), v.metadata({ [VALUES_FROM]: '/v1/cities' }));
 
-const categorySlug = () =>
-  v.picklist(CATEGORY_SLUGS, (issue) => `names an unknown category "${String(issue.input)}"; the slugs are listed at /v1/categories`);
+const categorySlug = () => v.picklist(CATEGORY_SLUGS, (issue) => `names an unknown category "${String(issue.input)}"; the slugs are listed at /v1/categories`);
 
 // ------------------------------------------------------------------ dates and weeks
 
@@ -105,8 +111,7 @@ export interface DateBound {
 const LEAP_YEAR = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
 /** Exactly the calendar dates of years 0000–9999. */
 const DATE =
-  '(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' +
-  `|${LEAP_YEAR}-02-29)`;
+  '(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))' + `|${LEAP_YEAR}-02-29)`;
 /** RFC 3339 time with an offset (T, Z in either case, or a space, as its section 5.6 allows); no leap second; at most 9 fraction digits. */
 const TIME = '(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])';
 const DAY = new RegExp(`^${DATE}$`);
@@ -220,7 +225,10 @@ const searchEntries = (maxLimit: number, defaultLimit: number) => ({
     ),
     `Great-circle radius in km around lat/lng, in (0, ${MAX_RADIUS_KM}]; default ${DEFAULT_RADIUS_KM}.`,
   ),
-  age_min: doc(wholeIn(0, MAX_AGE_YEARS), `Child age in whole years, lower bound (0–${MAX_AGE_YEARS}). Events whose age range overlaps match; events without one match any age.`),
+  age_min: doc(
+    wholeIn(0, MAX_AGE_YEARS),
+    `Child age in whole years, lower bound (0–${MAX_AGE_YEARS}). Events whose age range overlaps match; events without one match any age.`,
+  ),
   age_max: doc(wholeIn(0, MAX_AGE_YEARS), `Child age in whole years, upper bound (0–${MAX_AGE_YEARS}), inclusive of the whole year.`),
   category: doc(commaList(categorySlug(), 'category', CATEGORY_SLUGS.length), 'Comma-separated category slugs from /v1/categories; any of them matches.'),
   q: doc(

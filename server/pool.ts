@@ -6,16 +6,28 @@ import path from 'node:path';
 import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
-  type QueryWorkerData, type BatchResult, type BatchTask, type EventMissing, type EventTask,
-  type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
-  type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
+  type QueryWorkerData,
+  type BatchResult,
+  type BatchTask,
+  type EventMissing,
+  type EventTask,
+  type PageHead,
+  type PrepareMessage,
+  type PreparedMessage,
+  type SearchOk,
+  type SearchResult,
+  type SearchTask,
+  type SnapshotRef,
+  type StreamControl,
+  type StreamDone,
+  type StreamMessage,
+  type TaskFailure,
 } from '../workers/protocol.ts';
 import type { BodySink, BodyStream } from './http.ts';
 import type { Config } from './config.ts';
 
 // A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
 const WORKER = new URL(`../workers/query/worker${path.extname(import.meta.url)}`, import.meta.url);
-
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
 export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
@@ -66,10 +78,7 @@ class PortBody implements BodyStream {
 
   private readonly port: MessagePort;
   private readonly cancelTask: () => void;
-  constructor(
-    port: MessagePort,
-    cancelTask: () => void,
-  ) {
+  constructor(port: MessagePort, cancelTask: () => void) {
     this.port = port;
     this.cancelTask = cancelTask;
   }
@@ -144,10 +153,7 @@ export class QueryPool {
   private readonly batches: BatchSizes;
 
   private readonly config: Config;
-  constructor(
-    config: Config,
-    batchSizes: BatchSizes = { observe: () => undefined },
-  ) {
+  constructor(config: Config, batchSizes: BatchSizes = { observe: () => undefined }) {
     this.config = config;
     this.batches = batchSizes;
     const data: QueryWorkerData = { snapshotChannel: `family-events:snapshots:${randomUUID()}` };
@@ -278,13 +284,18 @@ export class QueryPool {
     });
   }
 
-  private async submit(input: TaskInput | EventInput, stream: { port: MessagePort; cancel: SharedArrayBuffer } | null, signal: AbortSignal): Promise<SearchResult | EventMissing> {
+  private async submit(
+    input: TaskInput | EventInput,
+    stream: { port: MessagePort; cancel: SharedArrayBuffer } | null,
+    signal: AbortSignal,
+  ): Promise<SearchResult | EventMissing> {
     const cancel = stream?.cancel ?? new SharedArrayBuffer(4);
     const flag = new Int32Array(cancel);
     const onAbort = (): void => void Atomics.store(flag, 0, 1);
     signal.addEventListener('abort', onAbort, { once: true });
     const deadlineMs = Date.now() + this.config.queryTimeoutMs;
-    const task: SearchTask | EventTask = input.kind === 'event' ? { ...input, cancel, deadlineMs } : { ...input, stream: stream?.port ?? null, cancel, deadlineMs };
+    const task: SearchTask | EventTask =
+      input.kind === 'event' ? { ...input, cancel, deadlineMs } : { ...input, stream: stream?.port ?? null, cancel, deadlineMs };
     try {
       return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult | EventMissing;
     } catch (err) {

@@ -41,7 +41,9 @@ function computeWeekRange(spec: WeekSpec, now: Date): { fromMs: number; toMs: nu
   const monday =
     spec.kind === 'iso'
       ? DateTime.fromObject({ weekYear: spec.year, weekNumber: spec.week, weekday: 1 }, { zone: ZONE })
-      : DateTime.fromJSDate(now, { zone: ZONE }).startOf('week').plus({ weeks: spec.kind === 'next' ? 1 : 0 });
+      : DateTime.fromJSDate(now, { zone: ZONE })
+          .startOf('week')
+          .plus({ weeks: spec.kind === 'next' ? 1 : 0 });
   const start = monday.startOf('day');
   return { fromMs: start.toMillis(), toMs: start.plus({ weeks: 1 }).toMillis() - 1 };
 }
@@ -54,7 +56,9 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
     const unknown = p.city.filter((c) => !ctx.cities.has(fold(c)));
     if (unknown.length) {
       const message = `unknown city ${unknown.map((c) => `"${c}"`).join(', ')}; the accepted names are listed at /v1/cities`;
-      throw new ApiError('invalid_parameter', `The city filter names a city we have no events for: ${unknown.join(', ')}. Use a name from /v1/cities.`, [{ param: 'city', message }]);
+      throw new ApiError('invalid_parameter', `The city filter names a city we have no events for: ${unknown.join(', ')}. Use a name from /v1/cities.`, [
+        { param: 'city', message },
+      ]);
     }
     cities = sortedDistinct(p.city.map(fold));
   }
@@ -76,10 +80,7 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
   return {
     cities,
     geo: p.lat !== undefined && p.lng !== undefined ? { lat: p.lat, lng: p.lng, radiusKm: p.radius_km ?? DEFAULT_RADIUS_KM } : null,
-    ages:
-      p.age_min !== undefined || p.age_max !== undefined
-        ? { loMonths: (p.age_min ?? 0) * 12, hiMonths: (p.age_max ?? 18) * 12 + 11 }
-        : null,
+    ages: p.age_min !== undefined || p.age_max !== undefined ? { loMonths: (p.age_min ?? 0) * 12, hiMonths: (p.age_max ?? 18) * 12 + 11 } : null,
     categories,
     words: qWords && qWords.length ? qWords : null,
     isFree: p.is_free ?? null,
@@ -92,5 +93,16 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
 
 /** The cache key of a search: the canonical query in a fixed field order. */
 export function queryKey(q: SearchQuery): string {
-  return JSON.stringify([q.cities, q.geo && [q.geo.lat, q.geo.lng, q.geo.radiusKm], q.ages && [q.ages.loMonths, q.ages.hiMonths], q.categories, q.words, q.isFree, q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs], q.sort, q.limit, q.offset]);
+  return JSON.stringify([
+    q.cities,
+    q.geo && [q.geo.lat, q.geo.lng, q.geo.radiusKm],
+    q.ages && [q.ages.loMonths, q.ages.hiMonths],
+    q.categories,
+    q.words,
+    q.isFree,
+    q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs],
+    q.sort,
+    q.limit,
+    q.offset,
+  ]);
 }

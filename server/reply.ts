@@ -12,7 +12,14 @@ export function jsonReply(body: Uint8Array | string | object, headers: Headers =
   return { status, headers: [['Content-Type', JSON_TYPE], ...headers], body: bytes };
 }
 
-export function problemReply(webBaseUrl: string, code: ErrorCode, detail: string, errors?: readonly ParamError[], headers: Headers = [], status?: number): Reply {
+export function problemReply(
+  webBaseUrl: string,
+  code: ErrorCode,
+  detail: string,
+  errors?: readonly ParamError[],
+  headers: Headers = [],
+  status?: number,
+): Reply {
   const p = problem(webBaseUrl, code, detail, errors, status);
   const extra: (readonly [string, string])[] = [...headers];
   // RFC 6750: a 401 names the scheme, and says when the token itself was refused.

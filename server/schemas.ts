@@ -138,7 +138,10 @@ export const JsonFeedSchema = v.strictObject({
 
 export const CsvSchema = v.pipe(v.string(), v.description('RFC 4180 CSV with a header row; the columns are listed in the route description'));
 
-export const IcsSchema = v.pipe(v.string(), v.description('iCalendar (RFC 5545): one VEVENT per event, UID = event id, times in America/Los_Angeles with its VTIMEZONE'));
+export const IcsSchema = v.pipe(
+  v.string(),
+  v.description('iCalendar (RFC 5545): one VEVENT per event, UID = event id, times in America/Los_Angeles with its VTIMEZONE'),
+);
 export const RssSchema = v.pipe(v.string(), v.description('RSS 2.0 XML (https://www.rssboard.org/rss-specification)'));
 
 export const HealthSchema = v.object({

@@ -42,13 +42,7 @@ export class Snapshots {
   private readonly pollMs: number;
   /** Runs after each switch (the response cache drops the old snapshot's entries). */
   private readonly onSwitch: (snapshotId: string) => void;
-  constructor(
-    dataDir: string,
-    pool: QueryPool,
-    log: Logger,
-    pollMs: number,
-    onSwitch: (snapshotId: string) => void = () => undefined,
-  ) {
+  constructor(dataDir: string, pool: QueryPool, log: Logger, pollMs: number, onSwitch: (snapshotId: string) => void = () => undefined) {
     this.dataDir = dataDir;
     this.pool = pool;
     this.log = log;
@@ -129,7 +123,10 @@ export class Snapshots {
     }
     if (manifest.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
       this.failed(id, `layout ${manifest.schema_version}, this server reads ${SNAPSHOT_SCHEMA_VERSION}`);
-      this.log.error({ snapshot: id, layout: manifest.schema_version, wanted: SNAPSHOT_SCHEMA_VERSION }, 'snapshot has another layout; rebuild it with `family-events snapshot build`');
+      this.log.error(
+        { snapshot: id, layout: manifest.schema_version, wanted: SNAPSHOT_SCHEMA_VERSION },
+        'snapshot has another layout; rebuild it with `family-events snapshot build`',
+      );
       return;
     }
     const ref: SnapshotRef = { id, dir: path.join(snapshotsDir(this.dataDir), id) };
@@ -144,7 +141,10 @@ export class Snapshots {
     const previous = this.loaded?.ref.id ?? null;
     this.loaded = { ref, manifest, cities: new Map(manifest.cities.map((c) => [fold(c), c])) };
     this.onSwitch(id);
-    this.log.info({ snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) }, 'serving snapshot');
+    this.log.info(
+      { snapshot: id, previous, events: manifest.counts.events, workers_ready: ready, load_ms: Math.round(performance.now() - t0) },
+      'serving snapshot',
+    );
   }
 
   /** `reason` is served by /readyz to anyone: what failed, never a path or a worker's error (those are logged). */

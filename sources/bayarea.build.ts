@@ -43,13 +43,85 @@ const NINE: Record<string, { name: string; destination: string }> = {
 // towns of the nine counties (the Association of Bay Area Governments' members). Every one must
 // be a TIGER place in its county, or the build stops.
 const INCORPORATED: Record<string, readonly string[]> = {
-  Alameda: ['Alameda', 'Albany', 'Berkeley', 'Dublin', 'Emeryville', 'Fremont', 'Hayward', 'Livermore', 'Newark', 'Oakland', 'Piedmont', 'Pleasanton', 'San Leandro', 'Union City'],
-  'Contra Costa': ['Antioch', 'Brentwood', 'Clayton', 'Concord', 'Danville', 'El Cerrito', 'Hercules', 'Lafayette', 'Martinez', 'Moraga', 'Oakley', 'Orinda', 'Pinole', 'Pittsburg', 'Pleasant Hill', 'Richmond', 'San Pablo', 'San Ramon', 'Walnut Creek'],
+  Alameda: [
+    'Alameda',
+    'Albany',
+    'Berkeley',
+    'Dublin',
+    'Emeryville',
+    'Fremont',
+    'Hayward',
+    'Livermore',
+    'Newark',
+    'Oakland',
+    'Piedmont',
+    'Pleasanton',
+    'San Leandro',
+    'Union City',
+  ],
+  'Contra Costa': [
+    'Antioch',
+    'Brentwood',
+    'Clayton',
+    'Concord',
+    'Danville',
+    'El Cerrito',
+    'Hercules',
+    'Lafayette',
+    'Martinez',
+    'Moraga',
+    'Oakley',
+    'Orinda',
+    'Pinole',
+    'Pittsburg',
+    'Pleasant Hill',
+    'Richmond',
+    'San Pablo',
+    'San Ramon',
+    'Walnut Creek',
+  ],
   Marin: ['Belvedere', 'Corte Madera', 'Fairfax', 'Larkspur', 'Mill Valley', 'Novato', 'Ross', 'San Anselmo', 'San Rafael', 'Sausalito', 'Tiburon'],
   Napa: ['American Canyon', 'Calistoga', 'Napa', 'St. Helena', 'Yountville'],
   'San Francisco': ['San Francisco'],
-  'San Mateo': ['Atherton', 'Belmont', 'Brisbane', 'Burlingame', 'Colma', 'Daly City', 'East Palo Alto', 'Foster City', 'Half Moon Bay', 'Hillsborough', 'Menlo Park', 'Millbrae', 'Pacifica', 'Portola Valley', 'Redwood City', 'San Bruno', 'San Carlos', 'San Mateo', 'South San Francisco', 'Woodside'],
-  'Santa Clara': ['Campbell', 'Cupertino', 'Gilroy', 'Los Altos', 'Los Altos Hills', 'Los Gatos', 'Milpitas', 'Monte Sereno', 'Morgan Hill', 'Mountain View', 'Palo Alto', 'San Jose', 'Santa Clara', 'Saratoga', 'Sunnyvale'],
+  'San Mateo': [
+    'Atherton',
+    'Belmont',
+    'Brisbane',
+    'Burlingame',
+    'Colma',
+    'Daly City',
+    'East Palo Alto',
+    'Foster City',
+    'Half Moon Bay',
+    'Hillsborough',
+    'Menlo Park',
+    'Millbrae',
+    'Pacifica',
+    'Portola Valley',
+    'Redwood City',
+    'San Bruno',
+    'San Carlos',
+    'San Mateo',
+    'South San Francisco',
+    'Woodside',
+  ],
+  'Santa Clara': [
+    'Campbell',
+    'Cupertino',
+    'Gilroy',
+    'Los Altos',
+    'Los Altos Hills',
+    'Los Gatos',
+    'Milpitas',
+    'Monte Sereno',
+    'Morgan Hill',
+    'Mountain View',
+    'Palo Alto',
+    'San Jose',
+    'Santa Clara',
+    'Saratoga',
+    'Sunnyvale',
+  ],
   Solano: ['Benicia', 'Dixon', 'Fairfield', 'Rio Vista', 'Suisun City', 'Vacaville', 'Vallejo'],
   Sonoma: ['Cloverdale', 'Cotati', 'Healdsburg', 'Petaluma', 'Rohnert Park', 'Santa Rosa', 'Sebastopol', 'Sonoma', 'Windsor'],
 };
@@ -72,8 +144,12 @@ const round = (x: number, d: number): number => Math.round(x * 10 ** d) / 10 ** 
 function kmToSegment(lng: number, lat: number, a: [number, number], b: [number, number]): number {
   const kx = 111.32 * Math.cos((lat * Math.PI) / 180);
   const ky = 110.57;
-  const ax = (a[0] - lng) * kx, ay = (a[1] - lat) * ky, bx = (b[0] - lng) * kx, by = (b[1] - lat) * ky;
-  const dx = bx - ax, dy = by - ay;
+  const ax = (a[0] - lng) * kx,
+    ay = (a[1] - lat) * ky,
+    bx = (b[0] - lng) * kx,
+    by = (b[1] - lat) * ky;
+  const dx = bx - ax,
+    dy = by - ay;
   const len2 = dx * dx + dy * dy;
   const t = len2 === 0 ? 0 : Math.max(0, Math.min(1, -(ax * dx + ay * dy) / len2));
   return Math.hypot(ax + t * dx, ay + t * dy);
@@ -82,7 +158,8 @@ function kmToSegment(lng: number, lat: number, a: [number, number], b: [number, 
 function inRing(lng: number, lat: number, ring: Ring): boolean {
   let inside = false;
   for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i]!, [xj, yj] = ring[j]!;
+    const [xi, yi] = ring[i]!,
+      [xj, yj] = ring[j]!;
     if (yi > lat !== yj > lat && lng < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
@@ -96,7 +173,11 @@ function kmToPolygons(lng: number, lat: number, ps: Polygons): number {
   return best;
 }
 
-interface County { fips: string; name: string; polygons: Polygons }
+interface County {
+  fips: string;
+  name: string;
+  polygons: Polygons;
+}
 
 function countyAt(counties: readonly County[], lat: number, lng: number): County | undefined {
   const inside = counties.find((c) => inPolygons(lng, lat, c.polygons));
@@ -113,19 +194,26 @@ function countyAt(counties: readonly County[], lat: number, lng: number): County
 function main(placesFile: string): void {
   const raw = readFileSync(placesFile);
   const blob = createHash('sha1').update(`blob ${raw.length}\0`).update(raw).digest('hex');
-  if (blob !== PLACES_SOURCE.blob) throw new Error(`${placesFile}: blob ${blob}, expected ${PLACES_SOURCE.blob} (${PLACES_SOURCE.repository}@${PLACES_SOURCE.commit}:${PLACES_SOURCE.path})`);
+  if (blob !== PLACES_SOURCE.blob)
+    throw new Error(`${placesFile}: blob ${blob}, expected ${PLACES_SOURCE.blob} (${PLACES_SOURCE.repository}@${PLACES_SOURCE.commit}:${PLACES_SOURCE.path})`);
 
   const us = require('us-atlas/counties-10m.json') as Topology<{ counties: GeometryCollection<{ name: string }> }>;
-  const all: County[] = feature(us, us.objects.counties).features
-    .filter((f) => String(f.id).startsWith('06'))
+  const all: County[] = feature(us, us.objects.counties)
+    .features.filter((f) => String(f.id).startsWith('06'))
     .map((f) => {
       const g = f.geometry as GeoJSON.Polygon | GeoJSON.MultiPolygon;
       const polys = (g.type === 'Polygon' ? [g.coordinates] : g.coordinates) as Polygons;
-      return { fips: String(f.id), name: f.properties.name, polygons: polys.map((p) => p.map((r) => r.map(([x, y]) => [round(x, 4), round(y, 4)] as [number, number]))) };
+      return {
+        fips: String(f.id),
+        name: f.properties.name,
+        polygons: polys.map((p) => p.map((r) => r.map(([x, y]) => [round(x, 4), round(y, 4)] as [number, number]))),
+      };
     });
   const nine = all.filter((c) => NINE[c.fips]);
   if (nine.length !== 9) throw new Error(`us-atlas: ${nine.length} of the nine counties`);
-  const near = all.filter((c) => !NINE[c.fips] && nine.some((n) => c.polygons.some((p) => p[0]!.some(([x, y]) => kmToPolygons(x, y, n.polygons) < NEIGHBOUR_KM))));
+  const near = all.filter(
+    (c) => !NINE[c.fips] && nine.some((n) => c.polygons.some((p) => p[0]!.some(([x, y]) => kmToPolygons(x, y, n.polygons) < NEIGHBOUR_KM))),
+  );
 
   const flat = JSON.parse(raw.toString('utf8')) as (string | number)[];
   const places: [string, string, string, number, number][] = [];
@@ -134,18 +222,26 @@ function main(placesFile: string): void {
     const label = flat[i] as string;
     if (!label.endsWith(', CA') || / County, CA$/.test(label)) continue;
     const name = label.slice(0, -4);
-    const lat = flat[i + 1] as number, lng = flat[i + 2] as number;
+    const lat = flat[i + 1] as number,
+      lng = flat[i + 2] as number;
     const c = countyAt([...nine, ...near], lat, lng);
     // San Francisco's internal point lies at sea, in the county's ocean waters by the Farallones.
-    const listed = c ? undefined : Object.entries(INCORPORATED).find(([county, names]) => names.includes(name) && kmToPolygons(lng, lat, nine.find((n) => NINE[n.fips]!.name === county)!.polygons) < OFFSHORE_KM)?.[0];
+    const listed = c
+      ? undefined
+      : Object.entries(INCORPORATED).find(
+          ([county, names]) => names.includes(name) && kmToPolygons(lng, lat, nine.find((n) => NINE[n.fips]!.name === county)!.polygons) < OFFSHORE_KM,
+        )?.[0];
     const county = c && NINE[c.fips] ? NINE[c.fips]!.name : listed;
     if (!county) continue;
     places.push([name, county, INCORPORATED[county]!.includes(name) ? 'city' : 'cdp', round(lat, 5), round(lng, 5)]);
     seen.add(`${name}|${county}`);
   }
-  for (const [county, names] of Object.entries(INCORPORATED)) for (const n of names) if (!seen.has(`${n}|${county}`)) throw new Error(`TIGER has no place ${n} in ${county} County`);
+  for (const [county, names] of Object.entries(INCORPORATED))
+    for (const n of names) if (!seen.has(`${n}|${county}`)) throw new Error(`TIGER has no place ${n} in ${county} County`);
 
-  const { codes } = require('zipcodes/lib/codes.js') as { codes: Record<string, { zip: string; latitude: number; longitude: number; city: string; state: string }> };
+  const { codes } = require('zipcodes/lib/codes.js') as {
+    codes: Record<string, { zip: string; latitude: number; longitude: number; city: string; state: string }>;
+  };
   const hundredths = (x: number): boolean => Math.abs(x * 100 - Math.round(x * 100)) < 1e-6;
   const zips: [string, string, string, number, number][] = [];
   for (const z of Object.values(codes)) {
@@ -162,7 +258,11 @@ function main(placesFile: string): void {
     provenance: {
       generator: 'sources/bayarea.build.ts',
       places: PLACES_SOURCE,
-      counties: { package: `us-atlas@${usAtlas.version}`, file: 'counties-10m.json', data: 'U.S. Census Bureau cartographic boundary files 2017, counties, 1:10,000,000' },
+      counties: {
+        package: `us-atlas@${usAtlas.version}`,
+        file: 'counties-10m.json',
+        data: 'U.S. Census Bureau cartographic boundary files 2017, counties, 1:10,000,000',
+      },
       zips: { package: `zipcodes@${zipcodes.version}`, file: 'lib/codes.js', data: 'ZIP code centroids and the city each is addressed to' },
       incorporated: 'the 101 cities and towns of the nine counties (ABAG members), listed in the generator',
       shore_km: SHORE_KM,

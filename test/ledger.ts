@@ -170,7 +170,10 @@ async function postgresLedger(backend: LedgerBackend, label: string, dir: string
  * A key in the ledger a server with this environment would use: DATABASE_URL's database when it is
  * set (its schema applied first), else LEDGER_DIR's accounts store. Opens and closes what it uses.
  */
-export async function provisionKeyIn(env: { readonly ledgerDir: string; readonly databaseUrl?: string | null }, opts: ProvisionOptions = {}): Promise<Provisioned> {
+export async function provisionKeyIn(
+  env: { readonly ledgerDir: string; readonly databaseUrl?: string | null },
+  opts: ProvisionOptions = {},
+): Promise<Provisioned> {
   if (!env.databaseUrl) {
     const accounts = AccountsDb.open(env.ledgerDir);
     try {

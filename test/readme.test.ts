@@ -51,11 +51,21 @@ before(async () => {
   port = await freePort();
   server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: fx.dataDir, PORT: String(port), ADMIN_PORT: String(await freePort()), FAMILY_EVENTS_NOW: NOW_ISO, POOL_THREADS: '1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATA_DIR: fx.dataDir,
+      PORT: String(port),
+      ADMIN_PORT: String(await freePort()),
+      FAMILY_EVENTS_NOW: NOW_ISO,
+      POOL_THREADS: '1',
+    },
     stdio: 'ignore',
   });
   for (let i = 0; i < 300; i++) {
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return;
     await delay(100);
   }
@@ -72,40 +82,52 @@ after(async () => {
 function untracked(): Set<string> {
   const st = spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: REPO_ROOT, encoding: 'utf8' });
   assert.equal(st.status, 0, st.stderr);
-  return new Set(st.stdout.split('\n').filter((l) => l.startsWith('?? ')).map((l) => l.slice(3)));
+  return new Set(
+    st.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('?? '))
+      .map((l) => l.slice(3)),
+  );
 }
 
-test('every curl of the README quick start answers what the README says, with the keys it creates, run after run, leaving the checkout clean', { skip: spawnSync('curl', ['--version']).error ? 'curl is not installed' : false }, async () => {
-  const { script, expected } = await tryIt();
-  assert.ok(expected.length >= 10, 'the quick start lost its examples');
-  assert.ok(expected.some((e) => e.status === 429), 'the quick start shows where the Community cap ends');
-  // Run in the repository, as a reader's would (npx finds the bin there); what it saves goes to its $OUT.
-  const prelude = `set -eo pipefail\ncurl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
-  const before = untracked();
-  // Twice on one DATA_DIR: a second run (the same month) answers as the first, the Community lines included.
-  for (const round of [1, 2]) {
-    const run = spawnSync('bash', ['-c', `${prelude}${script.replaceAll(README_PORT, `127.0.0.1:${port}`)}\necho "@@out $OUT"\n`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, TMPDIR: work, DATA_DIR: fx.dataDir },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    assert.equal(run.status, 0, `run ${round}: the block failed: ${run.stderr}`);
-    const out = /\n@@out (\S+)\n$/.exec(run.stdout)?.[1];
-    assert.ok(out !== undefined && out.startsWith(work), `run ${round}: the block saves its files under $OUT, a fresh scratch folder (${out})`);
-    const answers = run.stdout.slice(0, run.stdout.lastIndexOf('@@out ')).split(/\n@@status (\d{3})\n/);
-    assert.equal((answers.length - 1) / 2, expected.length, `run ${round}: ${expected.length} curl lines, ${(answers.length - 1) / 2} answers`);
-    expected.forEach((e, i) => {
-      const body = answers[2 * i]!;
-      const status = Number(answers[2 * i + 1]);
-      assert.equal(status, e.status, `run ${round}: ${e.line}\n${body.slice(0, 500)}`);
-      if (e.code) assert.match(body, new RegExp(`"code":"${e.code}"`), e.line);
-      for (const [name, value] of e.headers) assert.match(body, new RegExp(`^${name}: ${value}\\r?$`, 'im'), `run ${round}: ${e.line}: no ${name}: ${value}`);
-    });
-    const csv = await readFile(path.join(out, 'events.csv'), 'utf8');
-    assert.ok(csv.split('\r\n').length > 1000, 'the CSV example exports the sample');
-  }
-  // Only files the block names count: other work in this checkout may add files meanwhile.
-  const left = [...untracked()].filter((f) => !before.has(f) && script.includes(path.basename(f)));
-  assert.deepEqual(left, [], 'the quick start left files in the checkout');
-});
+test(
+  'every curl of the README quick start answers what the README says, with the keys it creates, run after run, leaving the checkout clean',
+  { skip: spawnSync('curl', ['--version']).error ? 'curl is not installed' : false },
+  async () => {
+    const { script, expected } = await tryIt();
+    assert.ok(expected.length >= 10, 'the quick start lost its examples');
+    assert.ok(
+      expected.some((e) => e.status === 429),
+      'the quick start shows where the Community cap ends',
+    );
+    // Run in the repository, as a reader's would (npx finds the bin there); what it saves goes to its $OUT.
+    const prelude = `set -eo pipefail\ncurl() { command curl -sS -w '\\n@@status %{http_code}\\n' "$@"; }\n`;
+    const before = untracked();
+    // Twice on one DATA_DIR: a second run (the same month) answers as the first, the Community lines included.
+    for (const round of [1, 2]) {
+      const run = spawnSync('bash', ['-c', `${prelude}${script.replaceAll(README_PORT, `127.0.0.1:${port}`)}\necho "@@out $OUT"\n`], {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? work, TMPDIR: work, DATA_DIR: fx.dataDir },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      assert.equal(run.status, 0, `run ${round}: the block failed: ${run.stderr}`);
+      const out = /\n@@out (\S+)\n$/.exec(run.stdout)?.[1];
+      assert.ok(out !== undefined && out.startsWith(work), `run ${round}: the block saves its files under $OUT, a fresh scratch folder (${out})`);
+      const answers = run.stdout.slice(0, run.stdout.lastIndexOf('@@out ')).split(/\n@@status (\d{3})\n/);
+      assert.equal((answers.length - 1) / 2, expected.length, `run ${round}: ${expected.length} curl lines, ${(answers.length - 1) / 2} answers`);
+      expected.forEach((e, i) => {
+        const body = answers[2 * i]!;
+        const status = Number(answers[2 * i + 1]);
+        assert.equal(status, e.status, `run ${round}: ${e.line}\n${body.slice(0, 500)}`);
+        if (e.code) assert.match(body, new RegExp(`"code":"${e.code}"`), e.line);
+        for (const [name, value] of e.headers) assert.match(body, new RegExp(`^${name}: ${value}\\r?$`, 'im'), `run ${round}: ${e.line}: no ${name}: ${value}`);
+      });
+      const csv = await readFile(path.join(out, 'events.csv'), 'utf8');
+      assert.ok(csv.split('\r\n').length > 1000, 'the CSV example exports the sample');
+    }
+    // Only files the block names count: other work in this checkout may add files meanwhile.
+    const left = [...untracked()].filter((f) => !before.has(f) && script.includes(path.basename(f)));
+    assert.deepEqual(left, [], 'the quick start left files in the checkout');
+  },
+);

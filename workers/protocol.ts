@@ -145,8 +145,7 @@ export type StreamMessage =
 /** Main thread → worker over SearchTask.stream. */
 export type StreamControl =
   /** These many bytes left the main thread for the socket: the worker may send as many more. */
-  | { readonly type: 'credit'; readonly bytes: number }
-  | { readonly type: 'cancel' };
+  { readonly type: 'credit'; readonly bytes: number } | { readonly type: 'cancel' };
 
 /** Unacknowledged body bytes a streaming worker may have in flight (memory per export is about this). */
 export const STREAM_WINDOW_BYTES = 1 << 20;
@@ -474,7 +473,9 @@ const CALL_NAMES: Record<AccountCall, true> = {
 export const ACCOUNT_CALLS = Object.keys(CALL_NAMES) as AccountCall[];
 
 /** One account operation as a request: its name and its arguments. */
-export type AccountRequest = { [K in AccountCall]: { readonly op: 'account'; readonly id: number; readonly call: K; readonly args: Parameters<AccountCalls[K]> } }[AccountCall];
+export type AccountRequest = {
+  [K in AccountCall]: { readonly op: 'account'; readonly id: number; readonly call: K; readonly args: Parameters<AccountCalls[K]> };
+}[AccountCall];
 
 export type MeterRequest =
   /** A key the main thread does not know: re-read the accounts (it may have just been created). */
@@ -513,7 +514,11 @@ export type MeterControl = { readonly op: 'close' };
 /** Thread → main thread. */
 export type MeterMessage =
   | { readonly type: 'accounts'; readonly keys: readonly KeyInfo[]; readonly plans: readonly Plan[] }
-  | { readonly type: 'replies'; readonly replies: readonly MeterReply[]; readonly batch: { readonly ops: number; readonly charges: number; readonly commitMs: number } }
+  | {
+      readonly type: 'replies';
+      readonly replies: readonly MeterReply[];
+      readonly batch: { readonly ops: number; readonly charges: number; readonly commitMs: number };
+    }
   | { readonly type: 'failed'; readonly detail: string }
   /**
    * Something went wrong that the thread survived (a failed write or read, answered `unavailable`):

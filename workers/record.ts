@@ -5,8 +5,21 @@ import type { GeoPrecision } from './snapshot/normalize/venues.ts';
 import type { EventRow } from './snapshot/types.ts';
 
 /** The fields a served record takes unchanged from its row; their types are the row's. */
-type SameAsRow = 'id' | 'title' | 'description' | 'summary' | 'start_datetime' | 'end_datetime' | 'organizer' | 'organizer_url'
-  | 'image_url' | 'is_free' | 'ticket_url' | 'source' | 'destination' | 'is_canceled';
+type SameAsRow =
+  | 'id'
+  | 'title'
+  | 'description'
+  | 'summary'
+  | 'start_datetime'
+  | 'end_datetime'
+  | 'organizer'
+  | 'organizer_url'
+  | 'image_url'
+  | 'is_free'
+  | 'ticket_url'
+  | 'source'
+  | 'destination'
+  | 'is_canceled';
 
 export interface EventRecord extends Pick<EventRow, SameAsRow> {
   venue: { name: string; address: string; city: string; lat: number; lng: number; geo_precision: GeoPrecision };
@@ -24,10 +37,33 @@ export interface EventRecord extends Pick<EventRow, SameAsRow> {
 /** The fields of a row that a served record is made from (a query selects exactly these). */
 export type RecordRow = Pick<
   EventRow,
-  | 'id' | 'title' | 'description' | 'summary' | 'start_datetime' | 'end_datetime' | 'venue_name' | 'venue_address'
-  | 'venue_city' | 'venue_lat' | 'venue_lng' | 'venue_geo_precision' | 'organizer' | 'organizer_url' | 'categories' | 'tags' | 'image_url'
-  | 'is_free' | 'price_min' | 'price_max' | 'price_note' | 'ticket_url' | 'source' | 'destination'
-  | 'age_min_months' | 'age_max_months' | 'is_canceled'
+  | 'id'
+  | 'title'
+  | 'description'
+  | 'summary'
+  | 'start_datetime'
+  | 'end_datetime'
+  | 'venue_name'
+  | 'venue_address'
+  | 'venue_city'
+  | 'venue_lat'
+  | 'venue_lng'
+  | 'venue_geo_precision'
+  | 'organizer'
+  | 'organizer_url'
+  | 'categories'
+  | 'tags'
+  | 'image_url'
+  | 'is_free'
+  | 'price_min'
+  | 'price_max'
+  | 'price_note'
+  | 'ticket_url'
+  | 'source'
+  | 'destination'
+  | 'age_min_months'
+  | 'age_max_months'
+  | 'is_canceled'
 >;
 
 export function eventUrl(webBaseUrl: string, id: string): string {

@@ -67,8 +67,14 @@ export async function prepareDataset(name: DatasetName, runDir: string, dir?: st
     // Synthetic events are unique by construction, so anything far from the size is another data set.
     const usable = m?.schema_version === SNAPSHOT_SCHEMA_VERSION && Math.abs(m.counts.events - size) < size * 0.05;
     if (!usable) {
-      const why = !m ? 'has no snapshot' : m.schema_version !== SNAPSHOT_SCHEMA_VERSION ? `has layout ${m.schema_version}, the server serves ${SNAPSHOT_SCHEMA_VERSION}` : `holds ${m.counts.events} events`;
-      log(`${path.relative(REPO_ROOT, dataDir)} ${why}: building the ${size}-event synthetic snapshot there (about ${Math.max(1, Math.round(size / 8_000))} s; kept for later runs)`);
+      const why = !m
+        ? 'has no snapshot'
+        : m.schema_version !== SNAPSHOT_SCHEMA_VERSION
+          ? `has layout ${m.schema_version}, the server serves ${SNAPSHOT_SCHEMA_VERSION}`
+          : `holds ${m.counts.events} events`;
+      log(
+        `${path.relative(REPO_ROOT, dataDir)} ${why}: building the ${size}-event synthetic snapshot there (about ${Math.max(1, Math.round(size / 8_000))} s; kept for later runs)`,
+      );
       await build(dataDir, ['--synthetic', String(size)]);
     }
   }

@@ -67,8 +67,7 @@ export async function getJson(target: Child, p: string): Promise<{ status: numbe
   }
 }
 
-const totalOf = (body: unknown): number | null =>
-  body && typeof body === 'object' && 'total' in body && typeof body.total === 'number' ? body.total : null;
+const totalOf = (body: unknown): number | null => (body && typeof body === 'object' && 'total' in body && typeof body.total === 'number' ? body.total : null);
 
 const idsOf = (body: unknown): string[] =>
   body && typeof body === 'object' && 'events' in body && Array.isArray(body.events) ? body.events.map((e: { id?: unknown }) => String(e.id)) : [];
@@ -98,7 +97,14 @@ export async function checkGenerator(target: Child, sc: Scenario, ctx: ScenarioC
   if (!sc.lua) return [];
   // One connection per path wanted: wrk asks each connection's first request at once, so the 20
   // paths are printed however slow the target is (at 10M events a search takes 100 ms or more).
-  const w = await runWrk({ url: target.base, connections: 20, durationS: 1, script: sc.lua.script, scriptArgs: sc.lua.args(ctx, 'check'), headers: target.headers });
+  const w = await runWrk({
+    url: target.base,
+    connections: 20,
+    durationS: 1,
+    script: sc.lua.script,
+    scriptArgs: sc.lua.args(ctx, 'check'),
+    headers: target.headers,
+  });
   const paths = w.raw
     .split('\n')
     .filter((l) => l.startsWith('CHECK '))
@@ -111,7 +117,12 @@ export async function checkGenerator(target: Child, sc: Scenario, ctx: ScenarioC
   // figures count as errors anyway.
   const bad = checked.filter((c) => c.status !== 200 && c.status !== 503);
   if (bad.length || !checked.some((c) => c.status === 200)) {
-    throw new BenchError(`${sc.name}: generated URLs that do not answer 200:\n${checked.filter((c) => c.status !== 200).map((b) => `  ${b.status} ${b.path}`).join('\n')}`);
+    throw new BenchError(
+      `${sc.name}: generated URLs that do not answer 200:\n${checked
+        .filter((c) => c.status !== 200)
+        .map((b) => `  ${b.status} ${b.path}`)
+        .join('\n')}`,
+    );
   }
   return checked;
 }
@@ -119,7 +130,14 @@ export async function checkGenerator(target: Child, sc: Scenario, ctx: ScenarioC
 const mib = (bytes: number): number => Math.round(bytes / 2 ** 20);
 
 /** One scenario against one target: warm-up, then the measured wrk run with counters, CPU and memory around it. */
-export async function measure(sc: Scenario, target: Child, targetName: string, ctx: ScenarioContext, s: LoadSettings, sample: readonly CheckedUrl[] = []): Promise<LoadResult> {
+export async function measure(
+  sc: Scenario,
+  target: Child,
+  targetName: string,
+  ctx: ScenarioContext,
+  s: LoadSettings,
+  sample: readonly CheckedUrl[] = [],
+): Promise<LoadResult> {
   const request = sc.path ? sc.path(ctx) : `${path.relative(REPO_ROOT, sc.lua?.script ?? '')} ${(sc.lua?.args(ctx, 'measure') ?? []).join(' ')}`;
   const conns = sc.connections ?? s.connections;
   const headers = [...target.headers, ...(sc.acceptEncoding ? [`Accept-Encoding: ${sc.acceptEncoding}`] : [])];

@@ -16,7 +16,11 @@ export interface MicroTask {
 export function syncTask(group: string, name: string, op: () => number, note?: string): MicroTask {
   const consumed = { n: 0 };
   return {
-    group, name, note, async: false, consumed,
+    group,
+    name,
+    note,
+    async: false,
+    consumed,
     fn: () => {
       consumed.n += op();
     },
@@ -26,7 +30,11 @@ export function syncTask(group: string, name: string, op: () => number, note?: s
 export function asyncTask(group: string, name: string, op: () => Promise<number>, note?: string): MicroTask {
   const consumed = { n: 0 };
   return {
-    group, name, note, async: true, consumed,
+    group,
+    name,
+    note,
+    async: true,
+    consumed,
     fn: async () => {
       consumed.n += await op();
     },

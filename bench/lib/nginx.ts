@@ -164,7 +164,15 @@ export async function startNginx(bin: string, upstreamPorts: readonly number[], 
     }
     await sleep(20);
   }
-  return { base: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`, port, pid: child.pid ?? -1, workers, readLog, errorLog: async () => (await readLog('error.log')) + (await readLog('family-events.error.log')), stop };
+  return {
+    base: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    port,
+    pid: child.pid ?? -1,
+    workers,
+    readLog,
+    errorLog: async () => (await readLog('error.log')) + (await readLog('family-events.error.log')),
+    stop,
+  };
 }
 
 /** The master and its workers (children by /proc/<pid>/stat's ppid). */

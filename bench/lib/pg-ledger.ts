@@ -94,7 +94,7 @@ export interface PgServerInfo {
 /** The server's version and what decides the cost of a commit. data_directory needs a superuser (null otherwise). */
 export async function serverInfo(sameAs: string): Promise<PgServerInfo> {
   return admin(async (c) => {
-    const show = async (name: string): Promise<string> => ((await c.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name] ?? '?');
+    const show = async (name: string): Promise<string> => (await c.query<Record<string, string>>(`SHOW ${name}`)).rows[0]?.[name] ?? '?';
     const dataDir = await show('data_directory').catch(() => null);
     let same: boolean | null = null;
     try {
@@ -119,7 +119,11 @@ export async function serverInfo(sameAs: string): Promise<PgServerInfo> {
 
 export const describeServer = (s: PgServerInfo): string =>
   `PostgreSQL ${s.version}: synchronous_commit=${s.synchronous_commit}, fsync=${s.fsync} (wal_sync_method=${s.wal_sync_method}), commit_delay=${s.commit_delay}, shared_buffers=${s.shared_buffers}` +
-  (s.same_filesystem === null ? '' : s.same_filesystem ? '; its WAL is on the same filesystem (same disk) as the embedded ledger' : '; its data directory is on another filesystem than the embedded ledger');
+  (s.same_filesystem === null
+    ? ''
+    : s.same_filesystem
+      ? '; its WAL is on the same filesystem (same disk) as the embedded ledger'
+      : '; its data directory is on another filesystem than the embedded ledger');
 
 export interface Probe {
   /** One `SELECT 1` on an open connection: the round trip every statement of a ledger transaction pays. */
@@ -151,7 +155,13 @@ export async function probe(url: string, n = 300): Promise<Probe> {
     const commit = await time('BEGIN; INSERT INTO bench_probe DEFAULT VALUES; COMMIT');
     await c.query('DROP TABLE bench_probe');
     const r = (v: number | null): number | null => (v === null ? null : +v.toFixed(3));
-    return { round_trip_p50_ms: r(percentile(rt, 50)), round_trip_p99_ms: r(percentile(rt, 99)), commit_p50_ms: r(percentile(commit, 50)), commit_p99_ms: r(percentile(commit, 99)), samples: n };
+    return {
+      round_trip_p50_ms: r(percentile(rt, 50)),
+      round_trip_p99_ms: r(percentile(rt, 99)),
+      commit_p50_ms: r(percentile(commit, 50)),
+      commit_p99_ms: r(percentile(commit, 99)),
+      samples: n,
+    };
   } finally {
     await c.end().catch(() => undefined);
   }

@@ -18,7 +18,10 @@ export interface Cluster {
 /** pg_lsclusters' line for 15/main: version, name, port, status, owner, data dir, log file. */
 async function clusterLine(): Promise<string[]> {
   const r = await runOk('pg_lsclusters', ['--no-header']);
-  const line = r.stdout.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[0] === PG_VERSION && f[1] === PG_CLUSTER);
+  const line = r.stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .find((f) => f[0] === PG_VERSION && f[1] === PG_CLUSTER);
   if (!line) throw new BenchError(`no PostgreSQL cluster ${PG_VERSION}/${PG_CLUSTER} (pg_lsclusters):\n${r.stdout}`);
   return line;
 }

@@ -72,7 +72,9 @@ async function loadTable(ds: Dataset, pg: PgRun & { schema: string }, trgm: bool
   );
   const sizes = async (): Promise<{ rows: number; mib: number; indexes: string[] }> => {
     const [rows, bytes] = (await psql(`SELECT count(*), pg_total_relation_size('events') FROM events`, pg)).split('|').map(Number);
-    const indexes = (await psql(`SELECT indexdef FROM pg_indexes WHERE schemaname = '${pg.schema}' AND tablename = 'events' ORDER BY indexname`, pg)).split('\n');
+    const indexes = (await psql(`SELECT indexdef FROM pg_indexes WHERE schemaname = '${pg.schema}' AND tablename = 'events' ORDER BY indexname`, pg)).split(
+      '\n',
+    );
     return { rows: rows ?? 0, mib: +((bytes ?? 0) / 2 ** 20).toFixed(1), indexes };
   };
   if (existing === tag && !reload) {
@@ -101,7 +103,9 @@ async function loadTable(ds: Dataset, pg: PgRun & { schema: string }, trgm: bool
       const cols = (await c.runAndReadAll(`DESCRIBE SELECT * FROM ${src}`)).getRowObjectsJson() as { column_name: string; column_type: string }[];
       const unknown = cols.filter((col) => !duckType[col.column_type]);
       if (unknown.length) throw new BenchError(`no PostgreSQL type for ${unknown.map((u) => `${u.column_name} ${u.column_type}`).join(', ')}`);
-      const select = cols.map((col) => (col.column_type.endsWith('[]') ? `${pgArray(col.column_name)} AS "${col.column_name}"` : `"${col.column_name}"`)).join(', ');
+      const select = cols
+        .map((col) => (col.column_type.endsWith('[]') ? `${pgArray(col.column_name)} AS "${col.column_name}"` : `"${col.column_name}"`))
+        .join(', ');
       await c.run(`COPY (SELECT ${select} FROM ${src}) TO ${sqlString(csv)} (FORMAT csv, HEADER false)`);
       return cols;
     } finally {
@@ -109,9 +113,7 @@ async function loadTable(ds: Dataset, pg: PgRun & { schema: string }, trgm: bool
       db.closeSync();
     }
   });
-  const ddl = columns
-    .map((col) => `  ${col.column_name} ${duckType[col.column_type]}${col.column_name === 'id' ? ' COLLATE "C"' : ''}`)
-    .join(',\n');
+  const ddl = columns.map((col) => `  ${col.column_name} ${duckType[col.column_type]}${col.column_name === 'id' ? ' COLLATE "C"' : ''}`).join(',\n');
   await timed('create table', () =>
     psql(
       `CREATE SCHEMA IF NOT EXISTS ${pg.schema};
@@ -124,7 +126,9 @@ ${ddl},
     ),
   );
   // Through psql's stdin: the server process (user postgres) need not be able to read our files.
-  await timed('COPY into PostgreSQL', () => psql(`COPY events (${columns.map((c) => c.column_name).join(', ')}) FROM STDIN WITH (FORMAT csv)`, pg, DATABASE, createReadStream(csv)));
+  await timed('COPY into PostgreSQL', () =>
+    psql(`COPY events (${columns.map((c) => c.column_name).join(', ')}) FROM STDIN WITH (FORMAT csv)`, pg, DATABASE, createReadStream(csv)),
+  );
   await rm(csv, { force: true });
   const indexes: [string, string][] = [
     ['primary key (id)', 'ALTER TABLE events ADD PRIMARY KEY (id)'],
@@ -166,7 +170,10 @@ async function pgbenchScript(p: Postgis, name: PgScenario, mixSize: number, sql:
   const cols = MIX_COLUMNS.filter((c) => c !== 'i' && c !== 'kind').join(', ');
   // pgbench -D cannot define an empty string, which search.sql uses for "no filter": the fixed
   // search's values are written into its script as literals instead (one plan, as -M prepared gives).
-  const text = name === 'distinct' ? `\\set i random(1, ${mixSize})\nSELECT ${cols} FROM bench_mix WHERE i = :i \\gset\n${sql}` : renderSearch(sql, { ...commonVars(), ...repeatedValues(p.facts) });
+  const text =
+    name === 'distinct'
+      ? `\\set i random(1, ${mixSize})\nSELECT ${cols} FROM bench_mix WHERE i = :i \\gset\n${sql}`
+      : renderSearch(sql, { ...commonVars(), ...repeatedValues(p.facts) });
   await writeFile(file, `${text}\n`);
   return { file, vars: name === 'distinct' ? commonVars() : {} };
 }
@@ -187,16 +194,29 @@ export interface PgbenchRun {
   readonly seed: number;
 }
 
-async function pgbench(script: string, vars: Record<string, string | number>, seconds: number, pg: PgRun, r0: PgbenchRun, logDir: string | null, extra: string[] = []): Promise<PgbenchResult> {
+async function pgbench(
+  script: string,
+  vars: Record<string, string | number>,
+  seconds: number,
+  pg: PgRun,
+  r0: PgbenchRun,
+  logDir: string | null,
+  extra: string[] = [],
+): Promise<PgbenchResult> {
   const { clients, seed } = r0;
   const args = [
     '-n', // no vacuum of pgbench's own tables: we have none
-    '-M', 'prepared', // as our server: statements prepared once per connection
-    '-f', script,
-    '-c', String(clients),
+    '-M',
+    'prepared', // as our server: statements prepared once per connection
+    '-f',
+    script,
+    '-c',
+    String(clients),
     // pgbench's threads: never more than the cores, which PostgreSQL's backends need too.
-    '-j', String(Math.min(clients, os.cpus().length)),
-    '--random-seed', String(seed),
+    '-j',
+    String(Math.min(clients, os.cpus().length)),
+    '--random-seed',
+    String(seed),
     ...(seconds > 0 ? ['-T', String(seconds)] : []),
     ...(logDir ? ['-l', '--log-prefix', path.join(logDir, 'tx')] : []),
     ...extra,
@@ -248,7 +268,11 @@ function renderSearch(text: string, vars: Record<string, string | number>): stri
 
 /** Asks PostgreSQL the searches our server answered in the search benchmark, and compares pages and totals. */
 /** Asks PostgreSQL the searches our server answered (mix paths and the fixed search), and compares pages and totals. */
-export async function parity(samples: readonly CheckedUrl[], mix: readonly MixRow[], p: Postgis): Promise<{ checked: number; matched: number; mismatches: string[] }> {
+export async function parity(
+  samples: readonly CheckedUrl[],
+  mix: readonly MixRow[],
+  p: Postgis,
+): Promise<{ checked: number; matched: number; mismatches: string[] }> {
   const text = await searchSql();
   const byPath = new Map(mix.map((r) => [r.path, r]));
   const mismatches: string[] = [];
@@ -260,11 +284,11 @@ export async function parity(samples: readonly CheckedUrl[], mix: readonly MixRo
     const got = JSON.parse(await psql(renderSearch(text, { ...commonVars(), ...values }), p.pg)) as { events: { id: string }[]; total: number | null };
     const ids = got.events.map((e) => e.id);
     checked++;
-    if (got.total !== s.total || JSON.stringify(ids) !== JSON.stringify(s.ids)) mismatches.push(`${s.path}: ours total ${s.total} ids ${s.ids.length}, PostGIS total ${got.total} ids ${ids.length}`);
+    if (got.total !== s.total || JSON.stringify(ids) !== JSON.stringify(s.ids))
+      mismatches.push(`${s.path}: ours total ${s.total} ids ${s.ids.length}, PostGIS total ${got.total} ids ${ids.length}`);
   }
   return { checked, matched: checked - mismatches.length, mismatches };
 }
-
 
 export interface Postgis {
   readonly pg: PgRun & { schema: string };
@@ -291,7 +315,12 @@ export async function preparePostgis(ds: Dataset, facts: DatasetFacts, workDir: 
   const load = await loadTable(ds, pg, trgm, workDir, reload);
   await psql(await readFile(path.join(SQL_DIR, 'functions.sql'), 'utf8'), pg);
   const settings = Object.fromEntries(
-    (await psql(`SELECT name, current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather', 'plan_cache_mode') ORDER BY name`, pg))
+    (
+      await psql(
+        `SELECT name, current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'jit', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather', 'plan_cache_mode') ORDER BY name`,
+        pg,
+      )
+    )
       .split('\n')
       .map((l) => l.split('|')),
   ) as Record<string, string>;
@@ -314,10 +343,14 @@ export async function preparePostgis(ds: Dataset, facts: DatasetFacts, workDir: 
 
 /** The mix as a table (bench_mix, next to events), rewritten every run: its rows depend on the run's seed. */
 export async function loadMix(p: Postgis, mix: readonly MixRow[]): Promise<void> {
-  const csv = mix.map((r) => MIX_COLUMNS.map((c) => {
-    const v = r[c];
-    return typeof v === 'string' ? `"${v.replaceAll('"', '""')}"` : String(v);
-  }).join(',')).join('\n');
+  const csv = mix
+    .map((r) =>
+      MIX_COLUMNS.map((c) => {
+        const v = r[c];
+        return typeof v === 'string' ? `"${v.replaceAll('"', '""')}"` : String(v);
+      }).join(','),
+    )
+    .join('\n');
   await psql(
     `DROP TABLE IF EXISTS bench_mix;
      CREATE TABLE bench_mix (i int PRIMARY KEY, kind text, has_geo int, lat float8, lng float8, radius float8, city_key text, word text,
@@ -329,7 +362,12 @@ export async function loadMix(p: Postgis, mix: readonly MixRow[]): Promise<void>
 }
 
 /** One scenario under load: 20 transactions first (a script error surfaces here, not as an empty run), a warm-up, then the measured run. */
-export async function runPgbench(p: Postgis, name: PgScenario, mixSize: number, run: PgbenchRun & { durationS: number; warmupS: number }): Promise<PgbenchResult> {
+export async function runPgbench(
+  p: Postgis,
+  name: PgScenario,
+  mixSize: number,
+  run: PgbenchRun & { durationS: number; warmupS: number },
+): Promise<PgbenchResult> {
   const scenarioPg = { ...p.pg, settings: SESSION_SETTINGS };
   const { file, vars } = await pgbenchScript(p, name, mixSize, await searchSql());
   await pgbench(file, vars, 0, scenarioPg, run, null, ['-t', '20']);
@@ -354,7 +392,10 @@ export interface CopyResult {
  * exporter's client would stream it to a file. At most `maxRows` rows, so 10M events stay bounded.
  */
 export async function copyExport(p: Postgis, maxRows: number): Promise<CopyResult> {
-  const cols = (await psql(`SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = '${p.pg.schema}' AND table_name = 'events' AND column_name NOT IN ('geog', 'search_text', 'city_key')`, p.pg));
+  const cols = await psql(
+    `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = '${p.pg.schema}' AND table_name = 'events' AND column_name NOT IN ('geog', 'search_text', 'city_key')`,
+    p.pg,
+  );
   const visible = `end_ms >= ${NOW_MS} AND NOT categories && ARRAY[${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]`;
   const sql = `COPY (SELECT ${cols} FROM events WHERE ${visible} ORDER BY start_ms, id LIMIT ${maxRows}) TO STDOUT WITH (FORMAT csv, HEADER)`;
   const args = ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', DATABASE, '-c', sql];

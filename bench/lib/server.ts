@@ -155,7 +155,15 @@ export async function startServer(o: ServerOptions): Promise<Child> {
 }
 
 /** Starts a bench process (a peer) and resolves once `readyPath` answers 200. */
-export async function startProcess(o: { what: string; args: readonly string[]; env?: NodeJS.ProcessEnv; logFile: string; readyPath: string; port: number; timeoutMs?: number }): Promise<Child> {
+export async function startProcess(o: {
+  what: string;
+  args: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  logFile: string;
+  readyPath: string;
+  port: number;
+  timeoutMs?: number;
+}): Promise<Child> {
   const fd = openSync(o.logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', ...o.args], { cwd: REPO_ROOT, env: { ...process.env, ...o.env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);

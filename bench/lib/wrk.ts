@@ -112,5 +112,8 @@ export async function ensureWrk(): Promise<void> {
     await run('apt-get', ['update', '-q'], { env });
     r = await run('apt-get', ['install', '-y', '-q', 'wrk'], { env });
   }
-  if (!existsSync(WRK)) throw new BenchError(`could not install wrk (apt-get install -y wrk exited ${r.code}); install it by hand as root and rerun:\n${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
+  if (!existsSync(WRK))
+    throw new BenchError(
+      `could not install wrk (apt-get install -y wrk exited ${r.code}); install it by hand as root and rerun:\n${r.stderr.trim().split('\n').slice(-5).join('\n')}`,
+    );
 }

@@ -38,7 +38,23 @@ const PAGE = 20;
 const FOREVER_MS = String(Number.MAX_SAFE_INTEGER);
 
 /** search.sql's variables, in the order bench/mix.ts MixRow documents them. */
-const VARIABLES = ['from_ms', 'to_ms', 'has_geo', 'lat', 'lng', 'radius', 'city_key', 'word', 'has_ages', 'age_lo', 'age_hi', 'cat', 'excluded', 'off', 'web'] as const;
+const VARIABLES = [
+  'from_ms',
+  'to_ms',
+  'has_geo',
+  'lat',
+  'lng',
+  'radius',
+  'city_key',
+  'word',
+  'has_ages',
+  'age_lo',
+  'age_hi',
+  'cat',
+  'excluded',
+  'off',
+  'web',
+] as const;
 type Variable = (typeof VARIABLES)[number];
 const isVariable = (name: string): name is Variable => (VARIABLES as readonly string[]).includes(name);
 

@@ -34,7 +34,14 @@ export async function ensurePeerRole(o: { port: number; schema: string }): Promi
     { port: o.port },
   );
 
-  const client = new pg.Client({ host: '127.0.0.1', port: o.port, user: PEER_ROLE, password: PEER_PASSWORD, database: DATABASE, connectionTimeoutMillis: 5000 });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: o.port,
+    user: PEER_ROLE,
+    password: PEER_PASSWORD,
+    database: DATABASE,
+    connectionTimeoutMillis: 5000,
+  });
   try {
     await client.connect();
     await client.query(`SELECT 1 FROM ${s}.events LIMIT 1`);

@@ -63,7 +63,7 @@ const FORMATS: Readonly<Record<OutputFormat, Format>> = {
 export const EVENT_ID = v.pipe(
   v.string(),
   v.regex(EVENT_ID_PATTERN, 'is not an event id (bsc_evt_ followed by 20 hexadecimal digits, as in event records)'),
-  v.description('The event id, as in the record\'s `id` (bsc_evt_ and 20 hexadecimal digits).'),
+  v.description("The event id, as in the record's `id` (bsc_evt_ and 20 hexadecimal digits)."),
 );
 
 export function attribution(webBaseUrl: string): { text: string; url: string } {
@@ -169,7 +169,17 @@ function feedLinks(req: RouteRequest, path: string, svc: Services, snap: Snapsho
 }
 
 /** The canonical query of a request, and its cache key (remembered per query string). */
-function prepare(req: RouteRequest, path: string, fmt: Format, params: SearchParams, snap: Snapshot, plan: Plan, maxLimit: number, now: Date, svc: Services): Prepared {
+function prepare(
+  req: RouteRequest,
+  path: string,
+  fmt: Format,
+  params: SearchParams,
+  snap: Snapshot,
+  plan: Plan,
+  maxLimit: number,
+  now: Date,
+  svc: Services,
+): Prepared {
   // The canonical query of a query string depends on the snapshot (its cities), the plan's
   // exclusions and, for week=current|next, the week we are in: remembered under the first two
   // until the week ends. Plans with the same exclusions share cache entries: bodies do not depend
@@ -329,7 +339,12 @@ function liveSearch(req: RouteRequest, path: string, fmt: Format, params: Search
  * A 304 (the client's If-None-Match names the current body) and HEAD charge nothing. Every path
  * ends in the `finally`'s release, which does nothing once the hold is committed.
  */
-async function meteredSearch(c: Call, account: NonNullable<RouteRequest['account']>, cached: Answer | undefined, ifNoneMatch: string | undefined): Promise<Reply> {
+async function meteredSearch(
+  c: Call,
+  account: NonNullable<RouteRequest['account']>,
+  cached: Answer | undefined,
+  ifNoneMatch: string | undefined,
+): Promise<Reply> {
   const { req, fmt, svc, plan, prepared, nowMs } = c;
   const isHead = req.http.method === 'HEAD';
   let known = cached;
@@ -417,7 +432,13 @@ const FILTERS =
   'Family events in the San Francisco Bay Area matching every given filter. Without a date filter, events that have not ended yet. ' +
   'Sorted by start time, then id, or by distance.';
 
-export const eventsRoute = searchRoute('/v1/events', 'json', 'Search events (JSON)', `${FILTERS} A JSON envelope with the total, paging and attribution.`, 'EventList');
+export const eventsRoute = searchRoute(
+  '/v1/events',
+  'json',
+  'Search events (JSON)',
+  `${FILTERS} A JSON envelope with the total, paging and attribution.`,
+  'EventList',
+);
 
 export const csvRoute = searchRoute(
   '/v1/events.csv',
@@ -448,7 +469,7 @@ export const jsonFeedRoute = searchRoute(
   'jsonfeed',
   'Events as JSON Feed 1.1',
   `${FILTERS} One item per event: id is the event id, url its event_url, content_text plain text, date_published its start; ` +
-    'the full event record is in the item\'s `_family_events` extension, the page figures (total, paging, attribution) in the feed\'s. ' +
+    "the full event record is in the item's `_family_events` extension, the page figures (total, paging, attribution) in the feed's. " +
     'home_page_url is the website (attribution); next_url the next page.',
   'JsonFeed',
 );
@@ -485,7 +506,8 @@ export const demoRoute = defineRoute({
 
 /** The detail of a 404 for an event id: why, and where to look instead. */
 export function missingEventDetail(id: string, m: EventMissing): string {
-  if (m.gone) return `Event ${id} ("${m.gone.title.slice(0, 120)}") is no longer listed (removed on ${m.gone.removed_at.slice(0, 10)}); search /v1/events for current events.`;
+  if (m.gone)
+    return `Event ${id} ("${m.gone.title.slice(0, 120)}") is no longer listed (removed on ${m.gone.removed_at.slice(0, 10)}); search /v1/events for current events.`;
   return `There is no event ${id} in the current data for your plan; search /v1/events for current events.`;
 }
 
@@ -503,7 +525,10 @@ async function liveEvent(req: RouteRequest, svc: Services): Promise<Reply> {
   const id = req.pathParam;
   const key = `${snap.ref.id}\0${plan.excludedCategories.join(',')}\0event\0json\0${id}`;
   const outcome = await svc.cache.get<EventMissing | TaskFailure>(key, nowMs, req.http.signal, (signal) =>
-    svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: plan.excludedCategories, webBaseUrl: svc.config.webBaseUrl, calendar: null }, signal),
+    svc.pool.event(
+      { kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: plan.excludedCategories, webBaseUrl: svc.config.webBaseUrl, calendar: null },
+      signal,
+    ),
   );
   svc.metrics.cacheResult(EVENT_PATH, outcome.hit);
   if ('failure' in outcome) {

@@ -33,7 +33,10 @@ export const readyzRoute = defineRoute({
     const snap = svc.snapshots.require();
     if (!svc.meter.ready) throw unavailable(`The usage ledger is not available (${svc.meter.status}); live routes cannot be metered.`);
     const pending = svc.snapshots.pending;
-    return { ...jsonReply({ status: 'ready', snapshot: snap.ref.id, ...(pending ? { snapshot_pending: pending } : {}) }, [['Cache-Control', 'no-store']]), route: '/readyz' };
+    return {
+      ...jsonReply({ status: 'ready', snapshot: snap.ref.id, ...(pending ? { snapshot_pending: pending } : {}) }, [['Cache-Control', 'no-store']]),
+      route: '/readyz',
+    };
   },
 });
 

@@ -72,7 +72,11 @@ export const defineRoute = <S extends v.GenericSchema<Partial<Record<string, str
 
 interface ObjectLike {
   readonly entries?: Record<string, v.GenericSchema>;
-  readonly pipe?: readonly { readonly entries?: Record<string, v.GenericSchema>; readonly type?: string; readonly metadata?: { readonly rules?: readonly ParamRule[] } }[];
+  readonly pipe?: readonly {
+    readonly entries?: Record<string, v.GenericSchema>;
+    readonly type?: string;
+    readonly metadata?: { readonly rules?: readonly ParamRule[] };
+  }[];
 }
 
 /** A route's parameters by name: the entries of its object schema, also at the head of a pipe (cross-field checks). */

@@ -11,7 +11,7 @@ export const usageRoute = defineRoute({
   path: '/v1/usage',
   summary: 'Usage of your organization',
   description:
-    "The organization of the key, its plan (monthly record limit, excluded categories, attribution), the current period (a calendar month in America/Los_Angeles) and when it resets, " +
+    'The organization of the key, its plan (monthly record limit, excluded categories, attribution), the current period (a calendar month in America/Los_Angeles) and when it resets, ' +
     'records used and remaining, requests counted, and records and requests per day of the period. Consumes no quota.',
   tag: 'account',
   access: 'live',

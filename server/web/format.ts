@@ -185,12 +185,15 @@ const CALENDAR_DETAILS_MAX = 1500;
  * A Google Calendar "add event" link. Timed events are UTC instants; an all-day event is its
  * dates (end exclusive, as Google expects). An event without an end is added as an instant.
  */
-export function googleCalendarUrl(r: Pick<EventRecord, 'title' | 'start_datetime' | 'end_datetime' | 'summary' | 'description' | 'venue' | 'event_url'>): string {
+export function googleCalendarUrl(
+  r: Pick<EventRecord, 'title' | 'start_datetime' | 'end_datetime' | 'summary' | 'description' | 'venue' | 'event_url'>,
+): string {
   const s = pacific(r.start_datetime);
   const e = r.end_datetime === null ? null : pacific(r.end_datetime);
-  const dates = e !== null && isMidnight(s) && isDayEnd(e)
-    ? `${compactDay(dayFrom(s, 0))}/${compactDay(dayFrom(e, 1))}`
-    : `${utcStamp(r.start_datetime)}/${utcStamp(r.end_datetime ?? r.start_datetime)}`;
+  const dates =
+    e !== null && isMidnight(s) && isDayEnd(e)
+      ? `${compactDay(dayFrom(s, 0))}/${compactDay(dayFrom(e, 1))}`
+      : `${utcStamp(r.start_datetime)}/${utcStamp(r.end_datetime ?? r.start_datetime)}`;
   const about = r.description ?? r.summary;
   const details = about === null ? r.event_url : `${clip(about, CALENDAR_DETAILS_MAX)}\n\n${r.event_url}`;
   const q = new URLSearchParams({

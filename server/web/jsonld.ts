@@ -76,7 +76,9 @@ export function eventJsonLd(r: EventRecord): object {
       name: r.venue.name,
       address: postalAddress(r.venue),
       // A ZIP's or a town's point is no coordinate of the place.
-      ...(r.venue.geo_precision === 'zip' || r.venue.geo_precision === 'place' ? {} : { geo: { '@type': 'GeoCoordinates', latitude: r.venue.lat, longitude: r.venue.lng } }),
+      ...(r.venue.geo_precision === 'zip' || r.venue.geo_precision === 'place'
+        ? {}
+        : { geo: { '@type': 'GeoCoordinates', latitude: r.venue.lat, longitude: r.venue.lng } }),
     },
     ...(r.organizer === null ? {} : { organizer: { '@type': 'Organization', name: r.organizer, ...(organizerUrl === null ? {} : { url: organizerUrl }) } }),
     ...(offers === null ? {} : { offers }),

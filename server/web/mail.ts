@@ -30,7 +30,13 @@ export function createMailer(opts: { readonly smtpUrl: string | null; readonly f
     const transport = nodemailer.createTransport(opts.smtpUrl);
     return {
       async send(mail) {
-        const info = await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text, ...(mail.html ? { html: mail.html } : {}) });
+        const info = await transport.sendMail({
+          from: opts.from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          ...(mail.html ? { html: mail.html } : {}),
+        });
         opts.log.info({ mail: mail.kind, message_id: info.messageId }, 'mail sent');
       },
       close: () => transport.close(),
@@ -41,7 +47,13 @@ export function createMailer(opts: { readonly smtpUrl: string | null; readonly f
   const outbox = path.join(opts.dataDir, OUTBOX_DIR);
   return {
     async send(mail) {
-      const info = await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text, ...(mail.html ? { html: mail.html } : {}) });
+      const info = await transport.sendMail({
+        from: opts.from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        ...(mail.html ? { html: mail.html } : {}),
+      });
       await mkdir(outbox, { recursive: true });
       // Sortable by time, unique without coordination.
       const file = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;

@@ -16,7 +16,11 @@ export interface OidcConfig {
   allowHttp?: boolean;
 }
 
-export interface OidcTransaction { state: string; nonce: string; codeVerifier: string }
+export interface OidcTransaction {
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
 
 export interface OidcIdentity {
   /** The issuer as discovered, which together with `subject` keys the account. */
@@ -28,13 +32,13 @@ export interface OidcIdentity {
 }
 
 export type OidcFailure =
-  | 'discovery'        // the provider's metadata could not be fetched or is not for this issuer
-  | 'state_mismatch'   // the callback is not the answer to this browser's request (CSRF, stale tab)
-  | 'provider_error'   // the provider said no: error=access_denied, login_required, ...
-  | 'token_exchange'   // the token endpoint refused the code (spent, wrong verifier) or was unreachable
+  | 'discovery' // the provider's metadata could not be fetched or is not for this issuer
+  | 'state_mismatch' // the callback is not the answer to this browser's request (CSRF, stale tab)
+  | 'provider_error' // the provider said no: error=access_denied, login_required, ...
+  | 'token_exchange' // the token endpoint refused the code (spent, wrong verifier) or was unreachable
   | 'id_token_invalid' // the ID token failed validation (nonce, signature, audience, expiry)
   | 'invalid_response' // any other protocol violation in the callback or token response
-  | 'userinfo'         // the e-mail had to come from UserInfo and that call failed
+  | 'userinfo' // the e-mail had to come from UserInfo and that call failed
   | 'missing_subject';
 
 export class OidcError extends Error {
@@ -156,11 +160,7 @@ export class OidcClient {
   }
 }
 
-const ID_TOKEN_CODES = new Set<string>([
-  'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
-  'OAUTH_JWT_TIMESTAMP_CHECK_FAILED',
-  'OAUTH_KEY_SELECTION_FAILED',
-]);
+const ID_TOKEN_CODES = new Set<string>(['OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_KEY_SELECTION_FAILED']);
 
 function classify(err: unknown, phase: 'token_exchange' | 'userinfo'): OidcError {
   if (err instanceof oidc.ResponseBodyError) {
@@ -175,7 +175,9 @@ function classify(err: unknown, phase: 'token_exchange' | 'userinfo'): OidcError
     if (ID_TOKEN_CODES.has(err.code)) return new OidcError('id_token_invalid', `ID token rejected: ${detail}`, { cause: err });
     return new OidcError(phase === 'userinfo' ? 'userinfo' : 'invalid_response', `unexpected response from the provider: ${detail}`, { cause: err });
   }
-  return new OidcError(phase, `${phase === 'userinfo' ? 'UserInfo' : 'the token request'} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  return new OidcError(phase, `${phase === 'userinfo' ? 'UserInfo' : 'the token request'} failed: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+  });
 }
 
 // Hashing first gives equal lengths, so the comparison time says nothing about the expected value.
@@ -190,7 +192,11 @@ function sameSecret(got: string | null, expected: string): boolean {
  * use rather than at start-up, so a provider that is down when the server starts costs its users
  * a retry, not the server its start. A failed discovery is forgotten, so the next sign-in retries.
  */
-export function lazyClient(cfg: OidcConfig & { readonly name: string }): { readonly name: string; client(): Promise<OidcClient>; formTargets(): readonly string[] } {
+export function lazyClient(cfg: OidcConfig & { readonly name: string }): {
+  readonly name: string;
+  client(): Promise<OidcClient>;
+  formTargets(): readonly string[];
+} {
   let pending: Promise<OidcClient> | null = null;
   let discovered: OidcClient | null = null;
   const issuerOrigin = new URL(cfg.issuer).origin;
@@ -219,4 +225,3 @@ export function lazyClient(cfg: OidcConfig & { readonly name: string }): { reado
     },
   };
 }
-

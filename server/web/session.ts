@@ -119,11 +119,7 @@ export class PreSessions {
   private readonly csrf: Csrf;
   private readonly names: CookieNames;
   private readonly maxAgeS: number;
-  constructor(
-    csrf: Csrf,
-    names: CookieNames,
-    maxAgeS: number,
-  ) {
+  constructor(csrf: Csrf, names: CookieNames, maxAgeS: number) {
     this.csrf = csrf;
     this.names = names;
     this.maxAgeS = maxAgeS;

@@ -73,7 +73,8 @@ describe('bench mix', () => {
     const mix = generateMix(facts, 11);
     const share = (pred: (r: MixRow) => boolean): number => mix.filter(pred).length / mix.length;
     const weights = { near: 0.35, city: 0.3, q: 0.2, 'city-q': 0.15 };
-    for (const [kind, w] of Object.entries(weights)) assert.ok(Math.abs(share((r) => r.kind === kind) - w) < 0.03, `${kind}: ${share((r) => r.kind === kind)} vs ${w}`);
+    for (const [kind, w] of Object.entries(weights))
+      assert.ok(Math.abs(share((r) => r.kind === kind) - w) < 0.03, `${kind}: ${share((r) => r.kind === kind)} vs ${w}`);
     for (const param of ['city=', 'radius_km=', 'age_min=', 'week=current', 'week=next', 'q=', 'category=', 'offset=']) {
       assert.ok(share((r) => r.path.includes(param)) > 0.05, `${param} appears in the mix`);
     }

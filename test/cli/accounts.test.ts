@@ -132,7 +132,10 @@ for (const backend of [
         stores.push(['the shared ledger', await databaseText(database.url)]);
       } else {
         const files = await filesUnder(ledgerDir);
-        assert.ok(files.some((f) => path.basename(f) === 'accounts.sqlite'), `the accounts store is under LEDGER_DIR: ${files.join(', ')}`);
+        assert.ok(
+          files.some((f) => path.basename(f) === 'accounts.sqlite'),
+          `the accounts store is under LEDGER_DIR: ${files.join(', ')}`,
+        );
         for (const file of files) stores.push([path.basename(file), await readFile(file)]);
       }
       for (const [where, bytes] of stores) {
@@ -147,7 +150,10 @@ for (const backend of [
       test('keys create --json: one object {org_id, key, plan}; community by default; same --org reuses the organization', async () => {
         const first = await createKey('Acme Newsletter', 'ann@acme.example');
         assert.equal(first.plan, 'community');
-        const [second, partner] = await Promise.all([createKey('Acme Newsletter', 'bob@acme.example'), createKey('Bay Media', 'ed@baymedia.example', 'partner')]);
+        const [second, partner] = await Promise.all([
+          createKey('Acme Newsletter', 'bob@acme.example'),
+          createKey('Bay Media', 'ed@baymedia.example', 'partner'),
+        ]);
         assert.equal(second.org_id, first.org_id, 'an existing organization name reuses the organization');
         assert.equal(second.plan, 'community');
         assert.notEqual(second.key, first.key, 'every key is new');
@@ -156,7 +162,7 @@ for (const backend of [
         assert.equal(new Set([first.key, second.key, partner.key]).size, 3);
       });
 
-      test('bad input: non-zero exit, nothing on stdout, one line on stderr (plus commander\'s --help hint)', async () => {
+      test("bad input: non-zero exit, nothing on stdout, one line on stderr (plus commander's --help hint)", async () => {
         const cases: [string, string[], RegExp][] = [
           ['no --email', ['keys', 'create', '--org', 'Nobody Inc', '--json'], /--email/],
           ['bad --email', ['keys', 'create', '--email', 'not-an-address', '--org', 'Bad Mail Inc', '--json'], /not-an-address/],
@@ -191,7 +197,9 @@ for (const backend of [
           assert.ok(!r.stdout.includes(key), `keys list shows the key …${key.slice(-4)}`);
           assert.ok(!r.stdout.includes(key.slice('bsc_live_'.length)), `keys list shows the secret of …${key.slice(-4)}`);
         }
-        const listed = (JSON.parse(r.stdout) as { keys: { id: string; hint: string; org_id: string; org_name: string; email: string; revoked_at: string | null }[] }).keys;
+        const listed = (
+          JSON.parse(r.stdout) as { keys: { id: string; hint: string; org_id: string; org_name: string; email: string; revoked_at: string | null }[] }
+        ).keys;
         // The failed creates above made nothing.
         assert.equal(listed.length, created.length, JSON.stringify(listed));
         for (const { org, email, made } of created) {
@@ -216,8 +224,18 @@ for (const backend of [
         const plans = (JSON.parse(list.stdout) as { plans: Record<string, unknown>[] }).plans;
         const kids = plans.find((p) => p['name'] === 'kids');
         assert.ok(kids, `plans list shows kids: ${list.stdout}`);
-        assert.deepEqual(kids, { name: 'kids', monthly_record_limit: 100, excluded_categories: ['seasonal'], attribution_required: true, requests_per_minute: 5 });
-        for (const shipped of ['community', 'partner']) assert.ok(plans.some((p) => p['name'] === shipped), `${shipped} is still there`);
+        assert.deepEqual(kids, {
+          name: 'kids',
+          monthly_record_limit: 100,
+          excluded_categories: ['seasonal'],
+          attribution_required: true,
+          requests_per_minute: 5,
+        });
+        for (const shipped of ['community', 'partner'])
+          assert.ok(
+            plans.some((p) => p['name'] === shipped),
+            `${shipped} is still there`,
+          );
         assert.equal(made.plan, 'kids');
 
         // A city with more than a page of upcoming events the kids plan may see.

@@ -96,11 +96,17 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
       const files = migrations();
       const newest = files.at(-1)?.version;
       assert.ok(newest !== undefined && files.length >= 2);
-      assert.deepEqual(JSON.parse(await ok(data, db.url, ['ledger', 'migrate', '--json'])), { applied: files.map((m) => ({ version: m.version, name: m.name })), version: newest });
+      assert.deepEqual(JSON.parse(await ok(data, db.url, ['ledger', 'migrate', '--json'])), {
+        applied: files.map((m) => ({ version: m.version, name: m.name })),
+        version: newest,
+      });
       assert.deepEqual(JSON.parse(await ok(data, db.url, ['ledger', 'migrate', '--json'])), { applied: [], version: newest });
       assert.equal(await ok(data, db.url, ['ledger', 'migrate']), `the ledger schema is current (version ${newest}); nothing to apply\n`);
       const applied = await query<{ version: number }>(db.url, 'SELECT version FROM schema_migrations ORDER BY version');
-      assert.deepEqual(applied, files.map((m) => ({ version: m.version })));
+      assert.deepEqual(
+        applied,
+        files.map((m) => ({ version: m.version })),
+      );
     }));
 
   test('migrate and copy say what to do when DATABASE_URL is not set or reaches nothing', async () => {
@@ -134,7 +140,10 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
       db = await testDatabase('cli_copy');
       data = dataDir();
       const create = async (org: string, email: string, plan?: string) => {
-        const made = JSON.parse(await ok(data, null, ['keys', 'create', '--email', email, '--org', org, ...(plan ? ['--plan', plan] : []), '--json'])) as { org_id: string; key: string };
+        const made = JSON.parse(await ok(data, null, ['keys', 'create', '--email', email, '--org', org, ...(plan ? ['--plan', plan] : []), '--json'])) as {
+          org_id: string;
+          key: string;
+        };
         orgs[org] = made.org_id;
         return made;
       };
@@ -185,13 +194,21 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         { email: 'ed@baymedia.example', revoked: false },
         { email: 'kim@kidsclub.example', revoked: false },
       ]);
-      const kids = await query<Record<string, unknown>>(db.url, "SELECT monthly_record_limit::int AS lim, excluded_categories, attribution_required, pg_typeof(created_at)::text AS t FROM plans WHERE name = 'kids'");
+      const kids = await query<Record<string, unknown>>(
+        db.url,
+        "SELECT monthly_record_limit::int AS lim, excluded_categories, attribution_required, pg_typeof(created_at)::text AS t FROM plans WHERE name = 'kids'",
+      );
       assert.deepEqual(kids, [{ lim: 100, excluded_categories: ['seasonal'], attribution_required: true, t: 'timestamp with time zone' }]);
     });
 
     test('refuses a target that already holds accounts, and writes nothing', async () => {
       const before = await query<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM api_keys');
-      await fails(data, db.url, ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres'], /already holds 3 organizations, 4 keys, 5 usage rows: copy only into a new, empty ledger .*Nothing was written/);
+      await fails(
+        data,
+        db.url,
+        ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres'],
+        /already holds 3 organizations, 4 keys, 5 usage rows: copy only into a new, empty ledger .*Nothing was written/,
+      );
       assert.deepEqual(await query(db.url, 'SELECT count(*)::int AS n FROM api_keys'), before);
 
       // A ledger that only a key was made in, on PostgreSQL itself, is no target either.
@@ -202,11 +219,16 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
       });
     });
 
-    test('refuses while a server holds the ledger\'s writer lock, and writes nothing', () =>
+    test("refuses while a server holds the ledger's writer lock, and writes nothing", () =>
       withDatabase('cli_copy_locked', async (other) => {
         const lock = takeWriterLock(ledgerOf(data));
         try {
-          await fails(data, other.url, ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres'], /a server is running on .* \(it holds writer\.lock\): stop it first.*Nothing was written/);
+          await fails(
+            data,
+            other.url,
+            ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres'],
+            /a server is running on .* \(it holds writer\.lock\): stop it first.*Nothing was written/,
+          );
         } finally {
           lock.release();
         }
@@ -215,7 +237,10 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         const out = await ok(data, other.url, ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres']);
         const migrated = migrations().map(migrationLabel).join(', ');
         assert.ok(out.startsWith(`applied ${migrated} to DATABASE_URL first\n`), out);
-        assert.match(out, /\ncopied .* in one transaction:\n {2}3 plans, 0 users, 3 organizations, 4 keys, .*, 5 usage rows\n {2}usage: 1247 records and 19 requests of 2 organizations\nverified:/);
+        assert.match(
+          out,
+          /\ncopied .* in one transaction:\n {2}3 plans, 0 users, 3 organizations, 4 keys, .*, 5 usage rows\n {2}usage: 1247 records and 19 requests of 2 organizations\nverified:/,
+        );
       }));
   });
 });

@@ -21,7 +21,10 @@ interface Result {
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Result> {
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', ...env },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -56,7 +59,18 @@ before(async () => {
   await writeFile(
     path.join(dir, 'registry.json'),
     JSON.stringify({
-      sources: [{ id: 'branch', url: 'branch.ics', format: 'ical', organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'SFPL', free_by_default: true }],
+      sources: [
+        {
+          id: 'branch',
+          url: 'branch.ics',
+          format: 'ical',
+          organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'SFPL',
+          free_by_default: true,
+        },
+      ],
     }),
   );
 });
@@ -75,7 +89,11 @@ describe('family-events', () => {
   });
 
   test('bad configuration stops with one line naming the variable', async () => {
-    for (const [name, value] of [['PORT', 'eighty'], ['WEB_BASE_URL', 'not a url'], ['FAMILY_EVENTS_NOW', 'yesterday']] as const) {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['WEB_BASE_URL', 'not a url'],
+      ['FAMILY_EVENTS_NOW', 'yesterday'],
+    ] as const) {
       const r = await cli(['snapshot', 'status'], { [name]: value });
       assert.equal(r.code, 2, name);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -109,7 +127,21 @@ describe('family-events', () => {
   test('a build whose every source fails exits non-zero and keeps the current snapshot', async () => {
     const before = JSON.parse((await cli(['snapshot', 'status', '--json'])).stdout) as { id: string };
     const broken = path.join(dir, 'broken.json');
-    await writeFile(broken, JSON.stringify({ sources: [{ id: 'gone', url: 'missing.ics', format: 'ical', organizer: { name: 'X', url: 'https://x.example' }, destination: 'san-francisco', attribution: 'X' }] }));
+    await writeFile(
+      broken,
+      JSON.stringify({
+        sources: [
+          {
+            id: 'gone',
+            url: 'missing.ics',
+            format: 'ical',
+            organizer: { name: 'X', url: 'https://x.example' },
+            destination: 'san-francisco',
+            attribution: 'X',
+          },
+        ],
+      }),
+    );
     const b = await cli(['snapshot', 'build', '--sources', broken]);
     assert.equal(b.code, 1);
     assert.match(b.stderr, /snapshot build failed: .*current snapshot is unchanged/);
@@ -119,18 +151,31 @@ describe('family-events', () => {
 
   test('a registry with a mistake names the entry and field', async () => {
     const bad = path.join(dir, 'bad.json');
-    await writeFile(bad, JSON.stringify({ sources: [{ id: 'Bad Id', url: 'x', format: 'ical', organizer: { name: 'X', url: 'https://x.example' }, destination: 'sf', attribution: 'X' }] }));
+    await writeFile(
+      bad,
+      JSON.stringify({
+        sources: [{ id: 'Bad Id', url: 'x', format: 'ical', organizer: { name: 'X', url: 'https://x.example' }, destination: 'sf', attribution: 'X' }],
+      }),
+    );
     const b = await cli(['snapshot', 'build', '--sources', bad]);
     assert.equal(b.code, 1);
     assert.match(b.stderr, /sources\.0\.id: must be a lowercase slug/);
   });
 
   test('normalize prints one served record per line, exactly the record shape', async () => {
-    const r = await cli(['normalize', path.join(dir, 'branch.ics'), '--organizer', 'San Francisco Public Library', '--site', 'https://sfpl.org', '--free-by-default'], { WEB_BASE_URL: 'https://web.example' });
+    const r = await cli(
+      ['normalize', path.join(dir, 'branch.ics'), '--organizer', 'San Francisco Public Library', '--site', 'https://sfpl.org', '--free-by-default'],
+      { WEB_BASE_URL: 'https://web.example' },
+    );
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 1);
-    const rec = JSON.parse(lines[0]!) as Record<string, unknown> & { venue: { address: string }; age_range_years: unknown; event_url: string; description: string };
+    const rec = JSON.parse(lines[0]!) as Record<string, unknown> & {
+      venue: { address: string };
+      age_range_years: unknown;
+      event_url: string;
+      description: string;
+    };
     assert.equal(rec['title'], 'Toddler Storytime');
     assert.equal(rec['start_datetime'], '2026-11-24T10:30:00-08:00');
     assert.equal(rec.venue.address, '300 Bartlett St, San Francisco, CA 94110');
@@ -168,14 +213,19 @@ test('normalize prints exactly the records a build publishes, across the whole b
   assert.equal(files.length, 50);
   const normalized = await cli(['normalize', ...files], env);
   assert.equal(normalized.code, 0, normalized.stderr);
-  const fromNormalize = normalized.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+  const fromNormalize = normalized.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string });
 
   const built = await cli(['snapshot', 'build', '--json'], env);
   assert.equal(built.code, 0, built.stderr);
   const { id } = JSON.parse(built.stdout) as { id: string };
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
-  const rows = (await c.runAndReadAll(`SELECT * EXCLUDE (start_ms, end_ms) FROM read_parquet('${path.join(env.DATA_DIR, 'snapshots', id, 'events.parquet')}')`)).getRowObjectsJson();
+  const rows = (
+    await c.runAndReadAll(`SELECT * EXCLUDE (start_ms, end_ms) FROM read_parquet('${path.join(env.DATA_DIR, 'snapshots', id, 'events.parquet')}')`)
+  ).getRowObjectsJson();
   const fromBuild = rows.map((r) => toRecord(r as never, env.WEB_BASE_URL));
 
   const byId = <T extends { id: string }>(xs: T[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -197,7 +247,14 @@ test('serve on an empty DATA_DIR builds the bundled sample, answers searches, an
   assert.match(made.key, /^bsc_live_[0-9A-Za-z]{32,}$/);
   assert.equal(made.plan, 'partner');
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), ADMIN_PORT: String(adminPort), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -207,12 +264,18 @@ test('serve on an empty DATA_DIR builds the bundled sample, answers searches, an
     const base = `http://127.0.0.1:${port}`;
     let ready = false;
     for (let i = 0; i < 240 && !ready && child.exitCode === null; i++) {
-      ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+      ready = await fetch(`${base}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (!ready) await new Promise((r) => setTimeout(r, 250));
     }
     assert.ok(ready, `never ready; stderr: ${stderr}`);
     assert.match(stderr, /building one from .*registry\.json/);
-    const manifest = JSON.parse(await readFile(path.join(dataDir, 'snapshots', 'current', 'manifest.json'), 'utf8')) as { id: string; counts: { events: number } };
+    const manifest = JSON.parse(await readFile(path.join(dataDir, 'snapshots', 'current', 'manifest.json'), 'utf8')) as {
+      id: string;
+      counts: { events: number };
+    };
     assert.ok(manifest.counts.events > 1000);
     const ready200 = (await (await fetch(`${base}/readyz`)).json()) as { snapshot: string };
     assert.equal(ready200.snapshot, manifest.id);

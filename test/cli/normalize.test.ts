@@ -18,7 +18,9 @@ let dir: string;
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00' } });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'data'), FAMILY_EVENTS_NOW: '2026-11-21T09:00:00-08:00' },
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -46,11 +48,19 @@ after(async () => rm(dir, { recursive: true, force: true }));
 
 describe('parseCsvColumns', () => {
   test('FIELD=HEADER pairs, headers as written', () => {
-    assert.deepEqual(parseCsvColumns('title=name, start=date,time=time_string,location=place_name'), { title: 'name', start: 'date', time: 'time_string', location: 'place_name' });
+    assert.deepEqual(parseCsvColumns('title=name, start=date,time=time_string,location=place_name'), {
+      title: 'name',
+      start: 'date',
+      time: 'time_string',
+      location: 'place_name',
+    });
   });
 
   test('an unknown field or a pair without "=" is refused, naming the fields', () => {
-    assert.throws(() => parseCsvColumns('name=title'), (e: unknown) => e instanceof InvalidArgumentError && /"name" is not a field; the fields are uid, title/.test(e.message));
+    assert.throws(
+      () => parseCsvColumns('name=title'),
+      (e: unknown) => e instanceof InvalidArgumentError && /"name" is not a field; the fields are uid, title/.test(e.message),
+    );
     assert.throws(() => parseCsvColumns('title'), InvalidArgumentError);
     assert.throws(() => parseCsvColumns('title='), InvalidArgumentError);
   });
@@ -67,7 +77,10 @@ describe('family-events normalize', () => {
   test('--csv-columns reads a feed the usual headers miss; "6pm-9pm" is a time, "TBD" an all-day event', async () => {
     const r = await cli(['normalize', path.join(dir, 'mapathons.csv'), ...ORG, '--csv-columns', COLUMNS]);
     assert.equal(r.code, 0, r.stderr);
-    const recs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { title: string; start_datetime: string; end_datetime: string | null });
+    const recs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { title: string; start_datetime: string; end_datetime: string | null });
     assert.deepEqual(
       recs.map((x) => [x.title, x.start_datetime, x.end_datetime]),
       [
@@ -95,7 +108,10 @@ describe('family-events normalize', () => {
   test('--explain --json: one object per item, then the summary', async () => {
     const r = await cli(['normalize', path.join(dir, 'mapathons.csv'), path.join(dir, 'again.csv'), ...ORG, '--csv-columns', COLUMNS, '--explain', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const objs = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const items = objs.slice(0, -1);
     assert.deepEqual(
       items.map((o) => [path.basename(String(o['file'])), o['position'], o['title'], o['title'] === 'GIS Day Mapathon' ? 'kept|merged' : o['outcome']]),
@@ -119,15 +135,29 @@ describe('family-events normalize', () => {
     assert.match(r.stderr, /"name" is not a field/);
   });
 
-  test('a --csv-columns header the file does not have is refused, naming it and listing the file\'s columns', async () => {
+  test("a --csv-columns header the file does not have is refused, naming it and listing the file's columns", async () => {
     const r = await cli(['normalize', path.join(dir, 'mapathons.csv'), ...ORG, '--csv-columns', `${COLUMNS},ages=age_group`]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /--csv-columns names "age_group" \(for ages\), which the file does not have; its columns are: latitude, longitude, date, flag, name, place_name, place_url, time_string, signup_url/);
+    assert.match(
+      r.stderr,
+      /--csv-columns names "age_group" \(for ages\), which the file does not have; its columns are: latitude, longitude, date, flag, name, place_name, place_url, time_string, signup_url/,
+    );
   });
 
   test('an unknown --venue exits 1, naming it and how to list the venues (it dropped every event as no_location)', async () => {
-    const r = await cli(['normalize', path.join(dir, 'mapathons.csv'), '--organizer', 'Missing Maps', '--site', 'https://www.missingmaps.org', '--venue', 'sfpl-mian', '--csv-columns', COLUMNS]);
+    const r = await cli([
+      'normalize',
+      path.join(dir, 'mapathons.csv'),
+      '--organizer',
+      'Missing Maps',
+      '--site',
+      'https://www.missingmaps.org',
+      '--venue',
+      'sfpl-mian',
+      '--csv-columns',
+      COLUMNS,
+    ]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /--venue: no venue "sfpl-mian" in the gazetteer; `family-events gazetteer --venues` lists the venue keys/);
@@ -142,34 +172,77 @@ describe('family-events normalize', () => {
   test('family-events gazetteer lists what --venue and --destination accept, and they are accepted', async () => {
     const venues = await cli(['gazetteer', '--venues']);
     assert.equal(venues.code, 0, venues.stderr);
-    const keys = venues.stdout.trim().split('\n').map((l) => l.split('\t')[0]!);
+    const keys = venues.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t')[0]!);
     assert.ok(keys.includes('sfpl-main'));
     const dest = await cli(['gazetteer', '--destinations', '--json']);
     const { destinations } = JSON.parse(dest.stdout) as { destinations: string[] };
     assert.ok(destinations.includes('san-francisco') && destinations.includes('east-bay'));
-    const ok = await cli(['normalize', path.join(dir, 'mapathons.csv'), ...ORG.slice(0, 4), '--venue', keys.at(-1)!, '--destination', destinations.at(-1)!, '--csv-columns', COLUMNS]);
+    const ok = await cli([
+      'normalize',
+      path.join(dir, 'mapathons.csv'),
+      ...ORG.slice(0, 4),
+      '--venue',
+      keys.at(-1)!,
+      '--destination',
+      destinations.at(-1)!,
+      '--csv-columns',
+      COLUMNS,
+    ]);
     assert.equal(ok.code, 0, ok.stderr);
   });
 
   test('a feed whose UIDs repeat at other branches and times: every one is a record, and the summary adds up', async () => {
-    const ev = (uid: string, start: string, where: string, extra: string[] = []) =>
-      ['BEGIN:VEVENT', `UID:${uid}`, `DTSTART;TZID=America/Los_Angeles:${start}`, 'DURATION:PT45M', 'SUMMARY:Baby Storytime', `LOCATION:${where}`, ...extra, 'END:VEVENT'];
+    const ev = (uid: string, start: string, where: string, extra: string[] = []) => [
+      'BEGIN:VEVENT',
+      `UID:${uid}`,
+      `DTSTART;TZID=America/Los_Angeles:${start}`,
+      'DURATION:PT45M',
+      'SUMMARY:Baby Storytime',
+      `LOCATION:${where}`,
+      ...extra,
+      'END:VEVENT',
+    ];
     const mission = 'Mission Branch Library\\, 300 Bartlett St\\, San Francisco\\, CA 94110';
     const excelsior = 'Excelsior Branch Library\\, 4400 Mission St\\, San Francisco\\, CA 94112';
-    const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//County//EN',
-      ...ev('st@county', '20261124T103000', mission), ...ev('st@county', '20261124T103000', excelsior), ...ev('st@county', '20261201T103000', mission),
-      ...ev('st@county', '20261124T103000', mission), ...ev('lone@county', '20261202T103000', mission, ['SEQUENCE:1']),
-      ...ev('lone@county', '20261202T103000', mission, ['SEQUENCE:0']), ...ev('old@county', '20250101T103000', mission),
-      'END:VCALENDAR', ''].join('\r\n');
+    const ics = [
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:-//Test//County//EN',
+      ...ev('st@county', '20261124T103000', mission),
+      ...ev('st@county', '20261124T103000', excelsior),
+      ...ev('st@county', '20261201T103000', mission),
+      ...ev('st@county', '20261124T103000', mission),
+      ...ev('lone@county', '20261202T103000', mission, ['SEQUENCE:1']),
+      ...ev('lone@county', '20261202T103000', mission, ['SEQUENCE:0']),
+      ...ev('old@county', '20250101T103000', mission),
+      'END:VCALENDAR',
+      '',
+    ].join('\r\n');
     await writeFile(path.join(dir, 'county.ics'), ics);
     const r = await cli(['normalize', path.join(dir, 'county.ics'), ...ORG, '--explain', '--json']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim().split('\n').length, 4);
-    const objs = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const summary = objs.at(-1) as { items: number; records: number; dropped: Record<string, number>; merged_duplicates: number };
     assert.deepEqual(summary, { items: 7, records: 4, dropped: { outside_window: 1 }, merged_duplicates: 2 });
     const merged = objs.filter((o) => o['outcome'] === 'merged');
-    assert.deepEqual(merged.map((o) => [o['position'], o['same']]), [[4, 'uid'], [6, 'uid']]);
-    for (const m of merged) assert.ok(objs.some((o) => o['outcome'] === 'kept' && o['id'] === m['into']), 'merged into a record that is served');
+    assert.deepEqual(
+      merged.map((o) => [o['position'], o['same']]),
+      [
+        [4, 'uid'],
+        [6, 'uid'],
+      ],
+    );
+    for (const m of merged)
+      assert.ok(
+        objs.some((o) => o['outcome'] === 'kept' && o['id'] === m['into']),
+        'merged into a record that is served',
+      );
   });
 });

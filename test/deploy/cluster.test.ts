@@ -58,10 +58,27 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
 
   const startNodeNo = (i: number, ports?: { port: number; adminPort: number }): Promise<ApiNode> =>
     // A LEDGER_DIR (so a web-secret file) of its own: the cluster's key is the ledger's.
-    startNode({ name: `node-${i}`, dataDir: fx.dataDir, databaseUrl: db.url, env: { LEDGER_DIR: path.join(fx.dataDir, `ledger-node-${i}`), QUERY_TIMEOUT_MS: '2000', LEDGER_HOLD_MS: String(HOLD_MS), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB }, ports });
+    startNode({
+      name: `node-${i}`,
+      dataDir: fx.dataDir,
+      databaseUrl: db.url,
+      env: {
+        LEDGER_DIR: path.join(fx.dataDir, `ledger-node-${i}`),
+        QUERY_TIMEOUT_MS: '2000',
+        LEDGER_HOLD_MS: String(HOLD_MS),
+        PUBLIC_BASE_URL: PUBLIC,
+        WEB_BASE_URL: WEB,
+      },
+      ports,
+    });
 
   async function get(base: string, pathAndQuery: string, key?: string): Promise<{ status: number; headers: Record<string, string>; text: string }> {
-    const res = await request(`${base}${pathAndQuery}`, { dispatcher, headers: key ? { authorization: `Bearer ${key}` } : {}, headersTimeout: 20_000, bodyTimeout: 20_000 });
+    const res = await request(`${base}${pathAndQuery}`, {
+      dispatcher,
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+      headersTimeout: 20_000,
+      bodyTimeout: 20_000,
+    });
     const text = await res.body.text();
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '');
@@ -82,7 +99,9 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     return Promise.all(
       nodes.map(async (n) => {
         const text = await (await fetch(`http://127.0.0.1:${n.adminPort}/metrics`)).text();
-        return [...text.matchAll(/^http_requests_total\{route="([^"]*)",status="\d+"\} (\d+)/gm)].filter((m) => m[1]?.startsWith(route)).reduce((a, m) => a + Number(m[2]), 0);
+        return [...text.matchAll(/^http_requests_total\{route="([^"]*)",status="\d+"\} (\d+)/gm)]
+          .filter((m) => m[1]?.startsWith(route))
+          .reduce((a, m) => a + Number(m[2]), 0);
       }),
     );
   }
@@ -107,7 +126,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     assert.ok(id);
     await recordSnapshot(settings(), id);
     for (let i = 0; i < NODES; i++) nodes.push(await startNodeNo(i));
-    lb = await startNginx(requireNginx(NGINX), nodes.map((n) => n.port));
+    lb = await startNginx(
+      requireNginx(NGINX),
+      nodes.map((n) => n.port),
+    );
   });
 
   after(async () => {
@@ -129,7 +151,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     assert.equal(delivered, CAP);
     assert.equal(await usedRecords(made.org.id), CAP);
     const spread = (await requestsPerNode()).map((n, i) => n - before[i]!);
-    assert.ok(spread.every((n) => n > 0), `every node served some of them: ${spread.join(', ')}`);
+    assert.ok(
+      spread.every((n) => n > 0),
+      `every node served some of them: ${spread.join(', ')}`,
+    );
   });
 
   test('the same with a mix of formats, repeated (cached) and distinct pages', async () => {
@@ -165,7 +190,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
         }
       }),
     );
-    assert.ok(refusedAfter.every((ms) => ms <= 1000), `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`);
+    assert.ok(
+      refusedAfter.every((ms) => ms <= 1000),
+      `every node refuses the key within a second (ms: ${refusedAfter.map(Math.round).join(', ')})`,
+    );
   });
 
   test('the website through nginx over three nodes, each request on the next one: sign in by mail, make a key that every node takes, revoke it', async () => {
@@ -205,7 +233,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     const revoked = await b.post('/account/keys/revoke', hiddenFields(used.text, '/account/keys/revoke'));
     assert.equal(revoked.status, 303, revoked.text.slice(0, 300));
     const spread = (await requestsPerNode('web:/account')).map((n, i) => n - accountBefore[i]!);
-    assert.ok(spread.every((n) => n >= 2), `every node answered pages and forms of the visit through nginx: ${spread.join(', ')}`);
+    assert.ok(
+      spread.every((n) => n >= 2),
+      `every node answered pages and forms of the visit through nginx: ${spread.join(', ')}`,
+    );
     const revokedAt = performance.now();
     for (const n of nodes) {
       for (;;) {
@@ -283,7 +314,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     const used = await usedRecords(open.org.id);
     assert.ok(used >= received, `the ledger holds every record received (${used} ≥ ${received})`);
     // Charged and never received: only answers cut off by a kill (each at most LIMIT records).
-    assert.ok(used - received <= inFlightAtKill * LIMIT, `no double charge: ${used - received} records charged beyond those received, with ${inFlightAtKill} requests in flight at the kills`);
+    assert.ok(
+      used - received <= inFlightAtKill * LIMIT,
+      `no double charge: ${used - received} records charged beyond those received, with ${inFlightAtKill} requests in flight at the kills`,
+    );
     // After the holds' lifetime, nothing is held and the capped organization has all but what it was charged.
     await delay(HOLD_MS + 500);
     assert.equal(await liveHolds(capped.org.id), 0);
@@ -326,7 +360,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
       assert.match(metrics, /^snapshot_behind\{wanted="missing-from-the-volume"\} 1$/m);
     }
     // Rolled back by the operator's command, as the README says.
-    const published = await execFileP(process.execPath, [BIN, 'snapshot', 'publish', serving, '--json'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: fx.dataDir, DATABASE_URL: db.url } });
+    const published = await execFileP(process.execPath, [BIN, 'snapshot', 'publish', serving, '--json'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: fx.dataDir, DATABASE_URL: db.url },
+    });
     assert.deepEqual(JSON.parse(published.stdout), { snapshot: serving });
     for (const n of nodes) {
       let pending: unknown = true;
@@ -378,7 +415,10 @@ describe('three API nodes on one PostgreSQL ledger behind nginx', { skip }, () =
     const etagB = after.headers.etag;
     assert.notEqual(etagB, etagA);
     assert.ok(seen.length > 0);
-    const bodies = new Map([[etagA, before.text], [etagB, after.text]]);
+    const bodies = new Map([
+      [etagA, before.text],
+      [etagB, after.text],
+    ]);
     const errorLog = seen.some((s) => s.status !== 200) ? (await lb.errorLog()).slice(-2000) : '';
     for (const s of seen) {
       assert.equal(s.status, 200, `${s.body}\nnginx: ${errorLog}`);
@@ -407,10 +447,20 @@ describe('three nodes started at once on an empty shared volume and an empty dat
     // What `npm start` on three fresh machines does, configured as the README says (one DATA_DIR,
     // DATABASE_URL, PUBLIC_BASE_URL and WEB_BASE_URL for all): each finds no snapshot.
     const started = await Promise.allSettled(
-      [0, 1, 2].map((i) => startNode({ name: `fresh-${i}`, dataDir: dir, databaseUrl: db.url, env: { LEDGER_DIR: path.join(dir, `ledger-fresh-${i}`), FAMILY_EVENTS_NOW: NOW.toISOString(), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB } })),
+      [0, 1, 2].map((i) =>
+        startNode({
+          name: `fresh-${i}`,
+          dataDir: dir,
+          databaseUrl: db.url,
+          env: { LEDGER_DIR: path.join(dir, `ledger-fresh-${i}`), FAMILY_EVENTS_NOW: NOW.toISOString(), PUBLIC_BASE_URL: PUBLIC, WEB_BASE_URL: WEB },
+        }),
+      ),
     );
     nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    assert.deepEqual(started.filter((r) => r.status === 'rejected').map((r) => String(r.reason).slice(0, 2000)), []);
+    assert.deepEqual(
+      started.filter((r) => r.status === 'rejected').map((r) => String(r.reason).slice(0, 2000)),
+      [],
+    );
     const builders = nodes.filter((n) => n.output().includes('no snapshot under')).map((n) => n.name);
     assert.equal(builders.length, 1, `one node built the snapshot, the others waited for it: ${builders.join(', ')}`);
     const ids = await Promise.all(nodes.map(async (n) => ((await (await fetch(`${n.base}/readyz`)).json()) as { snapshot: string }).snapshot));
@@ -418,14 +468,28 @@ describe('three nodes started at once on an empty shared volume and an empty dat
     const ledger = openPool({ url: db.url, poolMax: 1, statementTimeoutMs: 5000 }, 'cluster test');
     try {
       const applied = await ledger.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-      assert.deepEqual(applied.rows.map((r) => r.version), migrations().map((m) => m.version), 'each migration applied once');
+      assert.deepEqual(
+        applied.rows.map((r) => r.version),
+        migrations().map((m) => m.version),
+        'each migration applied once',
+      );
       const recorded = await ledger.query<{ snapshot_id: string }>('SELECT snapshot_id FROM current_snapshot');
-      assert.deepEqual(recorded.rows.map((r) => r.snapshot_id), [ids[0]], 'the ledger names the snapshot they serve');
+      assert.deepEqual(
+        recorded.rows.map((r) => r.snapshot_id),
+        [ids[0]],
+        'the ledger names the snapshot they serve',
+      );
     } finally {
       await ledger.end();
     }
-    assert.deepEqual((await readdir(path.join(dir, 'snapshots'))).filter((f) => f !== 'current'), [ids[0]], 'one snapshot on the volume, none half-built');
-    const answers = await Promise.all(nodes.map((n) => fetch(`${n.base}/v1/demo/events?limit=5`).then(async (r) => ({ status: r.status, etag: r.headers.get('etag'), body: await r.text() }))));
+    assert.deepEqual(
+      (await readdir(path.join(dir, 'snapshots'))).filter((f) => f !== 'current'),
+      [ids[0]],
+      'one snapshot on the volume, none half-built',
+    );
+    const answers = await Promise.all(
+      nodes.map((n) => fetch(`${n.base}/v1/demo/events?limit=5`).then(async (r) => ({ status: r.status, etag: r.headers.get('etag'), body: await r.text() }))),
+    );
     for (const a of answers) assert.equal(a.status, 200, a.body.slice(0, 300));
     assert.equal(new Set(answers.map((a) => a.etag)).size, 1, `the same ETag on every node: ${answers.map((a) => a.etag).join(', ')}`);
     assert.equal(new Set(answers.map((a) => a.body)).size, 1, 'the same body on every node');

@@ -103,11 +103,20 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
   // length would answer it too (request smuggling).
   const smuggled = 'GET /v1/usage HTTP/1.1\r\nHost: api.example\r\n\r\n';
   const CASES: readonly (readonly [string, string])[] = [
-    ['two different Content-Length fields', `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nContent-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`],
-    ['two equal Content-Length fields', `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nContent-Length: ${smuggled.length}\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`],
+    [
+      'two different Content-Length fields',
+      `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nContent-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    ],
+    [
+      'two equal Content-Length fields',
+      `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nContent-Length: ${smuggled.length}\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    ],
     ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: api.example\r\n\r\n'],
     ['CONNECT host:443', 'CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\n\r\n'],
-    ['Transfer-Encoding with a space before the colon', `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nTransfer-Encoding : chunked\r\n\r\n${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`],
+    [
+      'Transfer-Encoding with a space before the colon',
+      `GET /v1/events?limit=1 HTTP/1.1\r\nHost: api.example\r\nTransfer-Encoding : chunked\r\n\r\n${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`,
+    ],
   ];
 
   for (const [what, req] of CASES) {
@@ -144,7 +153,8 @@ describe('what uWS mishandles exposed directly, nginx answers itself (README ›
   });
 
   test("X-Content-Type-Options: nosniff on nginx's own error answers, once, and on proxied answers (the server's)", async () => {
-    const get = (target: string, extra = ''): string => `GET ${target} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${srv.key}\r\n${extra}Connection: close\r\n\r\n`;
+    const get = (target: string, extra = ''): string =>
+      `GET ${target} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${srv.key}\r\n${extra}Connection: close\r\n\r\n`;
     const cases: [string, number, string, number][] = [
       ['proxied 200', front.port, get('/v1/events?limit=1'), 200],
       ['proxied problem', front.port, get('/v1/events?nope=1'), 400],

@@ -28,7 +28,12 @@ describe('PostgreSQL restarted under load', { skip: privateClusterMissing() ?? f
   const dispatcher = new Agent({ connections: 32 });
 
   async function get(base: string, p: string, auth?: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-    const res = await request(`${base}${p}`, { dispatcher, headers: auth ? { authorization: `Bearer ${auth}` } : {}, headersTimeout: 15_000, bodyTimeout: 15_000 });
+    const res = await request(`${base}${p}`, {
+      dispatcher,
+      headers: auth ? { authorization: `Bearer ${auth}` } : {},
+      headersTimeout: 15_000,
+      bodyTimeout: 15_000,
+    });
     return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
   }
 
@@ -43,7 +48,8 @@ describe('PostgreSQL restarted under load', { skip: privateClusterMissing() ?? f
     fx = await sampleFixture();
     await recordSnapshot(settings, (await currentSnapshotId(fx.dataDir))!);
     // Short statement timeouts: a node notices a dead server in about a second.
-    for (const name of ['node-a', 'node-b']) nodes.push(await startNode({ name, dataDir: fx.dataDir, databaseUrl: cluster.url, env: { PG_STATEMENT_TIMEOUT_MS: '1000' } }));
+    for (const name of ['node-a', 'node-b'])
+      nodes.push(await startNode({ name, dataDir: fx.dataDir, databaseUrl: cluster.url, env: { PG_STATEMENT_TIMEOUT_MS: '1000' } }));
   });
 
   after(async () => {
@@ -113,7 +119,11 @@ describe('PostgreSQL restarted under load', { skip: privateClusterMissing() ?? f
     await delay(300);
     stop = true;
     await Promise.all(loops);
-    assert.deepEqual([...statuses.keys()].filter((s) => s !== 200 && s !== 503), [], `only 200 and 503: ${JSON.stringify([...statuses])}`);
+    assert.deepEqual(
+      [...statuses.keys()].filter((s) => s !== 200 && s !== 503),
+      [],
+      `only 200 and 503: ${JSON.stringify([...statuses])}`,
+    );
     assert.ok((statuses.get(503) ?? 0) > 0, 'some requests met the outage');
     assert.equal(cutOff, 0, `no request was left without an answer: ${[...failures].join('; ')}`);
     const used = Number((await pool.query<{ n: string | null }>('SELECT sum(records) AS n FROM usage_days WHERE org_id = $1', [orgId])).rows[0]?.n ?? 0);

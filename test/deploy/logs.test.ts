@@ -176,11 +176,7 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     return `GET ${target} HTTP/1.1\r\nHost: api.example\r\n${auth}Cookie: fe_session=${SESSION}; fe_pre=${SESSION}\r\n${extra}Connection: close\r\n\r\n`;
   };
   /** Targets whose query strings carry the key or a token, on a given path prefix. */
-  const targets = (p: string): string[] => [
-    `${p}?api_key=${key}&limit=2`,
-    `${p}?token=${SIGN_IN_TOKEN}`,
-    `${p}?limit=1&token=${INVITE_TOKEN}`,
-  ];
+  const targets = (p: string): string[] => [`${p}?api_key=${key}&limit=2`, `${p}?token=${SIGN_IN_TOKEN}`, `${p}?limit=1&token=${INVITE_TOKEN}`];
 
   test('the fault tests run, and every log nginx and the server wrote is searched for each secret', async () => {
     // nginx waits 30 s (proxy_read_timeout) for a silent server: started first, awaited last.
@@ -243,15 +239,19 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     // The server answers these itself: an unknown token is the website's 400 page, a key sent twice a 400 problem.
     const served = statuses.filter(([w]) => w.startsWith('served'));
     for (const [what, s] of served) assert.ok(s !== null && s < 500, `${what}: ${s}`);
-    assert.ok(served.some(([, s]) => s === 200), 'a request with the key was served');
-    for (const what of ['upstream down', 'close-before-answer', 'garbage', 'upstream timed out', 'upstream down over TLS']) assert.equal(byWhat.get(what), 503, what);
+    assert.ok(
+      served.some(([, s]) => s === 200),
+      'a request with the key was served',
+    );
+    for (const what of ['upstream down', 'close-before-answer', 'garbage', 'upstream timed out', 'upstream down over TLS'])
+      assert.equal(byWhat.get(what), 503, what);
     assert.equal(byWhat.get('served over TLS'), 200, 'served over TLS');
     assert.equal(byWhat.get('plain HTTP to the TLS port'), 400, 'plain HTTP to the TLS port');
     for (const what of ['untrusted certificate', 'TLS 1.0']) assert.equal(byWhat.get(what), null, `${what}: no answer`);
     assert.equal(byWhat.get('close-mid-answer'), 200, 'a head, then the connection cut');
     for (const [what] of malformed) {
       const s = byWhat.get(what) ?? 0;
-      assert.ok(s >= 400 && s < 500 || s === 505, `${what}: ${s}`);
+      assert.ok((s >= 400 && s < 500) || s === 505, `${what}: ${s}`);
     }
 
     // nginx writes the access log when a request ends; the aborted ones may land a moment later.
@@ -265,7 +265,12 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
     const logs = new Map<string, string>();
     for (const n of [front, dead, broken, tlsFront, tlsDead]) for (const [file, text] of await nginxLogs(n)) logs.set(file, text);
     logs.set('the server (pino)', srv.logs.map((l) => JSON.stringify(l)).join('\n'));
-    const secrets: [string, string][] = [['the API key', key], ['the session cookie', SESSION], ['the sign-in token', SIGN_IN_TOKEN], ['the invitation token', INVITE_TOKEN]];
+    const secrets: [string, string][] = [
+      ['the API key', key],
+      ['the session cookie', SESSION],
+      ['the sign-in token', SIGN_IN_TOKEN],
+      ['the invitation token', INVITE_TOKEN],
+    ];
     for (const [file, text] of logs) {
       for (const [what, secret] of secrets) {
         const at = text.indexOf(secret);
@@ -276,13 +281,31 @@ describe('no secret in any log, whatever fails (nginx and the server)', { skip: 
 
     // Failures stay visible without them: the access logs name the upstream and what it did.
     const access = async (n: Nginx): Promise<string> => n.readLog('family-events.access.log');
-    assert.match(await access(dead), /"GET \/v1\/events HTTP\/1\.1" 503 \d+ [\d.]+ upstream=127\.0\.0\.1:\d+ 502 /, 'the upstream down: the path asked, its address and 502');
-    assert.match(await access(broken), /"GET \/fault\/silent\/timeout HTTP\/1\.1" 503 \d+ [\d.]+ upstream=127\.0\.0\.1:\d+ 504 /, 'the upstream timed out: 504');
-    assert.match(await access(broken), /"GET \/fault\/close-mid-answer HTTP\/1\.1" 200 11 [\d.]+ upstream=127\.0\.0\.1:\d+ 200 [\d.]+ 11 length=1000$/m, 'an answer cut mid-body: 11 bytes of the 1000 announced');
+    assert.match(
+      await access(dead),
+      /"GET \/v1\/events HTTP\/1\.1" 503 \d+ [\d.]+ upstream=127\.0\.0\.1:\d+ 502 /,
+      'the upstream down: the path asked, its address and 502',
+    );
+    assert.match(
+      await access(broken),
+      /"GET \/fault\/silent\/timeout HTTP\/1\.1" 503 \d+ [\d.]+ upstream=127\.0\.0\.1:\d+ 504 /,
+      'the upstream timed out: 504',
+    );
+    assert.match(
+      await access(broken),
+      /"GET \/fault\/close-mid-answer HTTP\/1\.1" 200 11 [\d.]+ upstream=127\.0\.0\.1:\d+ 200 [\d.]+ 11 length=1000$/m,
+      'an answer cut mid-body: 11 bytes of the 1000 announced',
+    );
     assert.match(await access(front), / 200 (\d+) [\d.]+ upstream=127\.0\.0\.1:\d+ 200 [\d.]+ \1 length=\1$/m, 'a whole answer: every byte announced');
     assert.match(await access(front), /"get \/v1\/events -" 400 \d+ [\d.]+ upstream=- - - - length=\d+$/m, 'what nginx answers itself names no upstream');
     // The server logged the requests it served (so its output was searched, not empty).
-    assert.ok(srv.logs.some((l) => l.route === 'web:/account/confirm'), 'the server logged the sign-in link');
-    assert.ok(srv.logs.some((l) => l.aborted === true), 'the server logged the abandoned export');
+    assert.ok(
+      srv.logs.some((l) => l.route === 'web:/account/confirm'),
+      'the server logged the sign-in link',
+    );
+    assert.ok(
+      srv.logs.some((l) => l.aborted === true),
+      'the server logged the abandoned export',
+    );
   });
 });

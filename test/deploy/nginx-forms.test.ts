@@ -62,7 +62,7 @@ const BROWSER_HEADERS = {
   'x-other': 'not read by the server',
 };
 
-describe('nginx in front of the website\'s account forms (deploy/nginx/family-events.conf)', { skip: nginxSkip(NGINX) }, () => {
+describe("nginx in front of the website's account forms (deploy/nginx/family-events.conf)", { skip: nginxSkip(NGINX) }, () => {
   let upstream: http.Server;
   let cert: TestCertificate;
   let front: Nginx;
@@ -132,10 +132,13 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
     assert.match(r.text, /^<!doctype html><html lang="en">.*<h1>[^<]+<\/h1>/s, `${what}: a page with a heading`);
   }
 
-  test('the site lists exactly the server\'s form routes', () => {
+  test("the site lists exactly the server's form routes", () => {
     assert.ok(FORM_ROUTES.length >= 10, `POSTS read from server/web/account/index.ts: ${FORM_ROUTES.join(', ')}`);
     const site = readFileSync(path.join(REPO_ROOT, 'deploy', 'nginx', 'family-events.conf'), 'utf8');
-    const listed = /^ {4}location ~ \^\/account\/\(\?:([^)]*)\)\$ \{$/m.exec(site)?.[1]?.split('|').map((p) => `/account/${p}`);
+    const listed = /^ {4}location ~ \^\/account\/\(\?:([^)]*)\)\$ \{$/m
+      .exec(site)?.[1]
+      ?.split('|')
+      .map((p) => `/account/${p}`);
     assert.deepEqual(listed?.sort(), [...FORM_ROUTES].sort(), 'the form location of the site names the routes of POSTS');
   });
 
@@ -153,7 +156,8 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
       assert.equal(up.body.toString('utf8'), body, `${route}: the body, whole`);
       assert.deepEqual(Object.keys(up.headers).sort(), FORM_HEADERS, `${route}: the headers forwarded`);
       assert.equal(up.headers['content-length'], String(Buffer.byteLength(body)));
-      for (const h of ['cookie', 'origin', 'sec-fetch-site', 'content-type'] as const) assert.equal(up.headers[h], BROWSER_HEADERS[h], `${route}: ${h} as sent`);
+      for (const h of ['cookie', 'origin', 'sec-fetch-site', 'content-type'] as const)
+        assert.equal(up.headers[h], BROWSER_HEADERS[h], `${route}: ${h} as sent`);
       assert.equal(up.headers['x-forwarded-for'], '127.0.0.1', `${route}: the address nginx saw, not the forged one`);
     }
   });
@@ -199,7 +203,11 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
       assert.equal(r.status, 200, `${p}: ${r.text.slice(0, 200)}`);
       const up = r.upstream;
       assert.ok(up, `${p}: forwarded`);
-      assert.deepEqual(Object.keys(up.headers).sort(), ['accept', 'accept-encoding', 'authorization', 'host', 'if-none-match', 'x-forwarded-for'], `${p}: the API's headers only`);
+      assert.deepEqual(
+        Object.keys(up.headers).sort(),
+        ['accept', 'accept-encoding', 'authorization', 'host', 'if-none-match', 'x-forwarded-for'],
+        `${p}: the API's headers only`,
+      );
       assert.equal(up.body.length, 0, `${p}: no body`);
     }
   });
@@ -260,7 +268,8 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
         s.setTimeout(ANSWER_MS, () => reject(new Error(`no answer within ${ANSWER_MS} ms to ${JSON.stringify(req.slice(0, 80))}`)));
       });
     const status = (answer: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
-    const post = (extra: string, p = '/account/sign-in'): string => `POST ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Content-Length: 3\r\nConnection: close\r\n\r\nx=1`;
+    const post = (extra: string, p = '/account/sign-in'): string =>
+      `POST ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Content-Length: 3\r\nConnection: close\r\n\r\nx=1`;
     for (const [p, name, value] of [
       ['/account/sign-in', 'Cookie', 'fe_pre=a\x01b'],
       ['/account/sign-in', 'Origin', 'https://web.example\x1f'],
@@ -286,7 +295,11 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
   });
 
   test('the server down: a 503 page with Retry-After on the website and its forms, problem+json on the API', async () => {
-    for (const [p, method] of [['/events', 'GET'], ['/account', 'GET'], ['/account/sign-in', 'POST']] as const) {
+    for (const [p, method] of [
+      ['/events', 'GET'],
+      ['/account', 'GET'],
+      ['/account/sign-in', 'POST'],
+    ] as const) {
       const r = await send(p, { method, base: deadFront.base, ...(method === 'POST' ? { body: 'x=1' } : {}) });
       assertHtmlError(r, 503, `${method} ${p}, server down`);
       assert.match(r.headers['retry-after'] ?? '', /^[1-9]\d*$/, `${method} ${p}: Retry-After`);
@@ -297,7 +310,7 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
     assert.equal((JSON.parse(api.text) as { code: string }).code, 'unavailable');
   });
 
-  test('over TLS every answer carries HSTS, nginx\'s own errors included; over plain http none does', async () => {
+  test("over TLS every answer carries HSTS, nginx's own errors included; over plain http none does", async () => {
     const answers = [
       await send('/events'),
       await send('/account/sign-in', { method: 'POST', body: 'x=1' }),
@@ -305,7 +318,12 @@ describe('nginx in front of the website\'s account forms (deploy/nginx/family-ev
       await send('/events', { method: 'POST', body: 'x=1' }),
     ];
     for (const a of answers) assert.equal(a.headers['strict-transport-security'], 'max-age=63072000', `${a.status}: HSTS`);
-    for (const [p, method] of [['/events', 'GET'], ['/account/sign-in', 'POST'], ['/v1/events', 'POST'], ['/events', 'POST']] as const) {
+    for (const [p, method] of [
+      ['/events', 'GET'],
+      ['/account/sign-in', 'POST'],
+      ['/v1/events', 'POST'],
+      ['/events', 'POST'],
+    ] as const) {
       const a = await send(p, { method, base: plainFront.base, ...(method === 'POST' ? { body: 'x=1' } : {}) });
       assert.equal(a.headers['strict-transport-security'], undefined, `${method} ${p} over http (${a.status}): no HSTS`);
     }

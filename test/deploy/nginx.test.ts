@@ -133,7 +133,9 @@ class RawConnection {
     await this.until(() => this.buf.includes('\r\n\r\n'), 'response head');
     const end = this.buf.indexOf('\r\n\r\n');
     assert.ok(end >= 0, `the connection closed without an answer (${this.buf.length} bytes: ${this.buf.toString('latin1', 0, 120)})`);
-    const [statusLine = '', ...lines] = this.take(end + 4).toString('latin1', 0, end).split('\r\n');
+    const [statusLine = '', ...lines] = this.take(end + 4)
+      .toString('latin1', 0, end)
+      .split('\r\n');
     const m = /^(HTTP\/1\.[01]) (\d{3})(?: .*)?$/.exec(statusLine);
     assert.ok(m, `status line: ${statusLine}`);
     const headers = new Map<string, string>();
@@ -197,7 +199,14 @@ async function exchange(port: number, req: string, method = 'GET'): Promise<RawR
 }
 
 /** An RFC 9457 problem of the server's table: status, type, title and code agree with server/errors.ts. */
-function assertProblem(status: number, headers: (name: string) => string | undefined, body: Buffer, code: ErrorCode, expectStatus: number, what: string): v.InferOutput<typeof ProblemSchema> {
+function assertProblem(
+  status: number,
+  headers: (name: string) => string | undefined,
+  body: Buffer,
+  code: ErrorCode,
+  expectStatus: number,
+  what: string,
+): v.InferOutput<typeof ProblemSchema> {
   assert.equal(status, expectStatus, `${what}: ${status} ${body.toString('utf8', 0, 300)}`);
   assert.equal(headers('content-type'), 'application/problem+json', `${what}: Content-Type`);
   assert.equal(headers('cache-control'), 'no-store', `${what}: Cache-Control`);
@@ -217,13 +226,18 @@ const rawProblem = (r: RawResponse, code: ErrorCode, status: number, what: strin
 // ---------------------------------------------------------------- reading pages back
 
 const xml = new XMLParser({ ignoreAttributes: false, parseTagValue: false, isArray: (name) => name === 'item' });
-const RssIdsSchema = v.object({ rss: v.object({ channel: v.object({ item: v.optional(v.array(v.object({ guid: v.object({ '#text': v.string() }) })), []) }) }) });
+const RssIdsSchema = v.object({
+  rss: v.object({ channel: v.object({ item: v.optional(v.array(v.object({ guid: v.object({ '#text': v.string() }) })), []) }) }),
+});
 
 /** The event ids of a page in any format, read back with a parser of that format. */
 function idsOf(route: string, body: Buffer): string[] {
   const text = body.toString('utf8');
   if (route.endsWith('/v1/events')) return v.parse(EventListSchema, JSON.parse(text)).events.map((e) => e.id);
-  if (route.endsWith('/v1/events.csv')) return parseCsv(text, { bom: false }).slice(1).map((r) => r[0] ?? '');
+  if (route.endsWith('/v1/events.csv'))
+    return parseCsv(text, { bom: false })
+      .slice(1)
+      .map((r) => r[0] ?? '');
   if (route.endsWith('/v1/feed.rss')) return v.parse(RssIdsSchema, xml.parse(text)).rss.channel.item.map((it) => it.guid['#text']);
   return v.parse(JsonFeedSchema, JSON.parse(text)).items.map((it) => it.id);
 }
@@ -285,7 +299,18 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
   describe('the conformance queries answer the same through nginx', () => {
     const FORMATS = ['/v1/events', '/v1/events.csv', '/v1/feed.rss', '/v1/feed.json'] as const;
     /** Everything a client may act on; Date, Server and Connection are the proxy's own. */
-    const SAME_HEADERS = ['content-type', 'etag', 'last-modified', 'cache-control', 'vary', 'link', 'x-total-count', 'content-disposition', 'x-quota-limit', 'x-quota-remaining'];
+    const SAME_HEADERS = [
+      'content-type',
+      'etag',
+      'last-modified',
+      'cache-control',
+      'vary',
+      'link',
+      'x-total-count',
+      'content-disposition',
+      'x-quota-limit',
+      'x-quota-remaining',
+    ];
 
     QUERY_NAMES.forEach((name, i) => {
       test(name, async () => {
@@ -431,11 +456,14 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
     });
   });
 
-  describe('compression is the server\'s', () => {
+  describe("compression is the server's", () => {
     test('br and gzip bodies pass unchanged: Content-Encoding, the strong per-coding ETag, Vary, the bytes', async () => {
       const pq = '/v1/events?limit=20';
       const identity = await ask(srv.base, pq, { ...auth(srv.key), 'accept-encoding': 'identity' });
-      for (const [coding, inflate] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+      for (const [coding, inflate] of [
+        ['br', brotliDecompressSync],
+        ['gzip', gunzipSync],
+      ] as const) {
         const direct = await ask(srv.base, pq, { ...auth(srv.key), 'accept-encoding': coding });
         const proxied = await ask(front.base, pq, { ...auth(srv.key), 'accept-encoding': coding });
         assert.equal(proxied.status, 200, coding);
@@ -512,7 +540,8 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
   });
 
   describe('what uWS would drop gets a status', () => {
-    const get = (extra: string, pq = '/v1/events?limit=1'): string => `GET ${pq} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${srv.key}\r\n${extra}Connection: close\r\n\r\n`;
+    const get = (extra: string, pq = '/v1/events?limit=1'): string =>
+      `GET ${pq} HTTP/1.1\r\nHost: api.example\r\nAuthorization: Bearer ${srv.key}\r\n${extra}Connection: close\r\n\r\n`;
 
     test('60 request headers are served', async () => {
       const extra = Array.from({ length: 57 }, (_, i) => `X-Extra-${i}: value ${i}\r\n`).join('');
@@ -533,7 +562,12 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
         assert.match(p.detail, /control character/, name);
       }
       // A Host nginx refuses itself: its own 400, as problem+json.
-      rawProblem(await exchange(front.port, `GET /v1/events HTTP/1.1\r\nHost: api\x01example\r\nConnection: close\r\n\r\n`), 'invalid_parameter', 400, 'Host with a control character');
+      rawProblem(
+        await exchange(front.port, `GET /v1/events HTTP/1.1\r\nHost: api\x01example\r\nConnection: close\r\n\r\n`),
+        'invalid_parameter',
+        400,
+        'Host with a control character',
+      );
       for (const extra of ['X-Not-Forwarded: a\x01b\r\n', 'Accept: application/json,\t*/*\r\n']) {
         const r = await exchange(front.port, get(extra));
         assert.equal(r.status, 200, `${JSON.stringify(extra)}: ${r.body.toString('utf8', 0, 200)}`);
@@ -552,7 +586,12 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
         rawProblem(r, 'method_not_allowed', 405, req.split(' ')[0] ?? '');
         assert.equal(r.headers.get('allow'), 'GET, HEAD');
       }
-      rawProblem(await exchange(front.port, 'get /v1/events HTTP/1.1\r\nHost: api.example\r\nConnection: close\r\n\r\n'), 'invalid_parameter', 400, 'lower-case get');
+      rawProblem(
+        await exchange(front.port, 'get /v1/events HTTP/1.1\r\nHost: api.example\r\nConnection: close\r\n\r\n'),
+        'invalid_parameter',
+        400,
+        'lower-case get',
+      );
     });
 
     test('a GET with a body is served without it, and the upstream connection stays in step; over 1 KiB is 400', async () => {
@@ -572,11 +611,15 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
           assert.ok(r.body.equals(direct.bytes), `${what}: the direct answer`);
           if (kept.size === 0) kept = new Set((await front.upstream()).map((u) => u.localPort));
         }
-        for (const u of await front.upstream()) assert.ok(kept.has(u.localPort), 'the server closed the upstream connection: it was sent a body it was not given');
+        for (const u of await front.upstream())
+          assert.ok(kept.has(u.localPort), 'the server closed the upstream connection: it was sent a body it was not given');
       } finally {
         conn.destroy();
       }
-      const big = await exchange(front.port, `GET /v1/events HTTP/1.1\r\nHost: api.example\r\nContent-Length: 2048\r\nConnection: close\r\n\r\n${'x'.repeat(2048)}`);
+      const big = await exchange(
+        front.port,
+        `GET /v1/events HTTP/1.1\r\nHost: api.example\r\nContent-Length: 2048\r\nConnection: close\r\n\r\n${'x'.repeat(2048)}`,
+      );
       rawProblem(big, 'invalid_parameter', 400, 'a 2 KiB body');
     });
 
@@ -590,7 +633,12 @@ describe('nginx in front of the server (deploy/nginx/family-events.conf)', { ski
 
     test('oversized headers are 431 request_too_large, from the server or from nginx', async () => {
       // Two forwarded headers of 9 KiB: nginx passes them, the server counts 18 KiB over its 16 KiB.
-      const p = rawProblem(await exchange(front.port, get(`Accept: ${'a'.repeat(9 * 1024)}\r\nIf-None-Match: "${'b'.repeat(9 * 1024)}"\r\n`)), 'request_too_large', 431, '18 KiB of forwarded headers');
+      const p = rawProblem(
+        await exchange(front.port, get(`Accept: ${'a'.repeat(9 * 1024)}\r\nIf-None-Match: "${'b'.repeat(9 * 1024)}"\r\n`)),
+        'request_too_large',
+        431,
+        '18 KiB of forwarded headers',
+      );
       assert.match(p.detail, /16384/);
       // One header line of 20 KiB is more than nginx holds.
       const n = rawProblem(await exchange(front.port, get(`X-Big: ${'c'.repeat(20 * 1024)}\r\n`)), 'request_too_large', 431, 'a 20 KiB header line');

@@ -59,7 +59,11 @@ const WORSE_THAN_DEBIAN = [
  * Starts nginx with the shipped site in front of `upstreamPorts` (several: nginx's round-robin over
  * API nodes), and waits until it accepts connections. `upstream()` sees the connections to the first.
  */
-export async function startNginx(bin: string, upstreamPorts: number | readonly number[], o: { readonly tls?: TestCertificate; readonly port?: number; readonly siteErrorLogLevel?: 'warn' } = {}): Promise<Nginx> {
+export async function startNginx(
+  bin: string,
+  upstreamPorts: number | readonly number[],
+  o: { readonly tls?: TestCertificate; readonly port?: number; readonly siteErrorLogLevel?: 'warn' } = {},
+): Promise<Nginx> {
   const ports = typeof upstreamPorts === 'number' ? [upstreamPorts] : upstreamPorts;
   const n = await launch(bin, ports, {
     http: WORSE_THAN_DEBIAN,
@@ -85,7 +89,11 @@ export async function startNginx(bin: string, upstreamPorts: number | readonly n
  * server starts), in front of a port chosen for the server, which `start` then binds. Another
  * process may take that port in between: then, and only then, both are tried again.
  */
-export async function behindNginx<S>(bin: string, cert: TestCertificate, start: (web: string, port: number) => Promise<S>): Promise<{ readonly srv: S; readonly front: Nginx }> {
+export async function behindNginx<S>(
+  bin: string,
+  cert: TestCertificate,
+  start: (web: string, port: number) => Promise<S>,
+): Promise<{ readonly srv: S; readonly front: Nginx }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const front = await startNginx(bin, port, { tls: cert });
@@ -127,9 +135,23 @@ export async function testCertificate(): Promise<TestCertificate> {
   const keyFile = path.join(dir, 'key.pem');
   try {
     await promisify(execFile)(OPENSSL, [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout', keyFile, '-out', certFile,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
     ]);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
@@ -173,4 +195,3 @@ async function upstreamSockets(masterPid: number, upstreamPort: number): Promise
   }
   return out;
 }
-

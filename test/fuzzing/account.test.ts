@@ -11,7 +11,17 @@ import { Outbox } from '../server/web/outbox.ts';
 import { sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from '../server/helpers.ts';
 
 const BUDGET_MS = 6_000;
-const POSTS = ['/account/sign-in', '/account/confirm', '/account/invite', '/account/keys', '/account/keys/roll', '/account/keys/revoke', '/account/members/invite', '/account/sign-out', '/account/oidc/start'];
+const POSTS = [
+  '/account/sign-in',
+  '/account/confirm',
+  '/account/invite',
+  '/account/keys',
+  '/account/keys/roll',
+  '/account/keys/revoke',
+  '/account/members/invite',
+  '/account/sign-out',
+  '/account/oidc/start',
+];
 const GETS = ['/account', '/account/sign-in', '/account/confirm', '/account/invite', '/account/sign-in/sent'];
 
 let fx: Fixture;
@@ -40,7 +50,11 @@ after(async () => {
   await fx?.cleanup();
 });
 
-const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom('', ' ', '0', '-1', '3600', '604800', '1e9', 'NaN', '%00', 'org_', 'key_', 'a@b.c', 'x'.repeat(300)));
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', ' ', '0', '-1', '3600', '604800', '1e9', 'NaN', '%00', 'org_', 'key_', 'a@b.c', 'x'.repeat(300)),
+);
 const fieldName = fc.constantFrom('csrf', 'email', 'token', 'key_id', 'grace', 'org', 'extra', 'csrf[]', '');
 
 test('any form at any account route, signed in or not: no 5xx but 503, HTML with the security headers or a redirect', async () => {

@@ -29,7 +29,13 @@ async function outcome(format: FeedFormat, text: string): Promise<void> {
 
 // Mutations that real broken feeds exhibit: truncation, spliced fragments, duplicated or deleted slices.
 const mutated = fc
-  .record({ seed: fc.constantFrom(...seeds), at: fc.nat(), len: fc.nat({ max: 200 }), insert: fc.string({ maxLength: 40 }), op: fc.constantFrom('cut', 'splice', 'delete', 'dup') })
+  .record({
+    seed: fc.constantFrom(...seeds),
+    at: fc.nat(),
+    len: fc.nat({ max: 200 }),
+    insert: fc.string({ maxLength: 40 }),
+    op: fc.constantFrom('cut', 'splice', 'delete', 'dup'),
+  })
   .map(({ seed, at, len, insert, op }) => {
     const i = at % (seed.length + 1);
     switch (op) {
@@ -47,10 +53,16 @@ const mutated = fc
 describe('parsers under random input', () => {
   for (const format of FORMATS) {
     test(`${format}: mutated real feeds`, async () => {
-      await fc.assert(fc.asyncProperty(mutated, (text) => outcome(format, text)), { interruptAfterTimeLimit: BUDGET_MS, numRuns: 100_000 });
+      await fc.assert(
+        fc.asyncProperty(mutated, (text) => outcome(format, text)),
+        { interruptAfterTimeLimit: BUDGET_MS, numRuns: 100_000 },
+      );
     });
     test(`${format}: arbitrary text`, async () => {
-      await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 2000 }), (text) => outcome(format, text)), { interruptAfterTimeLimit: BUDGET_MS / 2, numRuns: 100_000 });
+      await fc.assert(
+        fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 2000 }), (text) => outcome(format, text)),
+        { interruptAfterTimeLimit: BUDGET_MS / 2, numRuns: 100_000 },
+      );
     });
   }
 });

@@ -81,9 +81,9 @@ const ESCAPERS: readonly ((s: string) => string)[] = [
   // A tag split by an empty one.
   (s) => s.replace(/<([a-z])/gi, '<$1<b></b>'),
 ];
-const escaped = fc.tuple(payload, fc.array(fc.nat(ESCAPERS.length - 1), { maxLength: 40 }), fc.constantFrom('', 'Family day: ', '<p>')).map(([p, levels, lead]) =>
-  levels.reduce((s, i) => ESCAPERS[i]!(s), lead + p),
-);
+const escaped = fc
+  .tuple(payload, fc.array(fc.nat(ESCAPERS.length - 1), { maxLength: 40 }), fc.constantFrom('', 'Family day: ', '<p>'))
+  .map(([p, levels, lead]) => levels.reduce((s, i) => ESCAPERS[i]!(s), lead + p));
 
 describe('plainText at any nesting depth of escaping', () => {
   test('the observed case: four levels of escaping is no longer a live tag', () => {
@@ -104,7 +104,19 @@ describe('plainText at any nesting depth of escaping', () => {
 
 describe('normalizeEvent and every output format', () => {
   const registry = parseRegistry(
-    { sources: [{ id: 'fuzz', url: 'fuzz.ics', format: 'ical', organizer: { name: 'Fuzz Library', url: 'https://fuzz.example' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'Fuzz' }] },
+    {
+      sources: [
+        {
+          id: 'fuzz',
+          url: 'fuzz.ics',
+          format: 'ical',
+          organizer: { name: 'Fuzz Library', url: 'https://fuzz.example' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'Fuzz',
+        },
+      ],
+    },
     '(test)',
   );
   const window = buildWindow(new Date('2026-11-21T17:00:00Z'));
@@ -145,9 +157,12 @@ describe('normalizeEvent and every output format', () => {
     for (const [k, v] of Object.entries(feed.items[0]!)) if (typeof v === 'string' && !k.includes('url') && k !== 'id') out.push([`json feed ${k}`, v]);
     const [header, cells] = parseCsv(await csvBatch([r], true), { relax_column_count: false });
     for (const [i, name] of header!.entries()) if (!/url|_datetime|^id$/.test(name)) out.push([`csv ${name}`, cells![i]!]);
-    const ics = new ICAL.Component(ICAL.parse(icsBody([r], { name: 'Fuzz', url: 'https://api.example/v1/feed.ics', stamp: '2026-11-21T08:00:00Z' }).toString('utf8')) as unknown[]);
+    const ics = new ICAL.Component(
+      ICAL.parse(icsBody([r], { name: 'Fuzz', url: 'https://api.example/v1/feed.ics', stamp: '2026-11-21T08:00:00Z' }).toString('utf8')) as unknown[],
+    );
     for (const ve of ics.getAllSubcomponents('vevent')) {
-      for (const p of ['summary', 'description', 'location', 'categories']) for (const v of ve.getFirstProperty(p)?.getValues() ?? []) out.push([`ics ${p}`, String(v)]);
+      for (const p of ['summary', 'description', 'location', 'categories'])
+        for (const v of ve.getFirstProperty(p)?.getValues() ?? []) out.push([`ics ${p}`, String(v)]);
     }
     return out;
   }
@@ -156,14 +171,29 @@ describe('normalizeEvent and every output format', () => {
     let rows = 0;
     await fc.assert(
       fc.asyncProperty(item, async (it) => {
-        const raw: RawEvent = { ...emptyRaw(), uid: 'u1', start, title: it.title, description: it.description, summary: it.summary, location: it.location, organizerName: it.organizerName, priceText: it.priceText, categories: [it.category] };
+        const raw: RawEvent = {
+          ...emptyRaw(),
+          uid: 'u1',
+          start,
+          title: it.title,
+          description: it.description,
+          summary: it.summary,
+          location: it.location,
+          organizerName: it.organizerName,
+          priceText: it.priceText,
+          categories: [it.category],
+        };
         const row = normalizeEvent(raw, ctx);
         if (typeof row === 'string') return;
         rows++;
         for (const f of ['title', 'description', 'summary', 'venue_name', 'organizer', 'price_note'] as const) assertPlain(f, row[f]);
         for (const t of row.tags) assertPlain('tag', t);
         const rec = toRecord(row, WEB);
-        for (const [f, v] of [['venue.name', rec.venue.name], ['price.note', rec.price?.note]] as const) assertPlain(`record ${f}`, v);
+        for (const [f, v] of [
+          ['venue.name', rec.venue.name],
+          ['price.note', rec.price?.note],
+        ] as const)
+          assertPlain(`record ${f}`, v);
         for (const [where, v] of await formats(row)) assertPlain(where, v);
       }),
       { interruptAfterTimeLimit: BUDGET_MS, markInterruptAsFailure: false, numRuns: 100_000 },

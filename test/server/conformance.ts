@@ -92,7 +92,16 @@ export function conformanceQueries(rows: readonly OracleRow[], now: Date): Confo
 
   queries.set('plain', query([['limit', '30']], communityUp));
   const inSmall = communityUp.filter((r) => r.venue_city === smallCity);
-  queries.set('city', query([['city', smallCity], ['limit', '100']], inSmall));
+  queries.set(
+    'city',
+    query(
+      [
+        ['city', smallCity],
+        ['limit', '100'],
+      ],
+      inSmall,
+    ),
+  );
 
   const centre = inSmall[0];
   assert.ok(centre);
@@ -103,7 +112,13 @@ export function conformanceQueries(rows: readonly OracleRow[], now: Date): Confo
   queries.set(
     'geo',
     query(
-      [['lat', String(centre.venue_lat)], ['lng', String(centre.venue_lng)], ['radius_km', String(radius)], ['sort', 'distance'], ['limit', '25']],
+      [
+        ['lat', String(centre.venue_lat)],
+        ['lng', String(centre.venue_lng)],
+        ['radius_km', String(radius)],
+        ['sort', 'distance'],
+        ['limit', '25'],
+      ],
       near,
     ),
   );
@@ -112,7 +127,18 @@ export function conformanceQueries(rows: readonly OracleRow[], now: Date): Confo
   const lo = 2 * 12;
   const hi = 4 * 12 + 11;
   const catAge = communityUp.filter((r) => r.categories.includes(topCategory) && (r.age_min_months ?? 0) <= hi && (r.age_max_months ?? Infinity) >= lo);
-  queries.set('category+age', query([['category', topCategory], ['age_min', '2'], ['age_max', '4'], ['limit', '40']], catAge));
+  queries.set(
+    'category+age',
+    query(
+      [
+        ['category', topCategory],
+        ['age_min', '2'],
+        ['age_max', '4'],
+        ['limit', '40'],
+      ],
+      catAge,
+    ),
+  );
 
   // A title word of the data with a few dozen matches (prefix rule over every searched field).
   const candidates = [...new Set(communityUp.flatMap((r) => wordsOf(r.title)))].filter((w) => /^[a-z]{5,}$/.test(w)).sort(byString);
@@ -127,11 +153,31 @@ export function conformanceQueries(rows: readonly OracleRow[], now: Date): Confo
     }
   }
   assert.ok(word, 'a word of the data with 15-80 matches');
-  queries.set('q word', query([['q', word], ['limit', '10']], wordHits));
+  queries.set(
+    'q word',
+    query(
+      [
+        ['q', word],
+        ['limit', '10'],
+      ],
+      wordHits,
+    ),
+  );
 
   // Parameters deliberately out of name order: the feeds' self links must sort them.
   const inBig = communityUp.filter((r) => r.venue_city === bigCity);
-  queries.set('paged', query([['sort', 'start'], ['offset', '40'], ['limit', '20'], ['city', bigCity]], inBig));
+  queries.set(
+    'paged',
+    query(
+      [
+        ['sort', 'start'],
+        ['offset', '40'],
+        ['limit', '20'],
+        ['city', bigCity],
+      ],
+      inBig,
+    ),
+  );
 
   for (const [name, q] of queries) {
     assert.ok(q.expected.length > q.offset, `${name}: the oracle has matches past the offset`);

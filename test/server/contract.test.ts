@@ -21,7 +21,6 @@ const RUNS_EACH = 8;
 /** Requests per operation that certainly send a given parameter. */
 const RUNS_PER_PARAM = 3;
 
-
 interface Op {
   readonly method: 'get' | 'head';
   readonly path: string;
@@ -51,7 +50,14 @@ let prefixes: string[] = [];
 /** The forms of IDL (Inter-parameter Dependency Language) the document uses; anything else fails the test. */
 type Rule =
   | { readonly kind: 'allOrNone'; readonly params: readonly string[]; readonly idl: string }
-  | { readonly kind: 'requires'; readonly param: string; readonly value?: string; readonly needs: readonly string[]; readonly params: readonly string[]; readonly idl: string }
+  | {
+      readonly kind: 'requires';
+      readonly param: string;
+      readonly value?: string;
+      readonly needs: readonly string[];
+      readonly params: readonly string[];
+      readonly idl: string;
+    }
   | { readonly kind: 'excludes'; readonly param: string; readonly others: readonly string[]; readonly params: readonly string[]; readonly idl: string }
   | { readonly kind: 'leq'; readonly lo: string; readonly hi: string; readonly params: readonly string[]; readonly idl: string };
 
@@ -141,13 +147,29 @@ function obey(rules: readonly Rule[], drawn: ReadonlyMap<string, Sent>, chosen: 
       }
     }
   }
-  assert.ok(rules.every((r) => holds(r, x)), `the draw obeys ${rules.map((r) => r.idl).join(' ')}`);
+  assert.ok(
+    rules.every((r) => holds(r, x)),
+    `the draw obeys ${rules.map((r) => r.idl).join(' ')}`,
+  );
   return x;
 }
 
 // ------------------------------------------------------------------ values from schemas
 
-const KNOWN_KEYWORDS = new Set(['type', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'items', 'minItems', 'maxItems', 'x-values-from']);
+const KNOWN_KEYWORDS = new Set([
+  'type',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'items',
+  'minItems',
+  'maxItems',
+  'x-values-from',
+]);
 
 const codePoints = (s: string): number => [...s].length;
 const encodable = (s: string): boolean => {
@@ -190,7 +212,9 @@ const numberArb = (s: Schema): fc.Arbitrary<number> => {
 /** A string the schema accepts: from its enum or pattern, within its lengths (in code points). */
 const stringArb = (s: Schema): fc.Arbitrary<string> => {
   if (s.enum) return fc.constantFrom(...s.enum);
-  const base = s.pattern ? fc.stringMatching(new RegExp(s.pattern, 'u')) : fc.string({ unit: 'grapheme', minLength: s.minLength ?? 0, maxLength: s.maxLength ?? 40 });
+  const base = s.pattern
+    ? fc.stringMatching(new RegExp(s.pattern, 'u'))
+    : fc.string({ unit: 'grapheme', minLength: s.minLength ?? 0, maxLength: s.maxLength ?? 40 });
   return base.filter((x) => codePoints(x) >= (s.minLength ?? 0) && codePoints(x) <= (s.maxLength ?? Infinity) && encodable(x));
 };
 
@@ -209,7 +233,10 @@ function validArb(p: Parameter): fc.Arbitrary<Sent> {
     const items = s.items ?? assert.fail(`${p.name}: an array names its items`);
     for (const e of items.enum ?? []) assert.ok(!e.includes(','), `${p.name}: ${e} can be sent in a comma-separated list`);
     return fc
-      .array(stringArb(items).filter((x) => !x.includes(',')), { minLength: s.minItems ?? 0, maxLength: s.maxItems ?? 10 })
+      .array(
+        stringArb(items).filter((x) => !x.includes(',')),
+        { minLength: s.minItems ?? 0, maxLength: s.maxItems ?? 10 },
+      )
       .map((xs) => ({ value: xs, wire: xs.map(encodeURIComponent).join(',') }));
   }
   return assert.fail(`${p.name}: no type this test knows: ${JSON.stringify(s)}`);
@@ -217,7 +244,13 @@ function validArb(p: Parameter): fc.Arbitrary<Sent> {
 
 // The city filter's description says other spellings of a listed name match too (case, accents and
 // spacing aside), so a name outside the enum is only surely refused when it folds to none of them.
-const fold = (s: string): string => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+const fold = (s: string): string =>
+  s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /** A string outside what the schema admits, if the schema constrains strings at all. */
 function invalidStringArb(s: Schema): fc.Arbitrary<string> | null {
@@ -254,8 +287,15 @@ function invalidArb(p: Parameter): fc.Arbitrary<Sent> {
       fc.string({ maxLength: 12 }).filter((x) => /[^0-9.e+-]/i.test(x) || x === ''),
     ];
     // Below the minimum by value: -0 is no less than 0, though fast-check orders it first.
-    if (s.minimum !== undefined) outs.push(fc.double({ min: s.minimum - 1000, max: s.minimum, noNaN: true }).filter((x) => x < (s.minimum ?? 0)).map(String));
-    if (s.exclusiveMinimum !== undefined) outs.push(fc.double({ min: s.exclusiveMinimum - 1000, max: s.exclusiveMinimum, noNaN: true }).map((x) => (Object.is(x, -0) ? '-0' : String(x))));
+    if (s.minimum !== undefined)
+      outs.push(
+        fc
+          .double({ min: s.minimum - 1000, max: s.minimum, noNaN: true })
+          .filter((x) => x < (s.minimum ?? 0))
+          .map(String),
+      );
+    if (s.exclusiveMinimum !== undefined)
+      outs.push(fc.double({ min: s.exclusiveMinimum - 1000, max: s.exclusiveMinimum, noNaN: true }).map((x) => (Object.is(x, -0) ? '-0' : String(x))));
     if (s.maximum !== undefined) outs.push(fc.double({ min: s.maximum, minExcluded: true, max: s.maximum + 1000, noNaN: true }).map(String));
     if (s.type === 'integer') outs.push(fc.tuple(numberArb(s), fc.integer({ min: 1, max: 9 })).map(([n, d]) => `${n}.${d}`));
     return fc.oneof(...outs).map(sent);
@@ -265,7 +305,9 @@ function invalidArb(p: Parameter): fc.Arbitrary<Sent> {
     const items = s.items ?? assert.fail(`${p.name}: an array names its items`);
     const good = stringArb(items).filter((x) => !x.includes(','));
     const bad = (invalidStringArb(items) ?? assert.fail(`${p.name}: items with no constraint`)).filter((x) => !x.includes(','));
-    const outs: fc.Arbitrary<string[]>[] = [fc.tuple(fc.array(good, { maxLength: 3 }), bad, fc.nat()).map(([xs, x, i]) => [...xs.slice(0, i % (xs.length + 1)), x, ...xs.slice(i % (xs.length + 1))])];
+    const outs: fc.Arbitrary<string[]>[] = [
+      fc.tuple(fc.array(good, { maxLength: 3 }), bad, fc.nat()).map(([xs, x, i]) => [...xs.slice(0, i % (xs.length + 1)), x, ...xs.slice(i % (xs.length + 1))]),
+    ];
     if (s.maxItems !== undefined) outs.push(fc.array(good, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
     if ((s.minItems ?? 0) > 0) outs.push(fc.constant([]));
     return fc.oneof(...outs).map((xs) => ({ value: xs, wire: xs.map(encodeURIComponent).join(',') }));
@@ -284,7 +326,11 @@ function validQueryArb(o: Op, keep?: string): fc.Arbitrary<Values> {
   if (o.query.length === 0) return fc.constant(new Map());
   const drawn = fc.tuple(...o.query.map((p) => validArb(p)));
   return fc
-    .record({ drawn, chosen: fc.array(fc.boolean(), { minLength: o.query.length, maxLength: o.query.length }), bits: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }) })
+    .record({
+      drawn,
+      chosen: fc.array(fc.boolean(), { minLength: o.query.length, maxLength: o.query.length }),
+      bits: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+    })
     .map(({ drawn: d, chosen, bits }) => {
       const all = new Map(o.query.map((p, i) => [p.name, d[i] as Sent]));
       const some = new Map([...all].filter(([name], i) => chosen[i] || name === keep));
@@ -303,7 +349,14 @@ interface Answer {
   readonly text: string;
 }
 
-async function send(o: Op, prefix: string, query: Values, headers: Readonly<Record<string, string>>, scheme: number, path: readonly Sent[] = o.pathParams.map(() => known(knownIds[0] ?? ''))): Promise<Answer> {
+async function send(
+  o: Op,
+  prefix: string,
+  query: Values,
+  headers: Readonly<Record<string, string>>,
+  scheme: number,
+  path: readonly Sent[] = o.pathParams.map(() => known(knownIds[0] ?? '')),
+): Promise<Answer> {
   let target = o.path;
   o.pathParams.forEach((p, i) => (target = target.replace(`{${p.name}}`, path[i]?.wire ?? '')));
   const pairs = [...query].map(([k, x]) => `${k}=${x.wire}`);
@@ -360,7 +413,10 @@ function checkRefused(a: Answer, names: readonly string[], o: Op): void {
   if (o.method === 'head') return;
   const p = v.parse(ProblemSchema, JSON.parse(a.text));
   assert.equal(p.code, 'invalid_parameter', at);
-  assert.ok((p.errors ?? []).some((e) => names.includes(e.param)), `errors[] names ${names.join(' or ')}: ${at}`);
+  assert.ok(
+    (p.errors ?? []).some((e) => names.includes(e.param)),
+    `errors[] names ${names.join(' or ')}: ${at}`,
+  );
 }
 
 // ------------------------------------------------------------------ set-up
@@ -399,7 +455,11 @@ before(async () => {
     }
   }
   for (const name of Object.keys(RESPONSE_SCHEMAS) as (keyof typeof RESPONSE_SCHEMAS)[]) {
-    assert.deepEqual(doc.components.schemas[name], componentSchema(name), `the document's ${name} is the JSON Schema of the valibot schema that checks bodies here`);
+    assert.deepEqual(
+      doc.components.schemas[name],
+      componentSchema(name),
+      `the document's ${name} is the JSON Schema of the valibot schema that checks bodies here`,
+    );
   }
 });
 
@@ -413,7 +473,9 @@ const validRequestArb = (o: Op, keep?: string) =>
   fc.record({
     query: validQueryArb(o, keep),
     headers: fc.tuple(...o.headers.map((p) => fc.option(headerArb(p), { nil: undefined }))),
-    path: fc.tuple(...o.pathParams.map((p) => fc.oneof({ arbitrary: fc.constantFrom(...knownIds).map(known), weight: 4 }, { arbitrary: validArb(p), weight: 1 }))),
+    path: fc.tuple(
+      ...o.pathParams.map((p) => fc.oneof({ arbitrary: fc.constantFrom(...knownIds).map(known), weight: 4 }, { arbitrary: validArb(p), weight: 1 })),
+    ),
     prefix: fc.constantFrom(...prefixes),
     scheme: fc.nat(),
   });
@@ -466,9 +528,16 @@ describe('the server against its own OpenAPI document', () => {
     assert.ok(ops.length >= 22, `operations: ${ops.length}`);
     const seen = new Map<string, number>();
     for (const o of ops) {
-      await fc.assert(fc.asyncProperty(validRequestArb(o), (r) => runValid(o, r, seen)), { numRuns: RUNS_EACH });
+      await fc.assert(
+        fc.asyncProperty(validRequestArb(o), (r) => runValid(o, r, seen)),
+        { numRuns: RUNS_EACH },
+      );
       // And each parameter in turn, so that every one is sent, whatever the mix below happens to draw.
-      for (const p of o.query) await fc.assert(fc.asyncProperty(validRequestArb(o, p.name), (r) => runValid(o, r, seen)), { numRuns: RUNS_PER_PARAM });
+      for (const p of o.query)
+        await fc.assert(
+          fc.asyncProperty(validRequestArb(o, p.name), (r) => runValid(o, r, seen)),
+          { numRuns: RUNS_PER_PARAM },
+        );
     }
     await fc.assert(
       fc.asyncProperty(
@@ -479,7 +548,11 @@ describe('the server against its own OpenAPI document', () => {
     );
     // Each operation answered its 200 (no route has a required parameter), and each parameter was
     // part of a 200 somewhere: otherwise the run proved little about it.
-    for (const o of ops) assert.ok((seen.get(`${o.method} ${o.path} 200`) ?? 0) > 0, `${o.method} ${o.path} answered 200: ${JSON.stringify([...seen].filter(([k]) => k.includes(o.path)))}`);
+    for (const o of ops)
+      assert.ok(
+        (seen.get(`${o.method} ${o.path} 200`) ?? 0) > 0,
+        `${o.method} ${o.path} answered 200: ${JSON.stringify([...seen].filter(([k]) => k.includes(o.path)))}`,
+      );
     for (const p of new Set(ops.flatMap((o) => o.query.map((q) => q.name)))) assert.ok((seen.get(`param ${p} 200`) ?? 0) > 0, `${p} was part of a 200`);
   });
 
@@ -534,6 +607,9 @@ describe('the server against its own OpenAPI document', () => {
   test('the server is still up, and logged no error', async () => {
     const r = await get(srv.base, '/healthz');
     assert.equal(r.status, 200);
-    assert.deepEqual(srv.logs.filter((l) => typeof l.level === 'number' && l.level >= 50), []);
+    assert.deepEqual(
+      srv.logs.filter((l) => typeof l.level === 'number' && l.level >= 50),
+      [],
+    );
   });
 });

@@ -73,7 +73,9 @@ async function serve(): Promise<Serve> {
   // Both pipes must be drained, or a chatty server would block on a full pipe.
   child.stdout?.on('data', (c: Buffer) => (out = (out + c.toString('utf8')).slice(-4000)));
   child.stderr?.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-4000)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const s: Serve = { child, base: `http://127.0.0.1:${port}`, exited, stderr: () => `${err}${out}` };
   current = s;
   // A hang guard, not a timing assertion: a server that never gets ready fails the test instead of stalling it.
@@ -327,10 +329,16 @@ async function checkLedger(s: Serve, cycleNo: number): Promise<void> {
     const grewRequests = count - org.before.requests;
     const cycleMaxExtra = org.cycle.unanswered.reduce((sum, u) => sum + u.limit, 0);
     assert.ok(grew >= org.cycle.received && grewRequests >= org.cycle.ok, `this cycle's deliveries are not all in the ledger: ${what}`);
-    assert.ok(grew <= org.cycle.received + cycleMaxExtra && grewRequests <= org.cycle.ok + org.cycle.unanswered.length, `this cycle charged more than it could have: ${what}`);
+    assert.ok(
+      grew <= org.cycle.received + cycleMaxExtra && grewRequests <= org.cycle.ok + org.cycle.unanswered.length,
+      `this cycle charged more than it could have: ${what}`,
+    );
     if (org.plan === 'partner') {
       // Exact: what this cycle added beyond the answers received is some of its unanswered requests, each charged its page once.
-      assert.ok(explainable(org.cycle.unanswered, grew - org.cycle.received, grewRequests - org.cycle.ok), `no set of unanswered requests, each charged once, explains the surplus: ${what}`);
+      assert.ok(
+        explainable(org.cycle.unanswered, grew - org.cycle.received, grewRequests - org.cycle.ok),
+        `no set of unanswered requests, each charged once, explains the surplus: ${what}`,
+      );
     } else {
       assert.ok(org.received <= COMMUNITY_CAP, `clients received more than the cap: ${what}`);
       assert.ok(used <= COMMUNITY_CAP, `ledger over the cap: ${what}`);
@@ -398,7 +406,11 @@ for (const backend of await ledgerBackends()) {
         cycle: { received: 0, ok: 0, unanswered: [] },
         before: { records: 0, requests: 0 },
       });
-      orgs = [org('partner A', 'partner', a1.orgId, [a1.key, a2.key]), org('partner B', 'partner', b.orgId, [b.key]), org('community', 'community', c.orgId, [c.key])];
+      orgs = [
+        org('partner A', 'partner', a1.orgId, [a1.key, a2.key]),
+        org('partner B', 'partner', b.orgId, [b.key]),
+        org('community', 'community', c.orgId, [c.key]),
+      ];
       server = await serve();
     });
 

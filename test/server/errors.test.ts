@@ -71,8 +71,14 @@ function assertProblem(r: Got, e: Expect, what: string): Problem {
   assert.ok(!p.detail.includes('\n'), `${what}: detail is one line`);
   if (e.param) {
     const params = (p.errors ?? []).map((x) => x.param);
-    assert.ok(e.param.some((x) => params.includes(x)), `${what}: errors[] names one of ${e.param.join('/')}, got ${JSON.stringify(p.errors)}`);
-    assert.ok(e.param.some((x) => p.detail.includes(x)), `${what}: detail names ${e.param.join(' or ')}: ${p.detail}`);
+    assert.ok(
+      e.param.some((x) => params.includes(x)),
+      `${what}: errors[] names one of ${e.param.join('/')}, got ${JSON.stringify(p.errors)}`,
+    );
+    assert.ok(
+      e.param.some((x) => p.detail.includes(x)),
+      `${what}: detail names ${e.param.join(' or ')}: ${p.detail}`,
+    );
     for (const x of p.errors ?? []) assert.ok(x.message.trim() !== '', `${what}: errors[].message is not empty`);
   }
   for (const m of e.mentions ?? []) assert.ok(p.detail.includes(m), `${what}: detail mentions ${m}: ${p.detail}`);
@@ -125,7 +131,11 @@ const CASES: readonly Case[] = [
   C('unknown category among known ones is named', () => `category=${realCategory},nope`, bad('category', { mentions: ['nope'] })),
   C('category=seasonal', 'category=seasonal', { status: 403, code: 'category_not_in_plan', mentions: ['seasonal'] }),
   C('category=festivals', 'category=festivals', { status: 403, code: 'category_not_in_plan', mentions: ['festivals'] }),
-  C('an excluded category next to an included one', () => `category=${realCategory},seasonal`, { status: 403, code: 'category_not_in_plan', mentions: ['seasonal'] }),
+  C('an excluded category next to an included one', () => `category=${realCategory},seasonal`, {
+    status: 403,
+    code: 'category_not_in_plan',
+    mentions: ['seasonal'],
+  }),
   C('city=Atlantis is named', 'city=Atlantis', bad('city', { mentions: ['Atlantis'] })),
   C('Atlantis next to a real city is named', () => `city=${encodeURIComponent(realCity)},Atlantis`, bad('city', { mentions: ['Atlantis'] })),
   C('q empty', 'q=', bad('q')),
@@ -135,8 +145,16 @@ const CASES: readonly Case[] = [
   C('start_date=2026-02-30', 'start_date=2026-02-30', bad('start_date')),
   C('start_date=2026/12/01', 'start_date=2026/12/01', bad('start_date')),
   C('start_date with a time but no offset', 'start_date=2026-12-01T10:00:00', bad('start_date')),
-  C('end_date before start_date', 'start_date=2026-12-05&end_date=2026-12-01', bad('end_date', { param: ['start_date', 'end_date'], mentions: ['start_date', 'end_date'] })),
-  C('end instant before start instant', 'start_date=2026-12-05T10:00:00-08:00&end_date=2026-12-05T09:59:59-08:00', bad('end_date', { param: ['start_date', 'end_date'] })),
+  C(
+    'end_date before start_date',
+    'start_date=2026-12-05&end_date=2026-12-01',
+    bad('end_date', { param: ['start_date', 'end_date'], mentions: ['start_date', 'end_date'] }),
+  ),
+  C(
+    'end instant before start instant',
+    'start_date=2026-12-05T10:00:00-08:00&end_date=2026-12-05T09:59:59-08:00',
+    bad('end_date', { param: ['start_date', 'end_date'] }),
+  ),
   C('week=2026-W54', 'week=2026-W54', bad('week')),
   C('week=2026-W00', 'week=2026-W00', bad('week')),
   // 2025 starts on a Wednesday and is not a leap year, so it has only 52 ISO weeks.
@@ -165,7 +183,8 @@ describe('parameter errors on /v1/events', () => {
     const path = '/v1/events?lat=100&lng=0&limit=abc&offset=-1&is_free=maybe&sort=price&week=2026-W99';
     const p = assertProblem(await get(srv.base, path), bad('lat'), path);
     const params = new Set((p.errors ?? []).map((e) => e.param));
-    for (const want of ['lat', 'limit', 'offset', 'is_free', 'sort', 'week']) assert.ok(params.has(want), `errors[] lists ${want}: ${JSON.stringify(p.errors)}`);
+    for (const want of ['lat', 'limit', 'offset', 'is_free', 'sort', 'week'])
+      assert.ok(params.has(want), `errors[] lists ${want}: ${JSON.stringify(p.errors)}`);
     assert.equal(p.errors?.length, params.size, 'one entry per parameter');
   });
 
@@ -308,7 +327,10 @@ describe('hostile raw requests', () => {
   test('a 64 KiB header: 431/400 or a closed connection, and the server stays up', async () => {
     const { text, closed } = await rawExchange(srv.base, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
     const status = statusOf(text);
-    assert.ok(status === 431 || status === 400 || (status === null && closed), `expected 431/400 or a close, got ${status ?? 'nothing'} (closed ${closed}): ${text.slice(0, 200)}`);
+    assert.ok(
+      status === 431 || status === 400 || (status === null && closed),
+      `expected 431/400 or a close, got ${status ?? 'nothing'} (closed ${closed}): ${text.slice(0, 200)}`,
+    );
     await assertAlive();
   });
 
@@ -350,6 +372,9 @@ describe('the server log after all of the above', () => {
     assert.deepEqual(errors, []);
     const requests = srv.logs.filter((l) => l.msg === 'request');
     assert.ok(requests.length > 100, 'the access log saw the requests of this file');
-    assert.deepEqual(requests.filter((l) => typeof l.status === 'number' && l.status >= 500), []);
+    assert.deepEqual(
+      requests.filter((l) => typeof l.status === 'number' && l.status >= 500),
+      [],
+    );
   });
 });

@@ -130,7 +130,11 @@ describe('GET /v1/feed.ics', () => {
       assert.equal(ics.headers.get('x-total-count'), String(json.json.total));
       const events = checkIcs(ics.text, query);
       const records = json.json.events as { id: string; title: string; start_datetime: string; is_canceled: boolean; event_url: string }[];
-      assert.deepEqual(events.map((e) => e.getFirstPropertyValue('uid')), records.map((r) => r.id), query);
+      assert.deepEqual(
+        events.map((e) => e.getFirstPropertyValue('uid')),
+        records.map((r) => r.id),
+        query,
+      );
       const cal = new ICAL.Component(ICAL.parse(ics.text) as unknown[]);
       for (const z of cal.getAllSubcomponents('vtimezone')) ICAL.TimezoneService.register(new ICAL.Timezone(z));
       events.forEach((e, i) => {
@@ -151,7 +155,9 @@ describe('GET /v1/feed.ics', () => {
     const first = await get(srv.base, '/v1/feed.ics?city=Berkeley&limit=5', bearer(community.key));
     assert.equal(first.status, 200);
     assert.equal(first.headers.get('x-quota-remaining'), '20');
-    const again = await get(srv.base, '/v1/feed.ics?city=Berkeley&limit=5', { headers: { authorization: `Bearer ${community.key}`, 'if-none-match': first.headers.get('etag') ?? '' } });
+    const again = await get(srv.base, '/v1/feed.ics?city=Berkeley&limit=5', {
+      headers: { authorization: `Bearer ${community.key}`, 'if-none-match': first.headers.get('etag') ?? '' },
+    });
     assert.equal(again.status, 304);
     assert.equal(again.headers.get('x-quota-remaining'), '20');
     const refused = await get(srv.base, '/v1/feed.ics?category=festivals', bearer(community.key));

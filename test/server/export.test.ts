@@ -24,10 +24,38 @@ const PAGE = 10_000;
 const EXCLUDED = new Set(['seasonal', 'festivals']);
 /** The CSV columns in the order the brief fixes (restated here, not imported from the server). */
 const COLUMNS = [
-  'id', 'title', 'description', 'summary', 'start_datetime', 'end_datetime', 'venue_name', 'venue_address', 'venue_city',
-  'venue_lat', 'venue_lng', 'venue_geo_precision', 'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max',
-  'price_note', 'ticket_url', 'source', 'source_url', 'destination', 'age_min_months', 'age_max_months', 'age_min_years',
-  'age_max_years', 'is_canceled', 'event_url', 'distance_km',
+  'id',
+  'title',
+  'description',
+  'summary',
+  'start_datetime',
+  'end_datetime',
+  'venue_name',
+  'venue_address',
+  'venue_city',
+  'venue_lat',
+  'venue_lng',
+  'venue_geo_precision',
+  'organizer',
+  'organizer_url',
+  'categories',
+  'tags',
+  'image_url',
+  'is_free',
+  'price_min',
+  'price_max',
+  'price_note',
+  'ticket_url',
+  'source',
+  'source_url',
+  'destination',
+  'age_min_months',
+  'age_max_months',
+  'age_min_years',
+  'age_max_years',
+  'is_canceled',
+  'event_url',
+  'distance_km',
 ];
 
 type Usage = v.InferOutput<typeof UsageSchema>;
@@ -287,7 +315,10 @@ describe('CSV export of 10,000-row pages', () => {
     }
     assert.equal(pages, Math.ceil(expected.length / PAGE));
     assert.equal(new Set(seen).size, seen.length, 'an id came twice');
-    assert.deepEqual(seen, expected.map((r) => r.id));
+    assert.deepEqual(
+      seen,
+      expected.map((r) => r.id),
+    );
   });
 });
 
@@ -325,7 +356,10 @@ describe('quota on exports', () => {
 describe('clients that leave or read slowly', () => {
   test('a client that disconnects mid-export stops the worker, and the server carries on', async (t) => {
     const key = cappedKey(1_000_000);
-    for (const [round, bodyBytes] of [[1, 0], [2, 256 * 1024]] as const) {
+    for (const [round, bodyBytes] of [
+      [1, 0],
+      [2, 256 * 1024],
+    ] as const) {
       const used0 = (await usageOf(key)).records.used;
       const before = await settledMetrics();
       const { status, received } = await abandonExport(key, bodyBytes);

@@ -39,9 +39,38 @@ const FORMULA_REGISTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url
 
 /** The documented CSV columns, in order (written out here, not imported from the server). */
 const CSV_HEADER = [
-  'id', 'title', 'description', 'summary', 'start_datetime', 'end_datetime', 'venue_name', 'venue_address', 'venue_city', 'venue_lat', 'venue_lng',
-  'venue_geo_precision', 'organizer', 'organizer_url', 'categories', 'tags', 'image_url', 'is_free', 'price_min', 'price_max', 'price_note', 'ticket_url', 'source',
-  'source_url', 'destination', 'age_min_months', 'age_max_months', 'age_min_years', 'age_max_years', 'is_canceled', 'event_url', 'distance_km',
+  'id',
+  'title',
+  'description',
+  'summary',
+  'start_datetime',
+  'end_datetime',
+  'venue_name',
+  'venue_address',
+  'venue_city',
+  'venue_lat',
+  'venue_lng',
+  'venue_geo_precision',
+  'organizer',
+  'organizer_url',
+  'categories',
+  'tags',
+  'image_url',
+  'is_free',
+  'price_min',
+  'price_max',
+  'price_note',
+  'ticket_url',
+  'source',
+  'source_url',
+  'destination',
+  'age_min_months',
+  'age_max_months',
+  'age_min_years',
+  'age_max_years',
+  'is_canceled',
+  'event_url',
+  'distance_km',
 ];
 const col = (name: string): number => {
   const i = CSV_HEADER.indexOf(name);
@@ -229,7 +258,11 @@ function problem(g: Got, status: number, code: string, what: string, param?: str
   const p = v.parse(ProblemSchema, g.json);
   assert.equal(p.code, code, what);
   assert.equal(p.status, status, what);
-  if (param !== undefined) assert.ok(p.errors?.some((e) => e.param === param), `${what}: errors name ${param}: ${JSON.stringify(p.errors)}`);
+  if (param !== undefined)
+    assert.ok(
+      p.errors?.some((e) => e.param === param),
+      `${what}: errors name ${param}: ${JSON.stringify(p.errors)}`,
+    );
 }
 
 /** The Link header's targets by rel. */
@@ -252,7 +285,8 @@ const totalHeader = (g: Got): number => {
   return Number(h);
 };
 
-const sortedPairs = (pairs: Iterable<readonly [string, string]>): [string, string][] => [...pairs].map(([k, val]): [string, string] => [k, val]).sort((a, b) => byString(a[0], b[0]) || byString(a[1], b[1]));
+const sortedPairs = (pairs: Iterable<readonly [string, string]>): [string, string][] =>
+  [...pairs].map(([k, val]): [string, string] => [k, val]).sort((a, b) => byString(a[0], b[0]) || byString(a[1], b[1]));
 
 /**
  * A link to page `offset` of query `q` on `base + path`: same origin and path, the query's
@@ -432,7 +466,10 @@ describe('CSV', () => {
           const lat = Number(q.params.find(([k]) => k === 'lat')?.[1]);
           const lng = Number(q.params.find(([k]) => k === 'lng')?.[1]);
           assert.ok(oracleRow);
-          assert.ok(Math.abs(Number(dist) - haversineKm(lat, lng, oracleRow.venue_lat, oracleRow.venue_lng)) <= 0.0005 + 1e-9, `${name} ${r.id}: distance ${dist}`);
+          assert.ok(
+            Math.abs(Number(dist) - haversineKm(lat, lng, oracleRow.venue_lat, oracleRow.venue_lng)) <= 0.0005 + 1e-9,
+            `${name} ${r.id}: distance ${dist}`,
+          );
         } else assert.equal(dist, '', `${name} ${r.id}: no distance_km without lat/lng`);
       });
     }
@@ -457,7 +494,11 @@ describe('CSV', () => {
     assert.ok(total > 100 && total < 10_000, `${total} matches`);
     assert.equal(rows.length, total, 'every match, as counted by the JSON total');
     assert.equal(totalHeader(all), total);
-    assert.deepEqual(rows.map((r) => r[0]), communityUp.map((r) => r.id), 'in the oracle order');
+    assert.deepEqual(
+      rows.map((r) => r[0]),
+      communityUp.map((r) => r.id),
+      'in the oracle order',
+    );
     assert.equal(linkRels(all).has('next'), false, 'nothing after the last page');
 
     problem(await get(srv.base, '/v1/events.csv?limit=10001'), 400, 'invalid_parameter', 'csv limit=10001', 'limit');
@@ -482,7 +523,10 @@ describe('CSV cells a spreadsheet would run', () => {
     rows.forEach((row, i) => {
       const r = body.events[i];
       assert.ok(r);
-      for (const [name, want] of [['venue_lng', r.venue.lng], ['venue_lat', r.venue.lat]] as const) {
+      for (const [name, want] of [
+        ['venue_lng', r.venue.lng],
+        ['venue_lat', r.venue.lat],
+      ] as const) {
         const cell = row[col(name)] ?? '';
         assert.ok(!cell.startsWith("'"), `${r.id} ${name} ${cell}: no apostrophe on a number`);
         assert.match(cell, /^-?\d+(?:\.\d+)?$/, `${r.id} ${name}`);
@@ -505,7 +549,10 @@ describe('CSV cells a spreadsheet would run', () => {
     const body = await json(formulaSrv, '/v1/events?limit=100');
     const expected = (await readRows(path.join(formulaBuild.dir, 'events.parquet'))).filter((r) => r.end_ms >= NOW.getTime()).sort(byStart);
     assert.equal(expected.length, 5, 'every event of formula-events.csv is in the snapshot');
-    assert.deepEqual(body.events.map((e) => e.id), expected.map((r) => r.id));
+    assert.deepEqual(
+      body.events.map((e) => e.id),
+      expected.map((r) => r.id),
+    );
     const { rows } = await csv(formulaSrv, '/v1/events.csv?limit=100');
     assert.equal(rows.length, body.events.length);
 
@@ -538,8 +585,14 @@ describe('CSV cells a spreadsheet would run', () => {
     const { doc } = await rssOf(formulaSrv, '/v1/feed.rss?limit=100');
     const { doc: jf } = await feed(formulaSrv, '/v1/feed.json?limit=100');
     const title = (r: EventRecord): string => (r.is_canceled ? `Canceled: ${r.title}` : r.title);
-    assert.deepEqual(doc.rss.channel.item.map((it) => it.title), body.events.map(title));
-    assert.deepEqual(jf.items.map((it) => it._family_events), body.events);
+    assert.deepEqual(
+      doc.rss.channel.item.map((it) => it.title),
+      body.events.map(title),
+    );
+    assert.deepEqual(
+      jf.items.map((it) => it._family_events),
+      body.events,
+    );
   });
 });
 
@@ -575,10 +628,26 @@ async function readBack(route: '/v1/feed.rss' | '/v1/feed.json', extract: typeof
     const parsed = extract(g.text, { descriptionMaxLen: 0 });
     assert.equal(new URL(parsed.link ?? '').href, new URL(WEB).href, name);
     const entries = parsed.entries ?? [];
-    assert.deepEqual(entries.map((e) => e.id), body.events.map((e) => e.id), `${name}: ids`);
-    assert.deepEqual(entries.map((e) => e.link), body.events.map((e) => new URL(e.event_url).href), `${name}: links`);
-    assert.deepEqual(entries.map((e) => e.title), body.events.map((e) => (e.is_canceled ? `Canceled: ${e.title}` : e.title)), `${name}: titles`);
-    assert.deepEqual(entries.map((e) => Date.parse(e.published ?? '')), body.events.map((e) => Date.parse(e.start_datetime)), `${name}: dates`);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      body.events.map((e) => e.id),
+      `${name}: ids`,
+    );
+    assert.deepEqual(
+      entries.map((e) => e.link),
+      body.events.map((e) => new URL(e.event_url).href),
+      `${name}: links`,
+    );
+    assert.deepEqual(
+      entries.map((e) => e.title),
+      body.events.map((e) => (e.is_canceled ? `Canceled: ${e.title}` : e.title)),
+      `${name}: titles`,
+    );
+    assert.deepEqual(
+      entries.map((e) => Date.parse(e.published ?? '')),
+      body.events.map((e) => Date.parse(e.start_datetime)),
+      `${name}: dates`,
+    );
   }
 }
 
@@ -662,23 +731,32 @@ describe('RSS 2.0', () => {
       const { items } = await checkRss(g.text, name);
       assert.deepEqual(
         items.map((it) => [it.guid, it.link, it.title, it.categories]),
-        body.events.map((r) => [r.id, r.event_url, r.is_canceled ? `Canceled: ${r.title}` : r.title, [...new Set([...(r.is_canceled ? ['canceled'] : []), ...r.categories, ...r.tags])]]),
+        body.events.map((r) => [
+          r.id,
+          r.event_url,
+          r.is_canceled ? `Canceled: ${r.title}` : r.title,
+          [...new Set([...(r.is_canceled ? ['canceled'] : []), ...r.categories, ...r.tags])],
+        ]),
         name,
       );
     }
   });
 
   // CI installs libxml2-utils, so there a missing xmllint fails rather than skips.
-  test('xmllint --noout accepts every RSS body of the conformance cases, /api twin included', { skip: !hasXmllint && !process.env.CI ? 'xmllint is not installed (apt-get install -y libxml2-utils)' : false }, async () => {
-    for (const name of QUERY_NAMES) {
-      for (const prefix of ['', '/api']) {
-        const g = await fetchOnce(srv, `${prefix}/v1/feed.rss?${Q(name).qs}`);
-        const verdict = xmllint(g.text);
-        assert.ok(verdict, 'xmllint is not installed');
-        assert.ok(verdict.ok, `${prefix}${name}: ${verdict.stderr}`);
+  test(
+    'xmllint --noout accepts every RSS body of the conformance cases, /api twin included',
+    { skip: !hasXmllint && !process.env.CI ? 'xmllint is not installed (apt-get install -y libxml2-utils)' : false },
+    async () => {
+      for (const name of QUERY_NAMES) {
+        for (const prefix of ['', '/api']) {
+          const g = await fetchOnce(srv, `${prefix}/v1/feed.rss?${Q(name).qs}`);
+          const verdict = xmllint(g.text);
+          assert.ok(verdict, 'xmllint is not installed');
+          assert.ok(verdict.ok, `${prefix}${name}: ${verdict.stderr}`);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 // ---------------------------------------------------------------- 5. JSON Feed
@@ -699,7 +777,11 @@ describe('JSON Feed 1.1', () => {
       else assertPageLink(doc.next_url ?? '', PUBLIC, '/v1/feed.json', q, body.next_offset, `${name} next_url`);
       const { about, ...figures } = doc._family_events;
       assert.ok(about.length > 0);
-      assert.deepEqual(figures, { total: body.total, limit: body.limit, offset: body.offset, next_offset: body.next_offset, truncated: body.truncated, attribution: body.attribution }, name);
+      assert.deepEqual(
+        figures,
+        { total: body.total, limit: body.limit, offset: body.offset, next_offset: body.next_offset, truncated: body.truncated, attribution: body.attribution },
+        name,
+      );
     }
   });
 
@@ -822,7 +904,11 @@ describe('the Community plan in every format', () => {
     ok(g, CONTENT_TYPES['/v1/events.csv'], 'capped export');
     const rows = parseCsv(g.text, { bom: false }).slice(1);
     assert.equal(rows.length, 25);
-    assert.deepEqual(rows.map((r) => r[0]), communityUp.slice(0, 25).map((r) => r.id), 'the first 25 of the oracle');
+    assert.deepEqual(
+      rows.map((r) => r[0]),
+      communityUp.slice(0, 25).map((r) => r.id),
+      'the first 25 of the oracle',
+    );
     assert.equal(g.headers.get('x-quota-truncated'), 'true');
     assert.equal(g.headers.get('x-quota-remaining'), '0');
     assert.equal(totalHeader(g), communityUp.length);
@@ -840,7 +926,10 @@ describe('the Community plan in every format', () => {
     const { key } = provisionKey(srv.config.ledgerDir, { plan: 'community' });
     const g = await as(key, '/v1/feed.rss?limit=30');
     ok(g, CONTENT_TYPES['/v1/feed.rss'], 'capped feed');
-    assert.deepEqual(rss(g).rss.channel.item.map((it) => it.guid['#text']), communityUp.slice(0, 25).map((r) => r.id));
+    assert.deepEqual(
+      rss(g).rss.channel.item.map((it) => it.guid['#text']),
+      communityUp.slice(0, 25).map((r) => r.id),
+    );
     assert.equal(g.headers.get('x-quota-truncated'), 'true');
     assert.equal((await usage(key)).records.used, 25);
   });

@@ -87,7 +87,10 @@ export const UNMETERED: Plan = {
 };
 
 /** Creates a key in a ledger directory's accounts store (as `family-events keys create` does); adds the plan first when given. */
-export function provisionKey(ledgerDir: string, opts: { org?: string; plan?: string | Plan; email?: string } = {}): { key: string; orgId: string; keyId: string } {
+export function provisionKey(
+  ledgerDir: string,
+  opts: { org?: string; plan?: string | Plan; email?: string } = {},
+): { key: string; orgId: string; keyId: string } {
   const accounts = AccountsDb.open(ledgerDir);
   try {
     let planName = 'community';
@@ -236,7 +239,7 @@ export function parseProm(text: string): Sample[] {
     const brace = head.indexOf('{');
     const labels: Record<string, string> = {};
     // {name="value",...} with backslash escapes in values, scanned by hand.
-    for (let i = brace + 1; brace >= 0 && i < head.length && head[i] !== '}'; ) {
+    for (let i = brace + 1; brace >= 0 && i < head.length && head[i] !== '}';) {
       const eq = head.indexOf('=', i);
       const name = head.slice(i, eq);
       let value = '';

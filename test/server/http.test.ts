@@ -34,7 +34,9 @@ function ask(agent: http.Agent, method: 'GET' | 'HEAD', pathAndQuery: string, he
     const req = http.request(`${srv.base}${pathAndQuery}`, { agent, method, headers: { authorization: `Bearer ${srv.key}`, ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), reused: req.reusedSocket, socket: req.socket! }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), reused: req.reusedSocket, socket: req.socket! }),
+      );
       res.on('error', reject);
     });
     req.setTimeout(5000, () => req.destroy(new Error(`${method} ${pathAndQuery}: no answer in 5 s`)));
@@ -72,8 +74,14 @@ describe('one keep-alive connection: GET, HEAD, GET, conditional GET, HEAD', () 
         const all = [get1, head1, get2, cond, head2];
         for (const g of [get1, get2]) await checkIfFeed(g.status, g.headers['content-type'] ?? '', g.body.toString('utf8'), `GET ${p}`);
 
-        assert.ok(all.every((a) => a.socket === get1.socket), 'the five answers came on more than one connection');
-        assert.deepEqual(all.map((a) => a.reused), [false, true, true, true, true]);
+        assert.ok(
+          all.every((a) => a.socket === get1.socket),
+          'the five answers came on more than one connection',
+        );
+        assert.deepEqual(
+          all.map((a) => a.reused),
+          [false, true, true, true, true],
+        );
         assert.ok(get1.status > 0 && get1.status !== 500, `GET answered ${get1.status}`);
         assert.equal(get2.status, get1.status);
         for (const head of [head1, head2]) {
@@ -81,7 +89,8 @@ describe('one keep-alive connection: GET, HEAD, GET, conditional GET, HEAD', () 
           assert.equal(head.body.length, 0, 'HEAD sent a body');
           assert.deepEqual(comparable(head.headers), comparable(get2.headers), 'HEAD headers differ from the GET');
         }
-        if (get2.headers['content-length'] !== undefined) assert.equal(Number(head1.headers['content-length']), get2.body.length, 'HEAD announced another length');
+        if (get2.headers['content-length'] !== undefined)
+          assert.equal(Number(head1.headers['content-length']), get2.body.length, 'HEAD announced another length');
         if (etag) {
           assert.equal(cond.status, 304, 'If-None-Match with the current ETag');
           assert.equal(cond.body.length, 0);
@@ -119,7 +128,11 @@ describe('request bodies (the website forms)', () => {
   });
   after(() => echo?.stopListening());
 
-  const post = (agent: http.Agent, body: Buffer | null, headers: http.OutgoingHttpHeaders = {}): Promise<{ status: number; json: { method: string; body: string | null; tooLarge: boolean; cookie: string | null; origin: string | null } }> =>
+  const post = (
+    agent: http.Agent,
+    body: Buffer | null,
+    headers: http.OutgoingHttpHeaders = {},
+  ): Promise<{ status: number; json: { method: string; body: string | null; tooLarge: boolean; cookie: string | null; origin: string | null } }> =>
     new Promise((resolve, reject) => {
       const r = http.request({ host: '127.0.0.1', port: echo.port, method: body === null ? 'GET' : 'POST', path: '/form', agent, headers }, (res) => {
         const parts: Buffer[] = [];

@@ -161,7 +161,10 @@ describe('presenting a key', () => {
     const b = provisionKey(ts.config.ledgerDir, { plan: 'partner' }).key;
     const differ = await call(withKey(query, b), bearer(a));
     const body = assertProblem(differ, 400, ['invalid_parameter'], 'two different keys');
-    assert.ok(body.errors?.some((e) => e.param === 'api_key'), `errors name api_key: ${differ.text}`);
+    assert.ok(
+      body.errors?.some((e) => e.param === 'api_key'),
+      `errors name api_key: ${differ.text}`,
+    );
     assert.match(body.detail, /api_key/);
     const same = await call(withKey(query, a), bearer(a));
     assertSearch(same, 'the same key twice');
@@ -283,7 +286,10 @@ describe('keys change while the server runs (real CLI)', () => {
     assert.equal(r1.code, 0, r1.stderr);
     const r2 = await cli(['keys', 'revoke', byKey.key]);
     assert.equal(r2.code, 0, r2.stderr);
-    for (const [what, k] of [['by id', byId.key], ['by key', byKey.key]] as const) {
+    for (const [what, k] of [
+      ['by id', byId.key],
+      ['by key', byKey.key],
+    ] as const) {
       assertProblem(await untilRefused(k), 401, ['invalid_api_key'], `revoked ${what} (header)`);
       assertProblem(await call(withKey(query, k)), 401, ['invalid_api_key'], `revoked ${what} (api_key)`);
       assertProblem(await call('/v1/usage', bearer(k)), 401, ['invalid_api_key'], `revoked ${what} on /v1/usage`);
@@ -355,12 +361,17 @@ describe('no key leaks', () => {
     // The access line of the last request may be written just after its response.
     await sleep(200);
     const requests = ts.logs.filter((l) => l['msg'] === 'request');
-    for (const status of [200, 400, 401]) assert.ok(requests.some((l) => l['status'] === status), `an access line with status ${status} was captured`);
+    for (const status of [200, 400, 401])
+      assert.ok(
+        requests.some((l) => l['status'] === status),
+        `an access line with status ${status} was captured`,
+      );
     const text = JSON.stringify(ts.logs);
     for (const key of presented) {
       assert.ok(!text.includes(key), `a log line contains the presented key …${key.slice(-4)}`);
       // The secret part of a real key on its own would leak it just the same.
-      if (key.startsWith('bsc_live_') && key.length >= 41) assert.ok(!text.includes(key.slice('bsc_live_'.length)), `a log line contains the secret of …${key.slice(-4)}`);
+      if (key.startsWith('bsc_live_') && key.length >= 41)
+        assert.ok(!text.includes(key.slice('bsc_live_'.length)), `a log line contains the secret of …${key.slice(-4)}`);
     }
   });
 });

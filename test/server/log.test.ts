@@ -42,7 +42,10 @@ test('a line without secrets is written as given', () => {
   const { log, text } = capture();
   log.info({ method: 'GET', route: '/v1/events', status: 200, bytes: 1083, ms: 1.2, cache: 'hit', key_id: 'k_123' }, 'request');
   const line = JSON.parse(text()) as Record<string, unknown>;
-  assert.deepEqual({ ...line, time: 0 }, { level: 30, time: 0, method: 'GET', route: '/v1/events', status: 200, bytes: 1083, ms: 1.2, cache: 'hit', key_id: 'k_123', msg: 'request' });
+  assert.deepEqual(
+    { ...line, time: 0 },
+    { level: 30, time: 0, method: 'GET', route: '/v1/events', status: 200, bytes: 1083, ms: 1.2, cache: 'hit', key_id: 'k_123', msg: 'request' },
+  );
   // Only a parameter named for a secret: monkey= is not key=.
   assert.equal(scrubSecrets('/events?city=Berkeley&monkey=1&turkey=2'), '/events?city=Berkeley&monkey=1&turkey=2');
   assert.equal(scrubSecrets('/x?a=1&key=2'), '/x?a=1&key=…');

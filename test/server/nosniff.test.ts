@@ -14,7 +14,13 @@ interface Seen {
   readonly etag: string | undefined;
 }
 
-async function ask(base: string, pathAndQuery: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'DELETE' = 'GET', body?: string): Promise<Seen> {
+async function ask(
+  base: string,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+  method: 'GET' | 'HEAD' | 'POST' | 'DELETE' = 'GET',
+  body?: string,
+): Promise<Seen> {
   const res = await request(`${base}${pathAndQuery}`, { method, headers, body: body ?? null });
   await res.body.arrayBuffer();
   const etag = res.headers.etag;
@@ -83,7 +89,10 @@ describe('X-Content-Type-Options: nosniff on every answer', () => {
     }
     check(await ask(srv.base, '/v1/events', auth, 'DELETE'), 'DELETE /v1/events');
     check(await ask(srv.base, '/v1/events', { ...auth, 'content-type': 'application/json' }, 'POST', '{}'), 'POST /v1/events');
-    check(await ask(srv.base, '/account/sign-in', { 'content-type': 'application/x-www-form-urlencoded' }, 'POST', `email=${'a'.repeat(20 * 1024)}`), 'a form over the body limit');
+    check(
+      await ask(srv.base, '/account/sign-in', { 'content-type': 'application/x-www-form-urlencoded' }, 'POST', `email=${'a'.repeat(20 * 1024)}`),
+      'a form over the body limit',
+    );
     check(await ask(srv.adminBase, '/metrics'), 'GET /metrics');
     check(await ask(srv.adminBase, '/other'), 'GET /other on the metrics listener');
   });

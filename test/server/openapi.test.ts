@@ -19,7 +19,6 @@ import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
 import { get, PUBLIC, sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from './helpers.ts';
 import type { Doc, Operation, Parameter } from './openapi-doc.ts';
 
-
 const run = promisify(execFile);
 
 let fx: Fixture;
@@ -91,18 +90,24 @@ describe('GET /v1/openapi.json', () => {
 
     test(`${path}: every query parameter is described`, () => {
       // A client reads what each parameter accepts from here; the schemas carry these sentences.
-      const missing = queryParams(ops(path)[0][1]).filter((p) => descriptionOf(p).trim() === '').map((p) => p.name);
+      const missing = queryParams(ops(path)[0][1])
+        .filter((p) => descriptionOf(p).trim() === '')
+        .map((p) => p.name);
       assert.deepEqual(missing, [], `parameters without a description on ${path}`);
     });
   }
 
-  test('limit is documented with each route\'s own maximum (100 live, 10 demo, 10000 CSV), as an integer from 1', () => {
+  test("limit is documented with each route's own maximum (100 live, 10 demo, 10000 CSV), as an integer from 1", () => {
     const limitOf = (path: string): Parameter => {
       const p = queryParams(ops(path)[0][1]).find((x) => x.name === 'limit');
       assert.ok(p, `${path} documents limit`);
       return p;
     };
-    for (const [path, max] of [['/v1/events', 100], ['/v1/demo/events', 10], ['/v1/events.csv', 10_000]] as const) {
+    for (const [path, max] of [
+      ['/v1/events', 100],
+      ['/v1/demo/events', 10],
+      ['/v1/events.csv', 10_000],
+    ] as const) {
       const p = limitOf(path);
       assert.deepEqual(p.schema, { type: 'integer', minimum: 1, maximum: max }, path);
       assert.match(descriptionOf(p), new RegExp(`\\b1–${max}\\b`), `${path}: ${descriptionOf(p)}`);
@@ -119,7 +124,7 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(schemas.offset, { type: 'integer', minimum: 0, maximum: 100_000 });
   });
 
-  test('lists are comma-separated arrays of the listed values: category of the slugs, city of this snapshot\'s cities', async () => {
+  test("lists are comma-separated arrays of the listed values: category of the slugs, city of this snapshot's cities", async () => {
     const cities = (await get(srv.base, '/v1/cities')).json as { cities: { name: string }[] };
     for (const path of ['/v1/events', '/v1/demo/events', '/v1/feed.rss']) {
       const byName = new Map(queryParams(ops(path)[0][1]).map((p) => [p.name, p]));
@@ -135,7 +140,11 @@ describe('GET /v1/openapi.json', () => {
       const cityItems = byName.get('city')?.schema?.items;
       assert.equal(cityItems?.['x-values-from'], '/v1/cities');
       assert.ok(cities.cities.length > 3, 'the sample has cities');
-      assert.deepEqual(cityItems?.enum, cities.cities.map((c) => c.name), `${path}: the cities /v1/cities lists`);
+      assert.deepEqual(
+        cityItems?.enum,
+        cities.cities.map((c) => c.name),
+        `${path}: the cities /v1/cities lists`,
+      );
       // The server bounds a list's text before splitting it: every list the document admits fits.
       for (const name of ['category', 'city']) {
         const schema = byName.get(name)?.schema;
@@ -172,7 +181,7 @@ describe('GET /v1/openapi.json', () => {
     assert.equal(long, 71 * 25);
   });
 
-  test('dates admit exactly the calendar\'s days, alone or with an RFC 3339 time and offset', () => {
+  test("dates admit exactly the calendar's days, alone or with an RFC 3339 time and offset", () => {
     const p = queryParams(ops('/v1/events')[0][1]).find((x) => x.name === 'start_date');
     assert.ok(p?.schema?.pattern);
     const re = new RegExp(p.schema.pattern, 'u');
@@ -186,20 +195,39 @@ describe('GET /v1/openapi.json', () => {
       assert.equal(re.test(`${pad(year, 4)}-02-29`), leap, `${year}-02-29`);
     }
     for (const bad of ['2026-02-30', '2026-04-31', '2026-13-01', '2026-00-10', '2026-12-00', '2026-1-01', '٢٠٢٦-12-01']) assert.doesNotMatch(bad, re);
-    for (const ok of ['2026-12-01T10:00:00Z', '2026-12-01t10:00:00z', '2026-12-01 10:00:00-08:00', '2026-12-01T23:59:59.123456789+14:00', '2026-12-01T00:00:00-00:00']) {
+    for (const ok of [
+      '2026-12-01T10:00:00Z',
+      '2026-12-01t10:00:00z',
+      '2026-12-01 10:00:00-08:00',
+      '2026-12-01T23:59:59.123456789+14:00',
+      '2026-12-01T00:00:00-00:00',
+    ]) {
       assert.match(ok, re);
     }
-    for (const bad of ['2026-12-01T10:00:00', '2026-12-01T24:00:00Z', '2026-12-01T10:60:00Z', '2026-12-01T10:00:60Z', '2026-12-01T10:00:00+24:00', '2026-12-01T10:00:00.1234567890Z', '2026-12-01T10:00Z']) {
+    for (const bad of [
+      '2026-12-01T10:00:00',
+      '2026-12-01T24:00:00Z',
+      '2026-12-01T10:60:00Z',
+      '2026-12-01T10:00:60Z',
+      '2026-12-01T10:00:00+24:00',
+      '2026-12-01T10:00:00.1234567890Z',
+      '2026-12-01T10:00Z',
+    ]) {
       assert.doesNotMatch(bad, re);
     }
   });
 
-  test('rules between parameters: in each one\'s description and, once per operation, as x-dependencies', () => {
+  test("rules between parameters: in each one's description and, once per operation, as x-dependencies", () => {
     for (const path of ['/v1/events', '/v1/demo/events', '/v1/events.csv']) {
       const op = ops(path)[0][1];
-      assert.deepEqual(op['x-dependencies'], RULES.map((r) => r.idl), path);
+      assert.deepEqual(
+        op['x-dependencies'],
+        RULES.map((r) => r.idl),
+        path,
+      );
       const byName = new Map(queryParams(op).map((p) => [p.name, descriptionOf(p)]));
-      for (const rule of RULES) for (const [param, note] of Object.entries(rule.notes)) assert.ok(byName.get(param)?.includes(note ?? '?'), `${path} ${param}: ${note}`);
+      for (const rule of RULES)
+        for (const [param, note] of Object.entries(rule.notes)) assert.ok(byName.get(param)?.includes(note ?? '?'), `${path} ${param}: ${note}`);
     }
     assert.ok(!('x-dependencies' in ops('/v1/usage')[0][1]), 'routes without rules state none');
     const radius = queryParams(ops('/v1/events')[0][1]).find((p) => p.name === 'radius_km');
@@ -242,14 +270,15 @@ describe('GET /v1/openapi.json', () => {
           const resp = op.responses[status];
           assert.ok(resp, `${method} ${r.path} documents ${status} for ${code}`);
           assert.ok((resp.description ?? '').includes(code), `${method} ${r.path} ${status} names ${code}`);
-          if (method === 'get') assert.equal(resp.content?.['application/problem+json']?.schema?.$ref, '#/components/schemas/Problem', `${method} ${r.path} ${status}`);
+          if (method === 'get')
+            assert.equal(resp.content?.['application/problem+json']?.schema?.$ref, '#/components/schemas/Problem', `${method} ${r.path} ${status}`);
         }
         assert.ok(op.responses['200'], `${method} ${r.path} documents its 200`);
       }
     }
   });
 
-  test('HEAD answers GET\'s statuses and headers, and declares no body', () => {
+  test("HEAD answers GET's statuses and headers, and declares no body", () => {
     for (const r of ROUTES) {
       const [[, get], [, head]] = ops(r.path);
       assert.deepEqual(Object.keys(head.responses), Object.keys(get.responses), `${r.path}: the same statuses`);

@@ -13,7 +13,25 @@ import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
 import { loadConfig, REPO_ROOT } from '../../server/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
-import { buildInChild, get, NOW, NOW_ISO, provisionKey, PUBLIC, readRows, sampleFixture, startTestServer, UNMETERED, WEB, parseProm, type Fixture, type Got, type OracleRow, type Sample, type TestServer } from './helpers.ts';
+import {
+  buildInChild,
+  get,
+  NOW,
+  NOW_ISO,
+  provisionKey,
+  PUBLIC,
+  readRows,
+  sampleFixture,
+  startTestServer,
+  UNMETERED,
+  WEB,
+  parseProm,
+  type Fixture,
+  type Got,
+  type OracleRow,
+  type Sample,
+  type TestServer,
+} from './helpers.ts';
 import { freePort } from '../ports.ts';
 
 const NOW_MS = NOW.getTime();
@@ -54,7 +72,6 @@ function mostCommon(values: Iterable<string>): [string, number] {
 }
 
 // ---------------------------------------------------------------- small tools
-
 
 /** The sample's value, or 0 when the series does not exist yet (a counter child before its first use). */
 function metric(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
@@ -123,7 +140,6 @@ function serve(env: Record<string, string>): Proc {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited, stdout: () => out, stderr: () => err };
 }
-
 
 /** The exit code, or 'timeout' (after killing the process) when it does not exit in time. */
 async function exitWithin(p: Proc, ms: number): Promise<number | null | 'timeout'> {
@@ -244,7 +260,10 @@ describe('metrics', () => {
     assert.ok(depth, 'query_pool_queue_depth missing');
     assert.equal(depth.value, 0, 'nothing is queued between requests');
     const info = now.filter((s) => s.name === 'snapshot_info');
-    assert.deepEqual(info.map((s) => [s.labels.id, s.value]), [[fixture.build.manifest.id, 1]]);
+    assert.deepEqual(
+      info.map((s) => [s.labels.id, s.value]),
+      [[fixture.build.manifest.id, 1]],
+    );
   });
 
   test('the public port does not serve /metrics; the admin listener serves nothing else', async () => {
@@ -350,16 +369,16 @@ describe('response cache', () => {
     assert.equal(b.got.status, 200);
     assert.deepEqual(pageOf(a.got), expectedPage(categoryRows, 0, 7));
     assert.equal(b.got.text, a.got.text);
-    assert.deepEqual(
-      [a.lines.map((l) => l.cache), b.lines.map((l) => l.cache)],
-      [['miss'], ['hit']],
-    );
+    assert.deepEqual([a.lines.map((l) => l.cache), b.lines.map((l) => l.cache)], [['miss'], ['hit']]);
 
     const c = await logged(ts, `${q}&offset=7`);
     assert.equal(c.got.status, 200);
     assert.deepEqual(pageOf(c.got), expectedPage(categoryRows, 7, 7));
     assert.notEqual(c.got.text, a.got.text);
-    assert.deepEqual(c.lines.map((l) => l.cache), ['miss']);
+    assert.deepEqual(
+      c.lines.map((l) => l.cache),
+      ['miss'],
+    );
   });
 });
 
@@ -397,7 +416,11 @@ describe('overload', () => {
       await warm(srv.base);
       const got = await burst(srv.base, 60);
       const statuses = got.map((g) => g.status);
-      assert.deepEqual(statuses.filter((s) => s !== 200 && s !== 503), [], `statuses: ${statuses.join(',')}`);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200 && s !== 503),
+        [],
+        `statuses: ${statuses.join(',')}`,
+      );
       const refused = got.filter((g) => g.status === 503);
       assert.ok(refused.length > 0, 'no search was refused');
       for (const g of refused) {
@@ -415,7 +438,11 @@ describe('overload', () => {
       await warm(srv.base);
       const got = await burst(srv.base, 40);
       const statuses = got.map((g) => g.status);
-      assert.deepEqual(statuses.filter((s) => s !== 200 && s !== 503), [], `statuses: ${statuses.join(',')}`);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200 && s !== 503),
+        [],
+        `statuses: ${statuses.join(',')}`,
+      );
       const refused = got.filter((g) => g.status === 503);
       assert.ok(refused.length > 0, 'the queue never filled');
       assert.ok(refused.length < got.length, 'nothing was answered');
@@ -438,7 +465,15 @@ describe('the log of a real process, read from its stdout', () => {
   test('says where it listens before any request, and an idle server writes a request line within the flush interval', async () => {
     const [port, adminPort] = [await freePort(), await freePort()];
     const ledger = await mkdtemp(path.join(os.tmpdir(), 'fe-log-ledger-'));
-    const proc = serve({ DATA_DIR: fixture.dataDir, LEDGER_DIR: ledger, HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), FAMILY_EVENTS_NOW: NOW_ISO, POOL_THREADS: '1' });
+    const proc = serve({
+      DATA_DIR: fixture.dataDir,
+      LEDGER_DIR: ledger,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_PORT: String(adminPort),
+      FAMILY_EVENTS_NOW: NOW_ISO,
+      POOL_THREADS: '1',
+    });
     const lines = (): Record<string, unknown>[] =>
       proc
         .stdout()
@@ -494,7 +529,10 @@ describe('SIGTERM drain', () => {
     try {
       let ready = false;
       for (let i = 0; i < 600 && !ready && proc.child.exitCode === null; i++) {
-        ready = await get(base, '/readyz').then((r) => r.status === 200, () => false);
+        ready = await get(base, '/readyz').then(
+          (r) => r.status === 200,
+          () => false,
+        );
         if (!ready) await delay(100);
       }
       assert.ok(ready, `never ready; stderr: ${proc.stderr()}`);
@@ -516,7 +554,10 @@ describe('SIGTERM drain', () => {
           if (onWritten) req.on('finish', onWritten);
         });
       const warm = await Promise.all(Array.from({ length: N }, () => call('/healthz')));
-      assert.deepEqual(warm.map((w) => w.status), Array<number>(N).fill(200));
+      assert.deepEqual(
+        warm.map((w) => w.status),
+        Array<number>(N).fill(200),
+      );
 
       const offsets = Array.from({ length: N }, (_, i) => i * 100);
       const written: Promise<void>[] = [];
@@ -533,7 +574,11 @@ describe('SIGTERM drain', () => {
 
       const answers = await Promise.all(inflight);
       agent.destroy();
-      assert.deepEqual(answers.map((a) => a.status), Array<number>(N).fill(200), answers.map((a) => a.body.slice(0, 200)).join('\n'));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array<number>(N).fill(200),
+        answers.map((a) => a.body.slice(0, 200)).join('\n'),
+      );
       const all = upcoming(fixture.rows);
       answers.forEach((a, i) => {
         const body = v.parse(EventListSchema, JSON.parse(a.body));
@@ -555,7 +600,11 @@ describe('SIGTERM drain', () => {
       const draining = lines.find((l) => l.msg === 'draining');
       if (draining && typeof draining.in_flight === 'number') assert.ok(draining.in_flight > 0, 'SIGTERM arrived after every request was answered');
       const searches = lines.filter((l) => l.msg === 'request' && l.route === '/v1/events');
-      assert.deepEqual(searches.map((l) => l.status), Array<number>(N).fill(200), 'every drained search was logged as answered');
+      assert.deepEqual(
+        searches.map((l) => l.status),
+        Array<number>(N).fill(200),
+        'every drained search was logged as answered',
+      );
     } finally {
       if (proc.child.exitCode === null && proc.child.signalCode === null) {
         proc.child.kill('SIGKILL');
@@ -573,7 +622,10 @@ describe('configuration', () => {
     assert.equal(loadConfig({}, '/tmp').webBaseUrl, 'http://127.0.0.1:8080');
     assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }, '/tmp').webBaseUrl, 'http://0.0.0.0:9000');
     assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org/' }, '/tmp').webBaseUrl, 'https://api.example.org');
-    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org', WEB_BASE_URL: 'https://www.example.org' }, '/tmp').webBaseUrl, 'https://www.example.org');
+    assert.equal(
+      loadConfig({ PUBLIC_BASE_URL: 'https://api.example.org', WEB_BASE_URL: 'https://www.example.org' }, '/tmp').webBaseUrl,
+      'https://www.example.org',
+    );
   });
 
   test('mail and identity provider settings: outbox and no provider by default; OIDC_* come together; SMTP_URL is smtp(s)', () => {
@@ -581,16 +633,36 @@ describe('configuration', () => {
     assert.equal(plain.smtpUrl, null);
     assert.equal(plain.mailFrom, 'Family Events <no-reply@www.example.org>');
     assert.equal(plain.oidc, null);
-    const full = loadConfig({ OIDC_ISSUER: 'https://idp.example.org/', OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's3cret', SMTP_URL: 'smtps://u:p@smtp.example.org' }, '/tmp');
+    const full = loadConfig(
+      { OIDC_ISSUER: 'https://idp.example.org/', OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's3cret', SMTP_URL: 'smtps://u:p@smtp.example.org' },
+      '/tmp',
+    );
     assert.deepEqual(full.oidc, { issuer: 'https://idp.example.org', clientId: 'fe', clientSecret: 's3cret', name: 'idp.example.org' });
     assert.equal(full.smtpUrl, 'smtps://u:p@smtp.example.org');
-    assert.throws(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.org' }, '/tmp'), (e: Error) => /^OIDC_CLIENT_ID: /.test(e.message));
+    assert.throws(
+      () => loadConfig({ OIDC_ISSUER: 'https://idp.example.org' }, '/tmp'),
+      (e: Error) => /^OIDC_CLIENT_ID: /.test(e.message),
+    );
     const oidc = { OIDC_CLIENT_ID: 'fe', OIDC_CLIENT_SECRET: 's' };
-    assert.throws(() => loadConfig({ ...oidc, OIDC_ISSUER: 'http://idp.example.org' }, '/tmp'), (e: Error) => /^OIDC_ISSUER: must be an https:\/\/ URL/.test(e.message));
-    assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'http://127.0.0.1:4000' }, '/tmp').oidc?.issuer, 'http://127.0.0.1:4000', 'a provider on this machine may be plain http');
-    assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'https://accounts.example.com/realm' }, '/tmp').oidc?.name, 'accounts.example.com', 'the button names the issuer by default');
+    assert.throws(
+      () => loadConfig({ ...oidc, OIDC_ISSUER: 'http://idp.example.org' }, '/tmp'),
+      (e: Error) => /^OIDC_ISSUER: must be an https:\/\/ URL/.test(e.message),
+    );
+    assert.equal(
+      loadConfig({ ...oidc, OIDC_ISSUER: 'http://127.0.0.1:4000' }, '/tmp').oidc?.issuer,
+      'http://127.0.0.1:4000',
+      'a provider on this machine may be plain http',
+    );
+    assert.equal(
+      loadConfig({ ...oidc, OIDC_ISSUER: 'https://accounts.example.com/realm' }, '/tmp').oidc?.name,
+      'accounts.example.com',
+      'the button names the issuer by default',
+    );
     assert.equal(loadConfig({ ...oidc, OIDC_ISSUER: 'https://accounts.example.com', OIDC_NAME: ' Example SSO ' }, '/tmp').oidc?.name, 'Example SSO');
-    assert.throws(() => loadConfig({ SMTP_URL: 'http://smtp.example.org' }, '/tmp'), (e: Error) => /^SMTP_URL: /.test(e.message));
+    assert.throws(
+      () => loadConfig({ SMTP_URL: 'http://smtp.example.org' }, '/tmp'),
+      (e: Error) => /^SMTP_URL: /.test(e.message),
+    );
   });
 
   async function refused(env: Record<string, string>): Promise<{ code: number | null | 'timeout'; stderr: string }> {
@@ -601,11 +673,11 @@ describe('configuration', () => {
 
   test('ADMIN_PORT equal to PORT, or POOL_THREADS=0, stops start-up with exit 2 and one line naming the variable', async () => {
     const port = String(await freePort());
-    const [samePort, noThreads] = await Promise.all([
-      refused({ PORT: port, ADMIN_PORT: port }),
-      refused({ PORT: '0', ADMIN_PORT: '0', POOL_THREADS: '0' }),
-    ]);
-    for (const [r, variable] of [[samePort, 'ADMIN_PORT'], [noThreads, 'POOL_THREADS']] as const) {
+    const [samePort, noThreads] = await Promise.all([refused({ PORT: port, ADMIN_PORT: port }), refused({ PORT: '0', ADMIN_PORT: '0', POOL_THREADS: '0' })]);
+    for (const [r, variable] of [
+      [samePort, 'ADMIN_PORT'],
+      [noThreads, 'POOL_THREADS'],
+    ] as const) {
       assert.equal(r.code, 2, `${variable}: stderr ${r.stderr}`);
       const lines = r.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 1, `${variable}: ${r.stderr}`);
@@ -677,7 +749,10 @@ describe('snapshot hot swap', () => {
       const oldRows = fixture.rows;
       const newRows = await readRows(path.join(dir, 'snapshots', newId, 'events.parquet'));
       const expected = new Map<string, { events: Page[]; cities: string[] }>();
-      for (const [id, rows] of [[oldId, oldRows], [newId, newRows]] as const) {
+      for (const [id, rows] of [
+        [oldId, oldRows],
+        [newId, newRows],
+      ] as const) {
         expected.set(id, { events: OFFSETS.map((o) => expectedPage(upcoming(rows), o, 5)), cities: [...new Set(rows.map((r) => r.venue_city))].sort() });
       }
       const oldTotal = expected.get(oldId)!.events[0]!.total;

@@ -15,7 +15,20 @@ import * as v from 'valibot';
 import { EventListSchema, JsonFeedSchema, UsageSchema } from '../../server/schemas.ts';
 import type { Plan } from '../../workers/protocol.ts';
 import type { Manifest } from '../../workers/snapshot/store.ts';
-import { buildInChild, get, NOW, parseProm, type Sample, provisionKey, readRows, sampleFixture, startTestServer, type Fixture, type OracleRow, type TestServer } from './helpers.ts';
+import {
+  buildInChild,
+  get,
+  NOW,
+  parseProm,
+  type Sample,
+  provisionKey,
+  readRows,
+  sampleFixture,
+  startTestServer,
+  type Fixture,
+  type OracleRow,
+  type TestServer,
+} from './helpers.ts';
 
 const NOW_MS = NOW.getTime();
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -23,14 +36,22 @@ const EXCLUDED = new Set(['seasonal', 'festivals']);
 /** Bodies over this many bytes are compressed when the client accepts it; others never are. */
 const MIN_COMPRESSED = 1024;
 /** A capped plan with room for every charge this file makes, so that a charge is seen as a count, never as a refusal. */
-const CAPPED: Plan = { name: 'poll-cap', monthlyRecordLimit: 1000, excludedCategories: ['festivals', 'seasonal'], attributionRequired: true, requestsPerMinute: 100_000 };
+const CAPPED: Plan = {
+  name: 'poll-cap',
+  monthlyRecordLimit: 1000,
+  excludedCategories: ['festivals', 'seasonal'],
+  attributionRequired: true,
+  requestsPerMinute: 100_000,
+};
 // The demo's per-address bucket would otherwise refuse this file's demo calls after 30.
 const SERVER_ENV = { DEMO_RATE_PER_MINUTE: '100000' };
 
 // ---------------------------------------------------------------- oracles (from the Parquet rows)
 
 const upcoming = (rows: readonly OracleRow[]): OracleRow[] =>
-  rows.filter((r) => !r.categories.some((c) => EXCLUDED.has(c)) && r.end_ms >= NOW_MS).sort((a, b) => a.start_ms - b.start_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  rows
+    .filter((r) => !r.categories.some((c) => EXCLUDED.has(c)) && r.end_ms >= NOW_MS)
+    .sort((a, b) => a.start_ms - b.start_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 /** The manifest as the build wrote it, read from its file rather than from the server. */
 async function manifestOf(dataDir: string, id: string): Promise<Manifest> {
@@ -170,7 +191,6 @@ function assertNotModified(r: Raw, f: FormatCase, etag: string, lastModified: st
 
 // ---------------------------------------------------------------- metrics and access log
 
-
 /** Prometheus text → samples; the label values read here (routes, results) hold no escapes or commas. */
 
 async function scrape(srv: TestServer): Promise<Sample[]> {
@@ -301,8 +321,20 @@ describe('If-None-Match → 304, and HEAD', () => {
         assertNotModified(await raw(ts, q, { headers: { 'if-none-match': inm } }), f, etag, lastModified, `If-None-Match ${what} (${inm})`);
       }
       // The 304 names the representation a 200 would have carried: the encoding negotiated now.
-      assertNotModified(await raw(ts, q, { headers: { 'if-none-match': etag, 'accept-encoding': 'br' } }), f, `"${tag}-br"`, lastModified, '304 under Accept-Encoding: br');
-      assertNotModified(await raw(ts, q, { headers: { 'if-none-match': `"${tag}-br"`, 'accept-encoding': 'gzip' } }), f, `"${tag}-gzip"`, lastModified, '304 under Accept-Encoding: gzip');
+      assertNotModified(
+        await raw(ts, q, { headers: { 'if-none-match': etag, 'accept-encoding': 'br' } }),
+        f,
+        `"${tag}-br"`,
+        lastModified,
+        '304 under Accept-Encoding: br',
+      );
+      assertNotModified(
+        await raw(ts, q, { headers: { 'if-none-match': `"${tag}-br"`, 'accept-encoding': 'gzip' } }),
+        f,
+        `"${tag}-gzip"`,
+        lastModified,
+        '304 under Accept-Encoding: gzip',
+      );
 
       for (const inm of [other, `"${tag}x"`, `W/${other}`, '"nothing"']) {
         const r = ok(await raw(ts, q, { headers: { 'if-none-match': inm } }), `If-None-Match ${inm}`);
@@ -313,7 +345,8 @@ describe('If-None-Match → 304, and HEAD', () => {
       assertNotModified(await raw(ts, q, { method: 'HEAD', headers: { 'if-none-match': etag } }), f, etag, lastModified, 'HEAD with If-None-Match');
       const head = ok(await raw(ts, q, { method: 'HEAD' }), 'HEAD');
       assert.equal(head.body.length, 0, 'HEAD has no body');
-      for (const name of ['etag', 'last-modified', 'content-type', 'vary', 'cache-control']) assert.equal(header(head, name), header(full, name), `HEAD ${name}`);
+      for (const name of ['etag', 'last-modified', 'content-type', 'vary', 'cache-control'])
+        assert.equal(header(head, name), header(full, name), `HEAD ${name}`);
       const len = head.headers['content-length'];
       if (len !== undefined) assert.equal(len, String(full.body.length), 'HEAD Content-Length is the GET body length');
     });
@@ -350,7 +383,11 @@ describe('304 and HEAD charge nothing', () => {
         await raw(ts, q, { key: cappedKey, method: 'HEAD', headers: { 'accept-encoding': 'gzip' } }),
         await raw(ts, q, { key: cappedKey, method: 'HEAD', headers: { 'if-none-match': etag } }),
       ];
-      assert.deepEqual(heads.map((h) => h.status), [200, 200, 304], `${f.name}: HEAD statuses`);
+      assert.deepEqual(
+        heads.map((h) => h.status),
+        [200, 200, 304],
+        `${f.name}: HEAD statuses`,
+      );
       assert.deepEqual(counts(await usageOf(ts, cappedKey)), expected, `${f.name}: after 5 304s and 3 HEADs`);
     }
     // A HEAD of a page never asked for charges nothing either (its answer is not in the cache).
@@ -470,20 +507,34 @@ describe('response cache', () => {
       const first = await logged(ts, q);
       ok(first.r, q);
       assert.deepEqual(f.ids(first.r.body), pageIds(live, offset, 5));
-      assert.deepEqual(first.lines.map((l) => [l.route, l.cache]), [[f.path, 'miss']]);
+      assert.deepEqual(
+        first.lines.map((l) => [l.route, l.cache]),
+        [[f.path, 'miss']],
+      );
       const m1 = await scrape(ts);
-      assert.deepEqual([cacheCount(m1, f.path, 'miss') - cacheCount(m0, f.path, 'miss'), cacheCount(m1, f.path, 'hit') - cacheCount(m0, f.path, 'hit')], [1, 0], 'first: a miss');
+      assert.deepEqual(
+        [cacheCount(m1, f.path, 'miss') - cacheCount(m0, f.path, 'miss'), cacheCount(m1, f.path, 'hit') - cacheCount(m0, f.path, 'hit')],
+        [1, 0],
+        'first: a miss',
+      );
 
       const second = await logged(ts, q);
       ok(second.r, `${q} again`);
       assert.ok(second.r.body.equals(first.r.body));
-      assert.deepEqual(second.lines.map((l) => [l.route, l.cache]), [[f.path, 'hit']]);
+      assert.deepEqual(
+        second.lines.map((l) => [l.route, l.cache]),
+        [[f.path, 'hit']],
+      );
 
       const br1 = ok(await raw(ts, q, { headers: { 'accept-encoding': 'br' } }), `${q} br`);
       const br2 = ok(await raw(ts, q, { headers: { 'accept-encoding': 'br' } }), `${q} br again`);
       const gz = ok(await raw(ts, q, { headers: { 'accept-encoding': 'gzip' } }), `${q} gzip`);
       const m2 = await scrape(ts);
-      assert.deepEqual([cacheCount(m2, f.path, 'miss') - cacheCount(m1, f.path, 'miss'), cacheCount(m2, f.path, 'hit') - cacheCount(m1, f.path, 'hit')], [0, 4], 'repeats: hits');
+      assert.deepEqual(
+        [cacheCount(m2, f.path, 'miss') - cacheCount(m1, f.path, 'miss'), cacheCount(m2, f.path, 'hit') - cacheCount(m1, f.path, 'hit')],
+        [0, 4],
+        'repeats: hits',
+      );
       assert.equal(br1.headers['content-encoding'], 'br');
       assert.ok(br2.body.equals(br1.body), 'a compressed hit is the same bytes each time');
       assert.ok(decode(br1).equals(first.r.body));
@@ -550,7 +601,13 @@ describe('snapshot swap', () => {
           assert.equal(header(r, 'etag'), header(now, 'etag'));
           assert.ok(r.body.equals(now.body), `${f.name}: the old ETag gets the new body`);
         }
-        assertNotModified(await raw(srv, q(f), { headers: { 'if-none-match': header(now, 'etag') } }), f, header(now, 'etag'), newLastModified, `${f.name}: the new ETag`);
+        assertNotModified(
+          await raw(srv, q(f), { headers: { 'if-none-match': header(now, 'etag') } }),
+          f,
+          header(now, 'etag'),
+          newLastModified,
+          `${f.name}: the new ETag`,
+        );
       }
     } finally {
       await srv.stop();

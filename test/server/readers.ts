@@ -114,7 +114,8 @@ export function checkJsonFeed(doc: unknown, what: string): void {
   }
   if (d.authors !== undefined) {
     assert.ok(Array.isArray(d.authors), `${what}: authors is not an array`);
-    for (const a of d.authors as Record<string, unknown>[]) assert.ok(isString(a.name) || isUrl(a.url) || isUrl(a.avatar), `${what}: an author has no name, url or avatar`);
+    for (const a of d.authors as Record<string, unknown>[])
+      assert.ok(isString(a.name) || isUrl(a.url) || isUrl(a.avatar), `${what}: an author has no name, url or avatar`);
   }
   assert.ok(Array.isArray(d.items), `${what}: items is required`);
   const ids = new Set<string>();
@@ -123,7 +124,8 @@ export function checkJsonFeed(doc: unknown, what: string): void {
     assert.ok(!ids.has(it.id), `${what}: item id ${it.id} twice`);
     ids.add(it.id);
     assert.ok(isString(it.content_text) || isString(it.content_html), `${what}: item ${it.id} has neither content_text nor content_html`);
-    for (const k of ['url', 'external_url', 'image', 'banner_image'] as const) if (it[k] !== undefined) assert.ok(isUrl(it[k]), `${what}: item ${it.id} ${k} is not a URL`);
+    for (const k of ['url', 'external_url', 'image', 'banner_image'] as const)
+      if (it[k] !== undefined) assert.ok(isUrl(it[k]), `${what}: item ${it.id} ${k} is not a URL`);
     for (const k of ['date_published', 'date_modified'] as const) if (it[k] !== undefined) assert.match(String(it[k]), RFC3339, `${what}: item ${it.id} ${k}`);
     if (it.tags !== undefined) assert.ok(Array.isArray(it.tags) && it.tags.every(isString), `${what}: item ${it.id} tags`);
   }
@@ -155,7 +157,11 @@ export function checkIcs(text: string, what: string): ICAL.Component[] {
   const events = cal.getAllSubcomponents('vevent');
   // RFC 5545 §3.6.5: a VTIMEZONE for each TZID the calendar uses; an empty calendar uses none.
   if (events.length) assert.deepEqual(zones, ['America/Los_Angeles'], `${what}: one VTIMEZONE, for America/Los_Angeles`);
-  else assert.ok(zones.every((z) => z === 'America/Los_Angeles'), `${what}: no VTIMEZONE but Los Angeles: ${zones.join(', ')}`);
+  else
+    assert.ok(
+      zones.every((z) => z === 'America/Los_Angeles'),
+      `${what}: no VTIMEZONE but Los Angeles: ${zones.join(', ')}`,
+    );
   for (const e of events) {
     assert.match(String(e.getFirstPropertyValue('uid')), /^bsc_evt_[0-9a-f]{20}$/, `${what}: UID is the event id`);
     assert.ok(e.getFirstPropertyValue('dtstamp'), `${what}: DTSTAMP`);

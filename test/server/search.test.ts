@@ -6,7 +6,20 @@ import { after, before, describe, test } from 'node:test';
 import { DateTime } from 'luxon';
 import * as v from 'valibot';
 import { EventListSchema, ProblemSchema } from '../../server/schemas.ts';
-import { get, NOW, parseProm, PUBLIC, WEB, recordLines, sampleFixture, startTestServer, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import {
+  get,
+  NOW,
+  parseProm,
+  PUBLIC,
+  WEB,
+  recordLines,
+  sampleFixture,
+  startTestServer,
+  type Fixture,
+  type Got,
+  type OracleRow,
+  type TestServer,
+} from './helpers.ts';
 
 type EventList = v.InferOutput<typeof EventListSchema>;
 type EventRecord = EventList['events'][number];
@@ -81,7 +94,13 @@ interface Expected {
 
 /** What /v1/events must answer for `p` under the Community rules, in order. */
 function oracle(rows: readonly OracleRow[], p: Params): Expected {
-  const list = (s: string | undefined): string[] | null => (s === undefined ? null : s.split(',').map((x) => x.trim()).filter((x) => x !== ''));
+  const list = (s: string | undefined): string[] | null =>
+    s === undefined
+      ? null
+      : s
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== '');
   const cities = list(p.city)?.map((c) => fold(c).replace(/\s+/g, ' ')) ?? null;
   const cats = list(p.category);
   const qWords = p.q === undefined ? null : wordsOf(p.q);
@@ -163,7 +182,7 @@ async function page(route: string, p: Params): Promise<{ got: Got; body: EventLi
 async function fetchAll(p: Params, route = '/v1/events'): Promise<{ total: number; events: EventRecord[] }> {
   const events: EventRecord[] = [];
   let total: number | null = null;
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const { body } = await page(route, { ...p, limit: '100', offset: String(offset) });
     total ??= body.total;
     assert.equal(body.total, total, 'total must not change between pages');
@@ -253,7 +272,10 @@ function clearCentre(radiusKm: number, accept: (n: number, c: { lat: number; lng
 
 describe('city', () => {
   test('a single city', async () => {
-    const city = nth(countBy(upcoming, (r) => [r.venue_city]), 1)[0];
+    const city = nth(
+      countBy(upcoming, (r) => [r.venue_city]),
+      1,
+    )[0];
     const { exp, events } = await expectSearch({ city });
     nonTrivial(exp, upcoming.length, 'city');
     for (const e of events) assert.equal(e.venue.city, city);
@@ -294,7 +316,8 @@ describe('radius', () => {
 
   test('lat/lng without radius_km means 10 km', async () => {
     // A centre where 10 km is what decides: 9 and 11 km would answer differently.
-    const count = (c: { lat: number; lng: number }, r: number): number => oracle(rows, { lat: String(c.lat), lng: String(c.lng), radius_km: String(r) }).ids.length;
+    const count = (c: { lat: number; lng: number }, r: number): number =>
+      oracle(rows, { lat: String(c.lat), lng: String(c.lng), radius_km: String(r) }).ids.length;
     const c = clearCentre(10, (n, at) => n > 20 && n < upcoming.length / 2 && count(at, 9) !== n && count(at, 11) !== n);
     const { exp } = await expectSearch({ lat: String(c.lat), lng: String(c.lng) });
     nonTrivial(exp, upcoming.length, 'default radius');
@@ -351,7 +374,10 @@ describe('category', () => {
   });
 
   test('the Community plan refuses seasonal and festivals with 403', async () => {
-    assert.ok(rows.some((r) => r.categories.includes('seasonal')), 'the sample has seasonal events');
+    assert.ok(
+      rows.some((r) => r.categories.includes('seasonal')),
+      'the sample has seasonal events',
+    );
     for (const category of ['seasonal', 'festivals', `${nth(ranked(), 0)},seasonal`]) {
       assertProblem(await get(srv.base, `/v1/events?${qs({ category })}`), 403, 'category_not_in_plan');
     }
@@ -359,7 +385,10 @@ describe('category', () => {
 
   test('events in an excluded category never appear, even under another category', async () => {
     const both = rows.filter((r) => r.end_ms >= NOW.getTime() && r.categories.includes('seasonal') && r.categories.length > 1);
-    const other = nth(countBy(both, (r) => r.categories.filter((c) => !EXCLUDED.includes(c))), 0)[0];
+    const other = nth(
+      countBy(both, (r) => r.categories.filter((c) => !EXCLUDED.includes(c))),
+      0,
+    )[0];
     const { events } = await expectSearch({ category: other });
     const seen = new Set(events.map((e) => e.id));
     assert.ok(both.filter((r) => r.categories.includes(other)).every((r) => !seen.has(r.id)));
@@ -394,7 +423,9 @@ describe('q', () => {
   });
 
   test('two words must both match', async () => {
-    const words = titleWords().slice(0, 12).map(([w]) => w);
+    const words = titleWords()
+      .slice(0, 12)
+      .map(([w]) => w);
     let pair: [string, string] | null = null;
     for (const a of words) {
       for (const b of words) {
@@ -412,7 +443,9 @@ describe('q', () => {
 
   test('accents and case do not matter, either way', async () => {
     // A data word that carries an accent, asked for without it and in capitals.
-    const withMarks = countBy(upcoming, (r) => [r.title, r.description ?? '', r.venue_name].flatMap((t) => t.match(/\p{L}+/gu) ?? []).filter((w) => w.length >= 4 && w.normalize('NFKD') !== w)).map(([w]) => w);
+    const withMarks = countBy(upcoming, (r) =>
+      [r.title, r.description ?? '', r.venue_name].flatMap((t) => t.match(/\p{L}+/gu) ?? []).filter((w) => w.length >= 4 && w.normalize('NFKD') !== w),
+    ).map(([w]) => w);
     const dataWord = nth(withMarks, 0);
     const bare = fold(dataWord).toUpperCase();
     assert.notEqual(bare, dataWord);
@@ -450,9 +483,15 @@ describe('q', () => {
   test('a word prefix within a city or a radius: each event text is tested, not the word table', async () => {
     // With a place filter the worker tests each remaining event's text; without, it reads the word
     // table: both must give the oracle's answer, the same events in the same order.
-    const [city] = nth(countBy(upcoming, (r) => [r.venue_city]), 0);
+    const [city] = nth(
+      countBy(upcoming, (r) => [r.venue_city]),
+      0,
+    );
     const inCity = upcoming.filter((r) => r.venue_city === city);
-    const word = nth(countBy(inCity, (r) => [...new Set(wordsOf(r.title))]).filter(([w]) => w.length >= 5), 0)[0];
+    const word = nth(
+      countBy(inCity, (r) => [...new Set(wordsOf(r.title))]).filter(([w]) => w.length >= 5),
+      0,
+    )[0];
     const prefix = word.slice(0, 4);
     const { exp } = await expectSearch({ city, q: prefix });
     nonTrivial(exp, inCity.length, `city=${city}&q=${prefix}`);
@@ -483,11 +522,19 @@ describe('searches asked together', () => {
     // One query thread (the `limited` server): whatever arrives while it is busy waits, and goes
     // to it as one batch, one statement. Shapes that differ, geo and distance order, the word
     // table and each event's text, pages past the end (counted apart) and short pages all mix.
-    const cities = countBy(upcoming, (r) => [r.venue_city]).slice(0, 4).map(([c]) => c);
-    const words = countBy(upcoming, (r) => [...new Set(wordsOf(r.title))]).filter(([w]) => w.length >= 5).slice(0, 3).map(([w]) => w);
+    const cities = countBy(upcoming, (r) => [r.venue_city])
+      .slice(0, 4)
+      .map(([c]) => c);
+    const words = countBy(upcoming, (r) => [...new Set(wordsOf(r.title))])
+      .filter(([w]) => w.length >= 5)
+      .slice(0, 3)
+      .map(([w]) => w);
     const at = nth(upcoming, 0);
     const centre = { lat: String(at.venue_lat), lng: String(at.venue_lng) };
-    const category = nth(countBy(upcoming, (r) => r.categories), 0)[0];
+    const category = nth(
+      countBy(upcoming, (r) => r.categories),
+      0,
+    )[0];
     const shapes: Params[] = [
       ...cities.map((city) => ({ city })),
       { city: nth(cities, 0), q: nth(words, 0).slice(0, 4) },
@@ -510,12 +557,20 @@ describe('searches asked together', () => {
       const offset = Number(p.offset ?? '0');
       const limit = Number(p.limit ?? '20');
       assert.equal(body.total, exp.ids.length, `total for ${qs(p)}`);
-      assert.deepEqual(body.events.map((e) => e.id), exp.ids.slice(offset, offset + limit), `page for ${qs(p)}`);
-      if (p.lat !== undefined) for (const e of body.events) assert.ok(Math.abs((e.distance_km ?? NaN) - (exp.dist.get(e.id) ?? NaN)) <= 0.0015, `${e.id} distance`);
+      assert.deepEqual(
+        body.events.map((e) => e.id),
+        exp.ids.slice(offset, offset + limit),
+        `page for ${qs(p)}`,
+      );
+      if (p.lat !== undefined)
+        for (const e of body.events) assert.ok(Math.abs((e.distance_km ?? NaN) - (exp.dist.get(e.id) ?? NaN)) <= 0.0015, `${e.id} distance`);
     });
     const after = await batched(limited);
     assert.equal(after.searches - before.searches, searches.length, 'every search went to the worker');
-    assert.ok(after.statements - before.statements < searches.length, `${searches.length} searches in ${after.statements - before.statements} statements: nothing was batched`);
+    assert.ok(
+      after.statements - before.statements < searches.length,
+      `${searches.length} searches in ${after.statements - before.statements} statements: nothing was batched`,
+    );
   });
 });
 
@@ -541,7 +596,9 @@ describe('dates', () => {
   test('YYYY-MM-DD range; end_date includes its whole day', async () => {
     // The end day is the one holding the latest-starting allowed event after now (no event in the
     // sample starts after 19:00, so that one stands in for "23:30 on end_date").
-    const late = [...upcoming].filter((r) => r.start_ms > NOW.getTime() + 7 * 24 * HOUR).sort((a, b) => laMinutes(b.start_ms) - laMinutes(a.start_ms) || a.start_ms - b.start_ms)[0];
+    const late = [...upcoming]
+      .filter((r) => r.start_ms > NOW.getTime() + 7 * 24 * HOUR)
+      .sort((a, b) => laMinutes(b.start_ms) - laMinutes(a.start_ms) || a.start_ms - b.start_ms)[0];
     assert.ok(late);
     assert.ok(laMinutes(late.start_ms) >= 18 * 60, 'an evening event to test the inclusive end');
     const end = laDate(late.start_ms);
@@ -647,7 +704,7 @@ test('paging with limit=37: no gaps, no duplicates, Link exactly when next_offse
   const exp = oracle(rows, {});
   assert.equal(exp.ids.length, upcoming.length);
   const seen: string[] = [];
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const { got, body } = await page('/v1/events', { limit: '37', offset: String(offset) });
     assert.equal(body.total, exp.ids.length);
     assert.deepEqual(
@@ -676,8 +733,14 @@ test('paging with limit=37: no gaps, no duplicates, Link exactly when next_offse
 });
 
 test('the Link of an /api search points at the web host and keeps every filter', async () => {
-  const city = nth(countBy(upcoming, (r) => [r.venue_city]), 0)[0];
-  const category = nth(countBy(upcoming, (r) => r.categories), 0)[0];
+  const city = nth(
+    countBy(upcoming, (r) => [r.venue_city]),
+    0,
+  )[0];
+  const category = nth(
+    countBy(upcoming, (r) => r.categories),
+    0,
+  )[0];
   const p = { city, category, limit: '5', offset: '5' };
   const exp = oracle(rows, p);
   assert.ok(exp.ids.length > 10);
@@ -768,7 +831,10 @@ test('geo records are the snapshot records plus event_url and distance_km', asyn
 });
 
 test('/api/v1/events answers byte-identical bodies to /v1/events', async () => {
-  const city = nth(countBy(upcoming, (r) => [r.venue_city]), 3)[0];
+  const city = nth(
+    countBy(upcoming, (r) => [r.venue_city]),
+    3,
+  )[0];
   const c = clearCentre(10, (n) => n > 20);
   const queries: Params[] = [{}, { city, is_free: 'true', limit: '50' }, { lat: String(c.lat), lng: String(c.lng), sort: 'distance', offset: '5' }];
   for (const p of queries) {
@@ -783,7 +849,10 @@ test('/api/v1/events answers byte-identical bodies to /v1/events', async () => {
 
 describe('demo', () => {
   test('at most 10, default 10, the same records as /v1/events', async () => {
-    const city = nth(countBy(upcoming, (r) => [r.venue_city]), 0)[0];
+    const city = nth(
+      countBy(upcoming, (r) => [r.venue_city]),
+      0,
+    )[0];
     for (const p of [{}, { city }, { city, age_max: '5' }] as Params[]) {
       const demo = await page('/v1/demo/events', p);
       assert.equal(demo.body.limit, 10);
@@ -803,7 +872,10 @@ describe('demo', () => {
 
   test('limit=11 is 400 invalid_parameter naming limit', async () => {
     const p = assertProblem(await get(srv.base, '/v1/demo/events?limit=11'), 400, 'invalid_parameter');
-    assert.ok(p.errors?.some((x) => x.param === 'limit'), JSON.stringify(p));
+    assert.ok(
+      p.errors?.some((x) => x.param === 'limit'),
+      JSON.stringify(p),
+    );
     const ok = await page('/v1/demo/events', { limit: '10', offset: '10' });
     assert.deepEqual(
       ok.body.events.map((e) => e.id),

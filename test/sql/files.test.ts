@@ -22,7 +22,8 @@ test('every sql file prepares against the schema it runs on', async () => {
   const parquet = path.join(dir, 'events.parquet');
   const goneFile = path.join(dir, 'gone.jsonl');
   // The gone list's slots: both snapshots' Parquet, the previous list and its columns (as gone.ts fills them).
-  const goneColumns = "{'id': 'VARCHAR', 'title': 'VARCHAR', 'start_datetime': 'VARCHAR', 'venue_city': 'VARCHAR', 'categories': 'VARCHAR[]', 'removed_at': 'VARCHAR'}";
+  const goneColumns =
+    "{'id': 'VARCHAR', 'title': 'VARCHAR', 'start_datetime': 'VARCHAR', 'venue_city': 'VARCHAR', 'categories': 'VARCHAR[]', 'removed_at': 'VARCHAR'}";
   const fill = (text: string): string =>
     text
       .replaceAll('{{target}}', pathLiteral(parquet))
@@ -41,8 +42,13 @@ test('every sql file prepares against the schema it runs on', async () => {
     // The snapshot as published: the schema's columns, in Parquet, for the read-side files.
     await build.run(`COPY (SELECT * EXCLUDE (merge_key, source_rank) FROM events) TO ${pathLiteral(parquet)} (FORMAT parquet)`);
     await build.run(sqlFile('snapshot_gone_schema'));
-    await writeFile(goneFile, '{"id":"bsc_evt_00000000000000000000","title":"t","start_datetime":"2026-11-21T10:00:00-08:00","venue_city":"Berkeley","categories":[],"removed_at":"2026-11-21T17:00:00.000Z"}\n');
-    for (const name of names.filter((n) => !['snapshot_schema', 'snapshot_stage', 'snapshot_gone_schema', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'))) {
+    await writeFile(
+      goneFile,
+      '{"id":"bsc_evt_00000000000000000000","title":"t","start_datetime":"2026-11-21T10:00:00-08:00","venue_city":"Berkeley","categories":[],"removed_at":"2026-11-21T17:00:00.000Z"}\n',
+    );
+    for (const name of names.filter(
+      (n) => !['snapshot_schema', 'snapshot_stage', 'snapshot_gone_schema', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'),
+    )) {
       await assert.doesNotReject(build.prepare(fill(sqlFile(name))), name);
     }
     build.closeSync();
@@ -55,9 +61,24 @@ test('every sql file prepares against the schema it runs on', async () => {
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
     for (let mask = 0; mask < 1 << 6; mask++) {
-      for (const [cities, words, wordTable] of [[0, 0, false], [1, 3, false], [2, 1, false], [0, 2, true]] as const) {
+      for (const [cities, words, wordTable] of [
+        [0, 0, false],
+        [1, 3, false],
+        [2, 1, false],
+        [0, 2, true],
+      ] as const) {
         const geo = (mask & 1) !== 0;
-        const shape = { geo, cities, ages: (mask & 2) !== 0, categories: (mask & 4) !== 0, excluded: (mask & 8) !== 0, isFree: (mask & 16) !== 0, words, wordTable, byDistance: geo && (mask & 32) !== 0 };
+        const shape = {
+          geo,
+          cities,
+          ages: (mask & 2) !== 0,
+          categories: (mask & 4) !== 0,
+          excluded: (mask & 8) !== 0,
+          isFree: (mask & 16) !== 0,
+          words,
+          wordTable,
+          byDistance: geo && (mask & 32) !== 0,
+        };
         await assert.doesNotReject(query.prepare(searchSql(shape)), `search ${JSON.stringify(shape)}`);
         await assert.doesNotReject(query.prepare(searchSql(shape, true)), `search_count ${JSON.stringify(shape)}`);
         prepared++;
@@ -80,7 +101,10 @@ test('every ledger statement prepares against the ledger schemas', () => {
     assert.ok(names.length >= 15, `found ${names.length} ledger statements`);
     for (const name of names) assert.doesNotThrow(() => db.prepare(ledgerQuery(name)), name);
     // The shipped plans are seeded by the schema file itself.
-    assert.deepEqual((db.prepare(ledgerQuery('plans')).all() as { name: string }[]).map((p) => p.name), ['community', 'partner']);
+    assert.deepEqual(
+      (db.prepare(ledgerQuery('plans')).all() as { name: string }[]).map((p) => p.name),
+      ['community', 'partner'],
+    );
   } finally {
     db.close();
   }

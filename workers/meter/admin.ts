@@ -47,7 +47,10 @@ export async function migrateLedger(database: DatabaseSettings): Promise<number[
     const message = (err as Error).message;
     // A migration that ran and failed already says which; anything else is reaching the server.
     if (message.startsWith('migration ')) throw err;
-    throw new Error(`cannot reach the PostgreSQL ledger at DATABASE_URL (${message}); check that PostgreSQL is running and that DATABASE_URL names its server, database and user.`, { cause: err });
+    throw new Error(
+      `cannot reach the PostgreSQL ledger at DATABASE_URL (${message}); check that PostgreSQL is running and that DATABASE_URL names its server, database and user.`,
+      { cause: err },
+    );
   }
 }
 

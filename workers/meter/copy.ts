@@ -63,7 +63,10 @@ function lockLedger(dir: string): { release(): void } {
     return takeWriterLock(dir);
   } catch (err) {
     if (((err as Error).cause as { code?: string } | undefined)?.code === 'SQLITE_BUSY') {
-      throw new Error(`a server is running on ${dir} (it holds writer.lock): stop it first, so that nothing is charged to the files after the copy, then copy again. Nothing was written.`, { cause: err });
+      throw new Error(
+        `a server is running on ${dir} (it holds writer.lock): stop it first, so that nothing is charged to the files after the copy, then copy again. Nothing was written.`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -127,7 +130,9 @@ export async function copySqliteToPostgres(dir: string, database: DatabaseSettin
       // Plans are no obstacle: the migration seeds the shipped ones, and the copy's win.
       const held: Partial<Record<CopiedTable, number>> = { ...before, plans: 0 };
       if (Object.values(held).some((count) => count > 0)) {
-        throw new Error(`the PostgreSQL ledger at DATABASE_URL already holds ${describeRows(held)}: copy only into a new, empty ledger (a new database). Nothing was written.`);
+        throw new Error(
+          `the PostgreSQL ledger at DATABASE_URL already holds ${describeRows(held)}: copy only into a new, empty ledger (a new database). Nothing was written.`,
+        );
       }
       const counts = {} as Record<CopiedTable, number>;
       for (const table of COPIED_TABLES) {
@@ -152,11 +157,13 @@ export async function copySqliteToPostgres(dir: string, database: DatabaseSettin
       const after = (await one<Record<CopiedTable, number>>(c, 'copy_counts', { plan_names: planNames }))!;
       const differ = COPIED_TABLES.filter((t) => after[t] !== counts[t]);
       if (differ.length > 0) {
-        throw new Error(`the copy did not verify: ${differ.map((t) => `${t} has ${after[t]} rows where the files have ${counts[t]}`).join('; ')}. Nothing was written.`);
+        throw new Error(
+          `the copy did not verify: ${differ.map((t) => `${t} has ${after[t]} rows where the files have ${counts[t]}`).join('; ')}. Nothing was written.`,
+        );
       }
       const targetTotals = await rows<Totals & { org_id: string }>(c, 'copy_usage_totals');
       if (totalsText(targetTotals) !== totalsText(sourceTotals)) {
-        throw new Error('the copy did not verify: the organizations\' usage totals differ from the files\'. Nothing was written.');
+        throw new Error("the copy did not verify: the organizations' usage totals differ from the files'. Nothing was written.");
       }
       // Nodes already running on this ledger re-read the accounts at the commit.
       await announce(c, 'accounts');

@@ -27,7 +27,24 @@ import { mailboxOf } from './mailbox.ts';
 import { periodAt } from './period.ts';
 import { announce, one, pgQuery, rows, transaction, type Queryable } from './pg.ts';
 import type { AccountsView, KeyRow, OrgRow } from './store.ts';
-import { INVITE_TOKEN_MAX_MS, inviteWindowChecks, keyRevoked, LIVE_KEYS_PER_ORG, LiveKeysLimitError, LOGIN_TOKEN_MAX_MS, loginTokenAnswer, PENDING_INVITES_PER_ORG, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, windowRefusal, type LoginTokenRow, type Totals } from './rules.ts';
+import {
+  INVITE_TOKEN_MAX_MS,
+  inviteWindowChecks,
+  keyRevoked,
+  LIVE_KEYS_PER_ORG,
+  LiveKeysLimitError,
+  LOGIN_TOKEN_MAX_MS,
+  loginTokenAnswer,
+  PENDING_INVITES_PER_ORG,
+  PURGE_AFTER_MS,
+  ROLL_GRACE_MAX_MS,
+  SEEN_GRANULARITY_MS,
+  SIGN_UP_PLAN,
+  usageBody,
+  windowRefusal,
+  type LoginTokenRow,
+  type Totals,
+} from './rules.ts';
 
 /** The account calls as a store that answers later: AccountCalls with every result a promise. */
 export type AsyncCalls<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never };
@@ -78,7 +95,8 @@ async function write<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>
 }
 
 /** Runs `fn` on one snapshot of the database: reads that must agree with each other. */
-const snapshot = <T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => transaction(pool, fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+const snapshot = <T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> =>
+  transaction(pool, fn, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 
 export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
   private readonly pool: pg.Pool;
@@ -126,7 +144,12 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
    * The organization named `orgName` (created on `plan` if new) and a new key for it, in one
    * transaction. Returns the key itself: the only time it exists outside the caller's hands.
    */
-  async createKey(orgName: string, email: string, plan: string, maxLiveKeys: number | null = null): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }> {
+  async createKey(
+    orgName: string,
+    email: string,
+    plan: string,
+    maxLiveKeys: number | null = null,
+  ): Promise<{ org: OrgRow; created: boolean; keyId: string; key: string }> {
     // Two operators creating the same new organization at once: the second's insert fails on the
     // name's unique index, and its retry finds the first's organization.
     return write(this.pool, async (c) => {
@@ -166,7 +189,10 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
 
   /** The accounts as of `nowMs`, read from one snapshot (a key never without its organization). */
   async view(nowMs = Date.now()): Promise<AccountsView> {
-    const [planList, orgList, keyList] = await snapshot(this.pool, async (c) => [await this.plans(c), await this.organizations(c), await this.keys(c)] as const);
+    const [planList, orgList, keyList] = await snapshot(
+      this.pool,
+      async (c) => [await this.plans(c), await this.organizations(c), await this.keys(c)] as const,
+    );
     const plans = new Map(planList.map((p) => [p.name, p]));
     const orgs = new Map(orgList.map((o) => [o.id, o]));
     const keys: KeyInfo[] = [];
@@ -247,7 +273,12 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
     // waits on the row lock and finds it used; a link of another purpose, another browser's, used
     // or expired is left exactly as it was. The read after a miss only says why.
     return write(this.pool, async (c): Promise<SpentLoginToken> => {
-      const spent = await one<{ email: string; org_id: string | null }>(c, 'login_token_spend', { token_hash: hash, purpose, binding_hash: bindingHash, now: msIso(nowMs) });
+      const spent = await one<{ email: string; org_id: string | null }>(c, 'login_token_spend', {
+        token_hash: hash,
+        purpose,
+        binding_hash: bindingHash,
+        now: msIso(nowMs),
+      });
       if (spent !== undefined) return { ok: true, email: spent.email, purpose, orgId: spent.org_id };
       const why = loginTokenAnswer(await one<LoginTokenRow>(c, 'login_token_peek', { token_hash: hash }), purpose, bindingHash, nowMs);
       return why.ok ? { ok: false, reason: 'used' } : why;
@@ -321,7 +352,13 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
     if ((await this.userById(userId)) === undefined) return refuse('unknown_user');
     const token = newToken();
     const sessionId = newId('ses');
-    await run(this.pool, 'session_insert', { id: sessionId, token_hash: keyHash(token), user_id: userId, now: msIso(nowMs), expires_at: msIso(nowMs + absoluteTtlMs) });
+    await run(this.pool, 'session_insert', {
+      id: sessionId,
+      token_hash: keyHash(token),
+      user_id: userId,
+      now: msIso(nowMs),
+      expires_at: msIso(nowMs + absoluteTtlMs),
+    });
     return { ok: true, token, sessionId };
   }
 

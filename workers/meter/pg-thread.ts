@@ -14,7 +14,16 @@
 // told (readiness), and the thread reconnects by itself.
 import { parentPort, workerData } from 'node:worker_threads';
 import type pg from 'pg';
-import { ACCOUNT_CALLS, type AccountCall, type AccountRequest, type KeyInfo, type MeterMessage, type MeterReply, type MeterRequest, type PgMeterWorkerData } from '../protocol.ts';
+import {
+  ACCOUNT_CALLS,
+  type AccountCall,
+  type AccountRequest,
+  type KeyInfo,
+  type MeterMessage,
+  type MeterReply,
+  type MeterRequest,
+  type PgMeterWorkerData,
+} from '../protocol.ts';
 import { periodAt } from './period.ts';
 import { decide, type Effects, type MeterView } from './decide.ts';
 import { addCharge, KEY_REFUSALS, type DayCharge } from './rules.ts';
@@ -100,7 +109,8 @@ function refresh(): Promise<void> {
       if (revokeTimer) clearTimeout(revokeTimer);
       revokeTimer = null;
       // A rolled key's grace ends at an instant nobody announces: re-read then.
-      if (Number.isFinite(v.nextRevokeAtMs)) revokeTimer = setTimeout(() => void refresh().catch(lost), Math.min(2 ** 31 - 1, Math.max(0, v.nextRevokeAtMs - nowMs)));
+      if (Number.isFinite(v.nextRevokeAtMs))
+        revokeTimer = setTimeout(() => void refresh().catch(lost), Math.min(2 ** 31 - 1, Math.max(0, v.nextRevokeAtMs - nowMs)));
     } while (refreshAgain);
   })().finally(() => {
     refreshing = null;
@@ -201,7 +211,12 @@ async function accountCall(r: AccountRequest): Promise<MeterReply> {
 
 type Op = Exclude<MeterRequest, AccountRequest>;
 
-const unavailable = (id: number, detail = 'The usage ledger cannot be reached right now; retry shortly.'): MeterReply => ({ id, ok: false, code: 'unavailable', detail });
+const unavailable = (id: number, detail = 'The usage ledger cannot be reached right now; retry shortly.'): MeterReply => ({
+  id,
+  ok: false,
+  code: 'unavailable',
+  detail,
+});
 const refused = (id: number, detail: string): MeterReply => ({ id, ok: false, code: 'invalid_api_key', detail });
 
 /** This node's open holds: what a commit needs to know before it reaches the database. */
@@ -422,7 +437,8 @@ async function flush(): Promise<void> {
     while (queue.length > 0) {
       const all = queue;
       queue = [];
-      for (const r of all) if (r.op === 'account') void accountCall(r).then((reply) => post({ type: 'replies', replies: [reply], batch: { ops: 0, charges: 0, commitMs: 0 } }));
+      for (const r of all)
+        if (r.op === 'account') void accountCall(r).then((reply) => post({ type: 'replies', replies: [reply], batch: { ops: 0, charges: 0, commitMs: 0 } }));
       const ops = all.filter((r): r is Op => r.op !== 'account');
       if (ops.length === 0) continue;
       if (!healthy) {
@@ -440,7 +456,11 @@ async function flush(): Promise<void> {
         // Rolled back (or never reached the database): nothing of this batch was charged or held,
         // so none of its answers may be sent as success.
         post({ type: 'warning', msg: 'usage ledger write failed', detail: (err as Error).message });
-        post({ type: 'replies', replies: ops.flatMap((o) => (o.op !== 'lookup' && 'id' in o ? [unavailable(o.id)] : [])), batch: { ops: 0, charges: 0, commitMs: 0 } });
+        post({
+          type: 'replies',
+          replies: ops.flatMap((o) => (o.op !== 'lookup' && 'id' in o ? [unavailable(o.id)] : [])),
+          batch: { ops: 0, charges: 0, commitMs: 0 },
+        });
         void check();
       }
     }

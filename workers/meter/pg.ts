@@ -86,7 +86,9 @@ function compile(sql: string): Compiled {
 function pgQueries(): ReadonlyMap<string, Compiled> {
   if (queries) return queries;
   const out = new Map<string, Compiled>();
-  for (const file of readdirSync(POSTGRES_SQL).filter((f) => f.endsWith('_queries.sql')).sort()) {
+  for (const file of readdirSync(POSTGRES_SQL)
+    .filter((f) => f.endsWith('_queries.sql'))
+    .sort()) {
     const parts = readFileSync(path.join(POSTGRES_SQL, file), 'utf8').split(/^-- query: ([a-z_]+)$/m);
     for (let i = 1; i + 1 < parts.length; i += 2) {
       if (out.has(parts[i]!)) throw new Error(`sql/postgres: query ${parts[i]} is defined twice`);

@@ -66,8 +66,20 @@ export interface WindowCheck {
 export function inviteWindowChecks(sender: string | null, orgId: string, nowMs: number): WindowCheck[] {
   const since = (w: SendWindow): string => new Date(nowMs - w.windowMs).toISOString();
   return [
-    ...(sender === null ? [] : INVITES_PER_SENDER.map((w): WindowCheck => ({ window: w, per: 'sender', query: 'invites_nth_recent_by_sender', params: { user_id: sender, since: since(w), skip: w.max - 1 } }))),
-    ...INVITES_PER_ORG.map((w): WindowCheck => ({ window: w, per: 'organization', query: 'invites_nth_recent_by_org', params: { org_id: orgId, since: since(w), skip: w.max - 1 } })),
+    ...(sender === null
+      ? []
+      : INVITES_PER_SENDER.map((w): WindowCheck => ({
+          window: w,
+          per: 'sender',
+          query: 'invites_nth_recent_by_sender',
+          params: { user_id: sender, since: since(w), skip: w.max - 1 },
+        }))),
+    ...INVITES_PER_ORG.map((w): WindowCheck => ({
+      window: w,
+      per: 'organization',
+      query: 'invites_nth_recent_by_org',
+      params: { org_id: orgId, since: since(w), skip: w.max - 1 },
+    })),
   ];
 }
 
@@ -87,12 +99,7 @@ export class LiveKeysLimitError extends Error {
   readonly orgId: string;
   readonly live: number;
   readonly max: number;
-  constructor(
-    orgName: string,
-    orgId: string,
-    live: number,
-    max: number,
-  ) {
+  constructor(orgName: string, orgId: string, live: number, max: number) {
     super(`organization ${orgName} has ${live} live keys, and the limit is ${max}`);
     this.orgName = orgName;
     this.orgId = orgId;
@@ -121,7 +128,12 @@ export interface Totals {
  * The /v1/usage body for an organization at an instant, from its usage per day in the period
  * (every day of the period that has any). The one shape both backends answer.
  */
-export function usageBody(org: { readonly id: string; readonly name: string }, plan: Plan, atMs: number, days: readonly (Totals & { day: string })[]): UsageBody {
+export function usageBody(
+  org: { readonly id: string; readonly name: string },
+  plan: Plan,
+  atMs: number,
+  days: readonly (Totals & { day: string })[],
+): UsageBody {
   const p = periodAt(atMs);
   const byDay = new Map(days.map((r) => [r.day, r]));
   const used = days.reduce((sum, d) => sum + d.records, 0);

@@ -27,7 +27,24 @@ import type {
 import { keyHash, keyHint, newId, newKey, newToken } from './keys.ts';
 import { mailboxOf } from './mailbox.ts';
 import { periodAt } from './period.ts';
-import { INVITE_TOKEN_MAX_MS, inviteWindowChecks, keyRevoked, LIVE_KEYS_PER_ORG, LiveKeysLimitError, LOGIN_TOKEN_MAX_MS, loginTokenAnswer, PENDING_INVITES_PER_ORG, PURGE_AFTER_MS, ROLL_GRACE_MAX_MS, SEEN_GRANULARITY_MS, SIGN_UP_PLAN, usageBody, windowRefusal, type LoginTokenRow, type Totals } from './rules.ts';
+import {
+  INVITE_TOKEN_MAX_MS,
+  inviteWindowChecks,
+  keyRevoked,
+  LIVE_KEYS_PER_ORG,
+  LiveKeysLimitError,
+  LOGIN_TOKEN_MAX_MS,
+  loginTokenAnswer,
+  PENDING_INVITES_PER_ORG,
+  PURGE_AFTER_MS,
+  ROLL_GRACE_MAX_MS,
+  SEEN_GRANULARITY_MS,
+  SIGN_UP_PLAN,
+  usageBody,
+  windowRefusal,
+  type LoginTokenRow,
+  type Totals,
+} from './rules.ts';
 
 /** sql/ledger_queries.sql split at its "-- query: NAME" headers. */
 function ledgerQueries(): ReadonlyMap<string, string> {
@@ -166,9 +183,11 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
   private upgrade(): void {
     const missing = () => upgrades().filter((u) => !(this.db.pragma(`table_info(${u.table})`) as { name: string }[]).some((c) => c.name === u.column));
     if (missing().length === 0) return;
-    this.db.transaction(() => {
-      for (const u of missing()) this.db.exec(u.sql);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const u of missing()) this.db.exec(u.sql);
+      })
+      .immediate();
   }
 
   /** Runs `fn` holding the write lock from the start (see createKey for why IMMEDIATE). */
@@ -232,23 +251,25 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
     // IMMEDIATE: a deferred transaction that reads and then writes cannot wait for another writer
     // (SQLite answers SQLITE_BUSY at once rather than deadlock), so it takes the write lock first,
     // under busy_timeout like any other writer.
-    return this.db.transaction(() => {
-      let org = this.orgByName(orgName);
-      const created = org === undefined;
-      if (org !== undefined && maxLiveKeys !== null) {
-        // Thrown inside the transaction: nothing was written.
-        const live = this.liveKeys(org.id, Date.now());
-        if (live >= maxLiveKeys) throw new LiveKeysLimitError(org.name, org.id, live, maxLiveKeys);
-      }
-      if (org === undefined) {
-        org = { id: newId('org'), name: orgName, plan, created_at: nowIso() };
-        this.db.prepare(ledgerQuery('organization_insert')).run({ id: org.id, name: org.name, plan, now: org.created_at });
-      }
-      const key = newKey();
-      const keyId = newId('key');
-      this.db.prepare(ledgerQuery('key_insert')).run({ id: keyId, org_id: org.id, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso() });
-      return { org, created, keyId, key };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        let org = this.orgByName(orgName);
+        const created = org === undefined;
+        if (org !== undefined && maxLiveKeys !== null) {
+          // Thrown inside the transaction: nothing was written.
+          const live = this.liveKeys(org.id, Date.now());
+          if (live >= maxLiveKeys) throw new LiveKeysLimitError(org.name, org.id, live, maxLiveKeys);
+        }
+        if (org === undefined) {
+          org = { id: newId('org'), name: orgName, plan, created_at: nowIso() };
+          this.db.prepare(ledgerQuery('organization_insert')).run({ id: org.id, name: org.name, plan, now: org.created_at });
+        }
+        const key = newKey();
+        const keyId = newId('key');
+        this.db.prepare(ledgerQuery('key_insert')).run({ id: keyId, org_id: org.id, key_hash: keyHash(key), hint: keyHint(key), email, now: nowIso() });
+        return { org, created, keyId, key };
+      })
+      .immediate();
   }
 
   keys(): KeyRow[] {
@@ -257,7 +278,9 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
 
   /** Revokes by key id or by the key itself. False when no such active key exists. */
   revoke(idOrKey: string): { found: boolean; revoked: boolean; id: string | null } {
-    const id = idOrKey.startsWith('key_') ? idOrKey : ((this.db.prepare(ledgerQuery('key_by_hash')).get({ key_hash: keyHash(idOrKey) }) as { id: string } | undefined)?.id ?? null);
+    const id = idOrKey.startsWith('key_')
+      ? idOrKey
+      : ((this.db.prepare(ledgerQuery('key_by_hash')).get({ key_hash: keyHash(idOrKey) }) as { id: string } | undefined)?.id ?? null);
     if (id === null || !this.keys().some((k) => k.id === id)) return { found: false, revoked: false, id };
     const changed = this.db.prepare(ledgerQuery('key_revoke')).run({ id, now: nowIso() }).changes;
     return { found: true, revoked: changed === 1, id };
@@ -304,7 +327,8 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
         const refused = this.inviteRefusal(nowMs, sender, orgId);
         if (refused !== null) return refused;
       }
-      if (limit !== null && (this.get<{ n: number }>('login_tokens_recent', { mailbox, since: msIso(nowMs - limit.windowMs) })?.n ?? 0) >= limit.max) return refuse('limited');
+      if (limit !== null && (this.get<{ n: number }>('login_tokens_recent', { mailbox, since: msIso(nowMs - limit.windowMs) })?.n ?? 0) >= limit.max)
+        return refuse('limited');
       const token = newToken();
       this.run('login_token_insert', {
         token_hash: keyHash(token),
@@ -339,7 +363,12 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
     // One UPDATE decides (sql/ledger_queries.sql): a link of another purpose, another browser's,
     // used or expired is left exactly as it was; the read after a miss only says why.
     return this.write((): SpentLoginToken => {
-      const spent = this.get<{ email: string; org_id: string | null }>('login_token_spend', { token_hash: hash, purpose, binding_hash: bindingHash, now: msIso(nowMs) });
+      const spent = this.get<{ email: string; org_id: string | null }>('login_token_spend', {
+        token_hash: hash,
+        purpose,
+        binding_hash: bindingHash,
+        now: msIso(nowMs),
+      });
       if (spent !== undefined) return { ok: true, email: spent.email, purpose, orgId: spent.org_id };
       const why = loginTokenAnswer(this.get<LoginTokenRow>('login_token_peek', { token_hash: hash }), purpose, bindingHash, nowMs);
       return why.ok ? { ok: false, reason: 'used' } : why;
@@ -555,10 +584,7 @@ export class UsageDb {
 
   private readonly db: Database.Database | null;
   readonly writable: boolean;
-  private constructor(
-    db: Database.Database | null,
-    writable: boolean,
-  ) {
+  private constructor(db: Database.Database | null, writable: boolean) {
     this.db = db;
     this.writable = writable;
     const dbOrEmpty = db ?? new Database(':memory:');
@@ -640,7 +666,10 @@ export function takeWriterLock(dir: string): { release(): void } {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') {
-      throw new Error(`another server is already metering usage in ${dir} (its writer.lock is held); a ledger has one writer. Give this server its own LEDGER_DIR, or stop the other.`, { cause: err });
+      throw new Error(
+        `another server is already metering usage in ${dir} (its writer.lock is held); a ledger has one writer. Give this server its own LEDGER_DIR, or stop the other.`,
+        { cause: err },
+      );
     }
     throw err;
   }

@@ -9,7 +9,19 @@
 // It is also the server's one connection to accounts.sqlite, and runs the website's account
 // operations there (the main thread never runs SQL). Those commit on their own, before the batch.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ACCOUNT_CALLS, type AccountCall, type AccountCalls, type AccountRequest, type KeyInfo, type MeterControl, type MeterMessage, type MeterReply, type MeterRequest, type MeterWorkerData, type Plan } from '../protocol.ts';
+import {
+  ACCOUNT_CALLS,
+  type AccountCall,
+  type AccountCalls,
+  type AccountRequest,
+  type KeyInfo,
+  type MeterControl,
+  type MeterMessage,
+  type MeterReply,
+  type MeterRequest,
+  type MeterWorkerData,
+  type Plan,
+} from '../protocol.ts';
 import { periodAt } from './period.ts';
 import { decide, type Effects, type MeterView } from './decide.ts';
 import { addCharge, KEY_REFUSALS, type DayCharge } from './rules.ts';

@@ -4,8 +4,16 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  BIGINT, BOOLEAN, DOUBLE, DuckDBInstance, INTEGER, VARCHAR,
-  type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBType, type DuckDBValue,
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  DuckDBInstance,
+  INTEGER,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBType,
+  type DuckDBValue,
 } from '@duckdb/node-api';
 import { sqlFile } from '../snapshot/sql.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
@@ -207,7 +215,9 @@ const branchParam = (name: string, k: number): string => `${name}_b${k}`;
  */
 export function batchSql(shapes: readonly Shape[]): string {
   return shapes
-    .map((shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${branchParam(name, k)}`)}\n)`)
+    .map(
+      (shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${branchParam(name, k)}`)}\n)`,
+    )
     .join('\nUNION ALL\n');
 }
 
@@ -229,13 +239,7 @@ export class SnapshotDb {
   readonly records: RecordStore;
   /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
   readonly csvRecords: RecordStore | null;
-  private constructor(
-    ref: SnapshotRef,
-    instance: DuckDBInstance,
-    conn: DuckDBConnection,
-    records: RecordStore,
-    csvRecords: RecordStore | null,
-  ) {
+  private constructor(ref: SnapshotRef, instance: DuckDBInstance, conn: DuckDBConnection, records: RecordStore, csvRecords: RecordStore | null) {
     this.ref = ref;
     this.instance = instance;
     this.conn = conn;
@@ -279,7 +283,10 @@ export class SnapshotDb {
     if (this.statements.size > MAX_STATEMENTS) {
       const [oldest, doomed] = this.statements.entries().next().value as [string, Promise<DuckDBPreparedStatement>];
       this.statements.delete(oldest);
-      void doomed.then((d) => d.destroySync(), () => undefined);
+      void doomed.then(
+        (d) => d.destroySync(),
+        () => undefined,
+      );
     }
     return st;
   }
@@ -369,8 +376,15 @@ export class SnapshotDb {
     this.records.close();
     this.csvRecords?.close();
     this.goneIndex?.close();
-    for (const st of this.statements.values()) void st.then((d) => d.destroySync(), () => undefined);
-    void this.lookup?.then((d) => d.destroySync(), () => undefined);
+    for (const st of this.statements.values())
+      void st.then(
+        (d) => d.destroySync(),
+        () => undefined,
+      );
+    void this.lookup?.then(
+      (d) => d.destroySync(),
+      () => undefined,
+    );
     this.conn.closeSync();
     this.instance.closeSync();
   }

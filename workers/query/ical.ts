@@ -142,7 +142,10 @@ export function icsBody(records: readonly EventRecord[], cal: CalendarInfo): Buf
     url: bare(cal.url),
     ttl: REFRESH_SECONDS,
     timezone: { name: null, generator: vtimezone },
-    x: [['X-WR-CALNAME', icsText(cal.name)], ['X-WR-TIMEZONE', ZONE]],
+    x: [
+      ['X-WR-CALNAME', icsText(cal.name)],
+      ['X-WR-TIMEZONE', ZONE],
+    ],
   });
   for (const r of records) calendar.createEvent(eventData(r, stamp));
   return Buffer.from(calendar.toString() + '\r\n');

@@ -5,9 +5,22 @@
 import { BroadcastChannel, threadId, type MessagePort } from 'node:worker_threads';
 import { Piscina, workerData } from 'piscina';
 import {
-  type QueryWorkerData, type BatchResult, type BatchTask,
-  type EventResult, type EventTask, type PageHead, type PrepareMessage, type PreparedMessage, type SearchOk, type SearchResult, type SearchTask, type SnapshotRef,
-  type StreamControl, type StreamDone, type StreamMessage, type TaskFailure,
+  type QueryWorkerData,
+  type BatchResult,
+  type BatchTask,
+  type EventResult,
+  type EventTask,
+  type PageHead,
+  type PrepareMessage,
+  type PreparedMessage,
+  type SearchOk,
+  type SearchResult,
+  type SearchTask,
+  type SnapshotRef,
+  type StreamControl,
+  type StreamDone,
+  type StreamMessage,
+  type TaskFailure,
   STREAM_WINDOW_BYTES,
 } from '../protocol.ts';
 import { csvBatch, CsvLines, searchCells } from './csv.ts';
@@ -32,7 +45,10 @@ function snapshot(ref: SnapshotRef): Promise<SnapshotDb> {
       const [oldest, doomed] = open.entries().next().value as [string, Promise<SnapshotDb>];
       open.delete(oldest);
       // Only this thread uses it, and it runs one task at a time: nothing is mid-query on it now.
-      void doomed.then((d) => d.close(), () => undefined);
+      void doomed.then(
+        (d) => d.close(),
+        () => undefined,
+      );
     }
   }
   return db;
@@ -48,7 +64,10 @@ channel.onmessage = (event) => {
     const done: PreparedMessage = { type: 'prepared', snapshotId: msg.snapshot.id, threadId, error };
     channel.postMessage(done);
   };
-  snapshot(msg.snapshot).then(() => reply(null), (err: unknown) => reply((err as Error).message));
+  snapshot(msg.snapshot).then(
+    () => reply(null),
+    (err: unknown) => reply((err as Error).message),
+  );
 };
 // Never keep the thread alive for the channel alone.
 (channel as unknown as { unref(): void }).unref();
@@ -83,7 +102,10 @@ function transferable(result: SearchOk): unknown {
 }
 
 function transferableBatch(result: BatchResult): unknown {
-  return moving(result, result.results.flatMap((r) => (r.ok ? [r.body.buffer] : [])));
+  return moving(
+    result,
+    result.results.flatMap((r) => (r.ok ? [r.body.buffer] : [])),
+  );
 }
 
 /** What a body is made of besides its rows, for the page's figures. */
@@ -172,10 +194,13 @@ const TOO_LONG = (): TaskFailure => fail('unavailable', 'The search took too lon
 /** Runs `work` on `db`, interrupting it at `deadlineMs`: a TaskFailure when it was stopped or failed. */
 async function withDeadline<T>(db: SnapshotDb, deadlineMs: number, work: () => Promise<T>): Promise<T | TaskFailure> {
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    db.interrupt();
-  }, Math.max(1, deadlineMs - Date.now()));
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      db.interrupt();
+    },
+    Math.max(1, deadlineMs - Date.now()),
+  );
   try {
     return await work();
   } catch (err) {
@@ -257,11 +282,14 @@ async function batch(t: BatchTask): Promise<BatchResult | unknown> {
     }
     const earliest = Math.min(...tasks.map((task) => task.deadlineMs));
     let pages: (SearchPage | TaskFailure)[];
-    const together = await withDeadline(db, earliest, () => db.pages(tasks.map((task) => ({ query: task.query, excluded: task.excludedCategories, nowMs: task.nowMs }))));
+    const together = await withDeadline(db, earliest, () =>
+      db.pages(tasks.map((task) => ({ query: task.query, excluded: task.excludedCategories, nowMs: task.nowMs }))),
+    );
     if (!isFailure(together)) pages = together;
     else {
       pages = [];
-      for (const task of tasks) pages.push(unstartable(task) ?? (await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs))));
+      for (const task of tasks)
+        pages.push(unstartable(task) ?? (await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs))));
     }
     indexes.forEach((i, j) => {
       const task = t.tasks[i] as SearchTask;
@@ -282,7 +310,11 @@ const CRLF_BYTES = Buffer.from('\r\n');
  */
 async function csvChunk(task: SearchTask, db: SnapshotDb, batch: readonly PageRow[], header: boolean, suffixes: CsvLines): Promise<Buffer> {
   const stored = db.csvRecords;
-  if (stored === null) return csvBatch(batch.map((row) => readRecord(db.records, row, task.webBaseUrl)), header);
+  if (stored === null)
+    return csvBatch(
+      batch.map((row) => readRecord(db.records, row, task.webBaseUrl)),
+      header,
+    );
   const parts: Buffer[] = header ? [await csvBatch([], true)] : [];
   for (const row of batch) {
     const distance = row.distanceKm === null ? null : roundKm(row.distanceKm);
@@ -301,7 +333,13 @@ const STREAM_STALL_MS = 60_000;
  * STREAM_WINDOW_BYTES unacknowledged (the main thread credits bytes as the socket takes them), so
  * this thread waits on a slow reader instead of piling its export up in memory.
  */
-async function streamCsv(task: SearchTask, db: SnapshotDb, rows: readonly PageRow[], head: PageHead, cancelFlag: Int32Array): Promise<StreamDone | TaskFailure> {
+async function streamCsv(
+  task: SearchTask,
+  db: SnapshotDb,
+  rows: readonly PageRow[],
+  head: PageHead,
+  cancelFlag: Int32Array,
+): Promise<StreamDone | TaskFailure> {
   const port = task.stream as MessagePort;
   let inflight = 0;
   let cancelled = false;

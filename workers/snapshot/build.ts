@@ -24,9 +24,7 @@ import { GONE_FILE, GONE_INDEX, writeGone } from './gone.ts';
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
 
-export type BuildProgress =
-  | { phase: 'sources'; done: number; total: number; source: string }
-  | { phase: 'write'; done: number; total: number };
+export type BuildProgress = { phase: 'sources'; done: number; total: number; source: string } | { phase: 'write'; done: number; total: number };
 
 export interface BuildOptions {
   readonly dataDir: string;
@@ -132,8 +130,21 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       fetch: opts.fetch,
     }));
     // Remote sizes are unknown until fetched; local files (sample, synthetic, mirrored feeds) tell.
-    const sizes = await Promise.all(tasks.map((t) => (/^https?:/i.test(t.location) ? Promise.resolve(0) : stat(t.location).then((st) => st.size, () => 0))));
-    const pool = sourcePool(opts.threads, tasks.length, sizes.reduce((a, b) => a + b, 0));
+    const sizes = await Promise.all(
+      tasks.map((t) =>
+        /^https?:/i.test(t.location)
+          ? Promise.resolve(0)
+          : stat(t.location).then(
+              (st) => st.size,
+              () => 0,
+            ),
+      ),
+    );
+    const pool = sourcePool(
+      opts.threads,
+      tasks.length,
+      sizes.reduce((a, b) => a + b, 0),
+    );
     let done = 0;
     let outcomes: SourceOutcome[];
     try {
@@ -149,7 +160,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     const reports = outcomes.map((o) => o.report);
     const failNothingToPublish = (): never => {
       const failed = reports.filter((r) => r.status === 'failed').map((r) => `${r.id}: ${r.error}`);
-      throw new BuildError(`no events to publish (${failed.length} of ${reports.length} sources failed${failed.length ? `; ${failed.slice(0, 3).join('; ')}` : ''}); the current snapshot is unchanged`);
+      throw new BuildError(
+        `no events to publish (${failed.length} of ${reports.length} sources failed${failed.length ? `; ${failed.slice(0, 3).join('; ')}` : ''}); the current snapshot is unchanged`,
+      );
     };
     const staged = tasks.filter((_, i) => outcomes[i]!.staged > 0).map((t) => t.stageFile);
     if (staged.length === 0) failNothingToPublish();
@@ -189,7 +202,16 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       categories: assembled.categories,
       cities: assembled.cities,
       destinations: assembled.destinations,
-      files: { events: 'events.parquet', events_bytes: (await stat(parquet)).size, records: RECORDS_FILE, records_index: RECORDS_INDEX, records_csv: RECORDS_CSV, records_csv_index: RECORDS_CSV_INDEX, search: SEARCH_DB, ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}) },
+      files: {
+        events: 'events.parquet',
+        events_bytes: (await stat(parquet)).size,
+        records: RECORDS_FILE,
+        records_index: RECORDS_INDEX,
+        records_csv: RECORDS_CSV,
+        records_csv_index: RECORDS_CSV_INDEX,
+        search: SEARCH_DB,
+        ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}),
+      },
       gone_from: { snapshot: previous, error: gone.error },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,

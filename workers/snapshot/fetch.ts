@@ -108,7 +108,10 @@ export async function fetchSource(location: string, opts: FetchOptions): Promise
   const dir = path.join(opts.cacheDir, opts.sourceId);
   const metaFile = path.join(dir, 'meta.json');
   const bodyFile = path.join(dir, 'body');
-  const stored: CacheMeta = await readFile(metaFile, 'utf8').then((s) => JSON.parse(s) as CacheMeta, () => ({}));
+  const stored: CacheMeta = await readFile(metaFile, 'utf8').then(
+    (s) => JSON.parse(s) as CacheMeta,
+    () => ({}),
+  );
   // A source whose registry address changed starts afresh: the old address's validators and body say nothing about the new one.
   const meta: CacheMeta = stored.url === location ? stored : {};
   const cached = stored.url === location ? await readFile(bodyFile).catch(() => null) : null;

@@ -92,7 +92,9 @@ export interface BayArea {
 
 const BayAreaFileSchema = v.object({
   provenance: v.record(v.string(), v.unknown()),
-  counties: v.array(v.object({ fips: v.string(), name: v.string(), destination: v.string(), polygons: v.array(v.array(v.array(v.tuple([v.number(), v.number()])))) })),
+  counties: v.array(
+    v.object({ fips: v.string(), name: v.string(), destination: v.string(), polygons: v.array(v.array(v.array(v.tuple([v.number(), v.number()])))) }),
+  ),
   neighbours: v.array(v.object({ fips: v.string(), name: v.string(), polygons: v.array(v.array(v.array(v.tuple([v.number(), v.number()])))) })),
   places: v.array(v.tuple([v.string(), v.string(), v.picklist(['city', 'cdp']), v.number(), v.number()])),
   zips: v.array(v.tuple([v.pipe(v.string(), v.regex(/^\d{5}$/)), v.string(), v.string(), v.number(), v.number()])),
@@ -118,7 +120,14 @@ export function buildBayArea(json: unknown): BayArea {
     named.add(fold(z.city));
     places.push({ name: z.city, county: z.county, kind: 'postal', lat: z.lat, lng: z.lng });
   }
-  return { provenance: f.provenance, counties, neighbours: f.neighbours.map((c) => ({ ...c, box: box(c.polygons) })), destinationOf: new Map(counties.map((c) => [c.name, c.destination])), places, zips };
+  return {
+    provenance: f.provenance,
+    counties,
+    neighbours: f.neighbours.map((c) => ({ ...c, box: box(c.polygons) })),
+    destinationOf: new Map(counties.map((c) => [c.name, c.destination])),
+    places,
+    zips,
+  };
 }
 
 const BAY_AREA_FILE = path.join(REPO_ROOT, 'sources', 'bayarea.json');
@@ -150,8 +159,10 @@ function kmToOutline(c: CountyShape, lng: number, lat: number): number {
   for (const p of c.polygons) {
     for (const r of p) {
       for (let i = 1; i < r.length; i++) {
-        const ax = (r[i - 1]![0] - lng) * kx, ay = (r[i - 1]![1] - lat) * ky;
-        const dx = (r[i]![0] - lng) * kx - ax, dy = (r[i]![1] - lat) * ky - ay;
+        const ax = (r[i - 1]![0] - lng) * kx,
+          ay = (r[i - 1]![1] - lat) * ky;
+        const dx = (r[i]![0] - lng) * kx - ax,
+          dy = (r[i]![1] - lat) * ky - ay;
         const len2 = dx * dx + dy * dy;
         const t = len2 === 0 ? 0 : Math.max(0, Math.min(1, -(ax * dx + ay * dy) / len2));
         best = Math.min(best, Math.hypot(ax + t * dx, ay + t * dy));
@@ -182,7 +193,11 @@ export function countyAt(lat: number, lng: number, area: BayArea = bundledBayAre
 }
 
 export function streetKey(street: string, city: string): string {
-  return `${fold(street).replace(/[^a-z0-9 ]/g, '').replace(/\b(?:street|st|avenue|ave|boulevard|blvd|road|rd|drive|dr)\b/g, '').replace(/\s+/g, ' ').trim()}|${fold(city)}`;
+  return `${fold(street)
+    .replace(/[^a-z0-9 ]/g, '')
+    .replace(/\b(?:street|st|avenue|ave|boulevard|blvd|road|rd|drive|dr)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()}|${fold(city)}`;
 }
 
 /** "St. Helena" is also written "Saint Helena" and "St Helena" (the mail's name for 94574 is the former). */
@@ -207,7 +222,15 @@ export function buildGazetteer(json: unknown, bayArea: BayArea = bundledBayArea(
     for (const p of bayArea.places) {
       if (p.kind !== kind || known.has(fold(p.name))) continue;
       known.add(fold(p.name));
-      added.push({ name: p.name, destination: bayArea.destinationOf.get(p.county)!, county: p.county, lat: p.lat, lng: p.lng, aliases: spellings(p.name).slice(1), kind });
+      added.push({
+        name: p.name,
+        destination: bayArea.destinationOf.get(p.county)!,
+        county: p.county,
+        lat: p.lat,
+        lng: p.lng,
+        aliases: spellings(p.name).slice(1),
+        kind,
+      });
     }
   }
   const g = { cities: [...curated, ...added], venues: parsed.venues };
@@ -256,7 +279,12 @@ const AREA_KM = 20;
 const ZIP_KM = 8;
 
 /** The place of `places` nearest the point, if one is nearer than `withinKm`. */
-export function nearestWithin<P extends { readonly lat: number; readonly lng: number }>(places: readonly P[], lat: number, lng: number, withinKm: number): P | undefined {
+export function nearestWithin<P extends { readonly lat: number; readonly lng: number }>(
+  places: readonly P[],
+  lat: number,
+  lng: number,
+  withinKm: number,
+): P | undefined {
   let best: P | undefined;
   let bestKm = withinKm;
   for (const p of places) {
@@ -275,7 +303,15 @@ export function nearestWithin<P extends { readonly lat: number; readonly lng: nu
  */
 export function areaCity(g: Gazetteer, lat: number, lng: number): City | undefined {
   const county = countyAt(lat, lng);
-  if (county) return nearestWithin(g.cities.filter((c) => c.county === county.name), lat, lng, Infinity) ?? nearestWithin(g.cities, lat, lng, Infinity);
+  if (county)
+    return (
+      nearestWithin(
+        g.cities.filter((c) => c.county === county.name),
+        lat,
+        lng,
+        Infinity,
+      ) ?? nearestWithin(g.cities, lat, lng, Infinity)
+    );
   return nearestWithin(g.extraCities, lat, lng, AREA_KM);
 }
 

@@ -49,7 +49,20 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
   const started = performance.now();
   const src = inputs.registry.sources.find((s) => s.id === task.sourceId);
   if (!src) throw new Error(`no source ${task.sourceId} in ${task.registryFile}`);
-  const report: SourceReport = { id: src.id, format: src.format, status: 'ok', error: null, item_error: null, bytes: 0, parsed: 0, kept: 0, dropped: {}, merged_duplicates: 0, merged_into_other_sources: 0, ms: 0 };
+  const report: SourceReport = {
+    id: src.id,
+    format: src.format,
+    status: 'ok',
+    error: null,
+    item_error: null,
+    bytes: 0,
+    parsed: 0,
+    kept: 0,
+    dropped: {},
+    merged_duplicates: 0,
+    merged_into_other_sources: 0,
+    ms: 0,
+  };
   const rows: StagedRow[] = [];
   const drop = (r: DropReason, n = 1): void => void (report.dropped[r] = (report.dropped[r] ?? 0) + n);
   const window = { start: DateTime.fromMillis(task.windowStartMs, { zone: LA }), end: DateTime.fromMillis(task.windowEndMs, { zone: LA }) };
@@ -64,7 +77,11 @@ export async function processSource(task: SourceTask, inputs: BuildInputs): Prom
     });
     report.bytes = fetched.bytes;
     if (fetched.notModified) report.status = 'not_modified';
-    const parsed = await parseFeed(src.format, fetched.text, { window, csvColumns: src.csv_columns, baseUrl: /^https?:/.test(task.location) ? task.location : src.organizer.url });
+    const parsed = await parseFeed(src.format, fetched.text, {
+      window,
+      csvColumns: src.csv_columns,
+      baseUrl: /^https?:/.test(task.location) ? task.location : src.organizer.url,
+    });
     report.parsed = itemCount(parsed);
     if (parsed.noStart) drop('no_start', parsed.noStart);
     if (parsed.outsideWindow) drop('outside_window', parsed.outsideWindow);

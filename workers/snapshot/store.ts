@@ -94,7 +94,11 @@ export async function pruneSnapshots(dataDir: string, keep = KEEP_SNAPSHOTS): Pr
   const dir = snapshotsDir(dataDir);
   const current = await currentSnapshotId(dataDir);
   const entries = await readdir(dir, { withFileTypes: true });
-  const published = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort().reverse();
+  const published = entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort()
+    .reverse();
   const doomed = published.slice(keep).filter((n) => n !== current);
   // Another process may be building right now: only directories left long ago are abandoned.
   const stale: string[] = [];

@@ -54,7 +54,13 @@ async function mergeCopies(conn: DuckDBConnection, scratch: string): Promise<Map
 
 async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
   const forms = (await conn.runAndReadAll(sqlFile('snapshot_adhoc_venues'))).getRowObjectsJson() as unknown as {
-    venue_key: string; venue_name: string; venue_address: string; venue_lat: number; venue_lng: number; venue_geo_precision: GeoPrecision; n: number;
+    venue_key: string;
+    venue_name: string;
+    venue_address: string;
+    venue_lat: number;
+    venue_lng: number;
+    venue_geo_precision: GeoPrecision;
+    n: number;
   }[];
   const votes = new Map<string, Map<string, number>>();
   for (const f of forms) {
@@ -79,7 +85,12 @@ async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
   }
 }
 
-export async function writeSnapshot(stageFiles: readonly string[], scratch: string, target: string, onStep?: (done: number, total: number) => void): Promise<Assembled> {
+export async function writeSnapshot(
+  stageFiles: readonly string[],
+  scratch: string,
+  target: string,
+  onStep?: (done: number, total: number) => void,
+): Promise<Assembled> {
   const dbFile = `${scratch}/assemble.duckdb`;
   const db = await DuckDBInstance.create(dbFile, { threads: '2' });
   const conn = await db.connect();
@@ -92,7 +103,12 @@ export async function writeSnapshot(stageFiles: readonly string[], scratch: stri
     await settleAdhocVenues(conn);
     onStep?.(2, 4);
     const stats = (await conn.runAndReadAll(sqlFile('snapshot_stats'))).getRowObjectsJson()[0] as unknown as {
-      events: number; venues: number; cities: string[]; destinations: string[]; categories: string; kept: string;
+      events: number;
+      venues: number;
+      cities: string[];
+      destinations: string[];
+      categories: string;
+      kept: string;
     };
     onStep?.(3, 4);
     if (stats.events > 0) {

@@ -179,7 +179,29 @@ export function accountContext(deps: AccountDeps) {
     return { s, org: found.org, form };
   };
 
-  return { deps, site, log, config, accounts, names, csrf, preBinding, sessionBinding, page, redirect, forbidden, validPre, newPreCookie, preOf, liveSession, startSession, checkedForm, prePost, orgOf, signedInPost };
+  return {
+    deps,
+    site,
+    log,
+    config,
+    accounts,
+    names,
+    csrf,
+    preBinding,
+    sessionBinding,
+    page,
+    redirect,
+    forbidden,
+    validPre,
+    newPreCookie,
+    preOf,
+    liveSession,
+    startSession,
+    checkedForm,
+    prePost,
+    orgOf,
+    signedInPost,
+  };
 }
 
 export type AccountContext = ReturnType<typeof accountContext>;

@@ -13,12 +13,22 @@ const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revok
 export function dashboardRoutes(ctx: AccountContext) {
   const { site, log, config, accounts, csrf, sessionBinding, page, redirect, forbidden, liveSession, orgOf, signedInPost } = ctx;
 
-  const dashboardReply = async (s: Live, wanted: string | null, notice: DashboardNotice | null, invite?: DashboardInput['invite'], status = invite === undefined ? 200 : 400): Promise<Reply> => {
+  const dashboardReply = async (
+    s: Live,
+    wanted: string | null,
+    notice: DashboardNotice | null,
+    invite?: DashboardInput['invite'],
+    status = invite === undefined ? 200 : 400,
+  ): Promise<Reply> => {
     const route = 'web:/account';
     const found = await orgOf(s.userId, wanted);
     if (found === null) return page(503, unavailablePage(site), route);
     const { org, orgs } = found;
-    const [keys, members, usage] = await Promise.all([must(accounts.keysOf(org.id)), must(accounts.members(org.id)), must(accounts.orgUsage(org.id, config.now().getTime()))]);
+    const [keys, members, usage] = await Promise.all([
+      must(accounts.keysOf(org.id)),
+      must(accounts.members(org.id)),
+      must(accounts.orgUsage(org.id, config.now().getTime())),
+    ]);
     const input: DashboardInput = {
       csrf: csrf.token(sessionBinding(s)),
       email: members.find((m) => m.user_id === s.userId)?.email ?? null,
@@ -43,7 +53,8 @@ export function dashboardRoutes(ctx: AccountContext) {
   };
 
   /** Where a form of the dashboard returns to: the organization it was about. */
-  const backTo = (orgId: string, notice?: DashboardNotice): string => `/account?${new URLSearchParams({ org: orgId, ...(notice ? { notice } : {}) }).toString()}`;
+  const backTo = (orgId: string, notice?: DashboardNotice): string =>
+    `/account?${new URLSearchParams({ org: orgId, ...(notice ? { notice } : {}) }).toString()}`;
 
   /** The organization has its limit of live keys (workers/meter/rules.ts): nothing was made. */
   const keyLimited = (r: AccountRefusal, orgId: string, roll: boolean, route: string): Reply => {

@@ -55,13 +55,20 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
       // (an invitation leaves the count when accepted or expired), so it is a 409 with what to do.
       const status = limit.reason === 'too_many_pending' ? 409 : 429;
       const reply = await dashboardReply(ok.s, ok.org.id, null, { email, error: inviteLimitMessage(limit, ok.org.name) }, status);
-      return 'retryAfterMs' in limit ? { ...reply, headers: [...reply.headers, ['Retry-After', String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)))]] } : reply;
+      return 'retryAfterMs' in limit
+        ? { ...reply, headers: [...reply.headers, ['Retry-After', String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)))]] }
+        : reply;
     }
     // The mail quotes nothing the inviting account chose but its own address, which it proved it
     // receives mail at (bounded): no organization name, no free text, so an account cannot make the
     // service's sender say "claim your prize at …". The page the link opens names the organization.
     const inviterAddress = members.find((m) => m.user_id === ok.s.userId)?.email ?? null;
-    const inviter = inviterAddress === null ? 'A member of an organization' : inviterAddress.length <= INVITER_MAX_CHARS ? inviterAddress : `${inviterAddress.slice(0, INVITER_MAX_CHARS - 1)}…`;
+    const inviter =
+      inviterAddress === null
+        ? 'A member of an organization'
+        : inviterAddress.length <= INVITER_MAX_CHARS
+          ? inviterAddress
+          : `${inviterAddress.slice(0, INVITER_MAX_CHARS - 1)}…`;
     const link = `${config.webBaseUrl}/account/invite?token=${encodeURIComponent(issued.token)}`;
     try {
       // Awaited, unlike a sign-in link's: the inviter is told whether the invitation went out.
@@ -103,7 +110,15 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
       const isAddressee = me?.email != null && me.email.toLowerCase() === seen.email.toLowerCase();
       if (!isAddressee) {
         if (!csrf.check(switchBinding(pre, s, token), form.get('confirm'))) {
-          const question = { token, csrf: csrf.token(preBinding(pre)), confirm: csrf.token(switchBinding(pre, s, token)), signedInAs: me?.email ?? null, email: seen.email, orgName: seen.orgName ?? 'an organization', inviter: seen.inviter };
+          const question = {
+            token,
+            csrf: csrf.token(preBinding(pre)),
+            confirm: csrf.token(switchBinding(pre, s, token)),
+            signedInAs: me?.email ?? null,
+            email: seen.email,
+            orgName: seen.orgName ?? 'an organization',
+            inviter: seen.inviter,
+          };
           return page(200, switchAccountPage(site, question), route);
         }
         replacing = s;

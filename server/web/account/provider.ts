@@ -25,51 +25,57 @@ const oidcCookieSchema = v.object({
 export function providerRoutes(ctx: AccountContext) {
   const { site, log, config, accounts, names, csrf, page, redirect, validPre, prePost, startSession } = ctx;
 
-  const providerFailed = (why: ProviderFailure, status: number, headers: Headers = []): Reply => page(status, providerFailedPage(site, why), 'web:/account/oidc', headers);
+  const providerFailed = (why: ProviderFailure, status: number, headers: Headers = []): Reply =>
+    page(status, providerFailedPage(site, why), 'web:/account/oidc', headers);
 
-  const oidcStart = (provider: Provider) => async (req: Request): Promise<Reply> => {
-    const route = 'web:/account/oidc/start';
-    const posted = prePost(req, route);
-    if ('status' in posted) return posted;
-    let client: OidcClient;
-    try {
-      client = await provider.client();
-    } catch (err) {
-      log.warn({ oidc: 'discovery', err: (err as Error).message }, 'identity provider unreachable');
-      return providerFailed('unreachable', 503, [['Retry-After', '30']]);
-    }
-    const { url, transaction } = await client.start();
-    const value = csrf.sign(Buffer.from(JSON.stringify({ ...transaction, pre: tokenHash(posted.pre) })).toString('base64url'));
-    return redirect(url, route, [['Set-Cookie', setCookie(names, names.oidc, value, OIDC_TTL_S)]]);
-  };
+  const oidcStart =
+    (provider: Provider) =>
+    async (req: Request): Promise<Reply> => {
+      const route = 'web:/account/oidc/start';
+      const posted = prePost(req, route);
+      if ('status' in posted) return posted;
+      let client: OidcClient;
+      try {
+        client = await provider.client();
+      } catch (err) {
+        log.warn({ oidc: 'discovery', err: (err as Error).message }, 'identity provider unreachable');
+        return providerFailed('unreachable', 503, [['Retry-After', '30']]);
+      }
+      const { url, transaction } = await client.start();
+      const value = csrf.sign(Buffer.from(JSON.stringify({ ...transaction, pre: tokenHash(posted.pre) })).toString('base64url'));
+      return redirect(url, route, [['Set-Cookie', setCookie(names, names.oidc, value, OIDC_TTL_S)]]);
+    };
 
-  const oidcCallback = (provider: Provider) => async (req: Request): Promise<Reply> => {
-    const route = 'web:/account/oidc/callback';
-    const cookies = readCookies(req);
-    const clear: Headers = [['Set-Cookie', clearCookie(names, names.oidc)]];
-    const txn = readTransaction(csrf.unsign(cookies[names.oidc]));
-    const pre = validPre(req);
-    // No transaction, or one this browser's pre-session did not start: a stale tab, another browser, or a forged callback.
-    if (txn === null || pre === undefined || txn.pre !== tokenHash(pre)) return providerFailed('expired', 400, clear);
-    let identity;
-    try {
-      const client = await provider.client();
-      identity = await client.finish(new URL(`${config.webBaseUrl}${req.path}?${req.rawQuery}`), txn);
-    } catch (err) {
-      const reason = err instanceof OidcError ? err.reason : 'discovery';
-      // The reason, never the code or tokens of the callback.
-      log.warn({ oidc: reason, provider_error: err instanceof OidcError ? err.providerError : undefined }, 'sign-in with the identity provider failed');
-      if (reason === 'state_mismatch') return providerFailed('expired', 400, clear);
-      if (reason === 'provider_error') return providerFailed(err instanceof OidcError && err.providerError === 'access_denied' ? 'cancelled' : 'failed', 400, clear);
-      if (reason === 'discovery') return providerFailed('unreachable', 503, [...clear, ['Retry-After', '30']]);
-      return providerFailed('failed', 400, clear);
-    }
-    const signedIn = await must(accounts.signInByIdentity(identity.issuer, identity.subject, identity.email, identity.emailVerified));
-    const session = await startSession(signedIn.user.id, req);
-    if (session === null) return providerFailed('failed', 400, clear);
-    log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in with the identity provider');
-    return redirect('/account', route, [...clear, ...session]);
-  };
+  const oidcCallback =
+    (provider: Provider) =>
+    async (req: Request): Promise<Reply> => {
+      const route = 'web:/account/oidc/callback';
+      const cookies = readCookies(req);
+      const clear: Headers = [['Set-Cookie', clearCookie(names, names.oidc)]];
+      const txn = readTransaction(csrf.unsign(cookies[names.oidc]));
+      const pre = validPre(req);
+      // No transaction, or one this browser's pre-session did not start: a stale tab, another browser, or a forged callback.
+      if (txn === null || pre === undefined || txn.pre !== tokenHash(pre)) return providerFailed('expired', 400, clear);
+      let identity;
+      try {
+        const client = await provider.client();
+        identity = await client.finish(new URL(`${config.webBaseUrl}${req.path}?${req.rawQuery}`), txn);
+      } catch (err) {
+        const reason = err instanceof OidcError ? err.reason : 'discovery';
+        // The reason, never the code or tokens of the callback.
+        log.warn({ oidc: reason, provider_error: err instanceof OidcError ? err.providerError : undefined }, 'sign-in with the identity provider failed');
+        if (reason === 'state_mismatch') return providerFailed('expired', 400, clear);
+        if (reason === 'provider_error')
+          return providerFailed(err instanceof OidcError && err.providerError === 'access_denied' ? 'cancelled' : 'failed', 400, clear);
+        if (reason === 'discovery') return providerFailed('unreachable', 503, [...clear, ['Retry-After', '30']]);
+        return providerFailed('failed', 400, clear);
+      }
+      const signedIn = await must(accounts.signInByIdentity(identity.issuer, identity.subject, identity.email, identity.emailVerified));
+      const session = await startSession(signedIn.user.id, req);
+      if (session === null) return providerFailed('failed', 400, clear);
+      log.info({ user: signedIn.user.id, created: signedIn.created }, 'signed in with the identity provider');
+      return redirect('/account', route, [...clear, ...session]);
+    };
 
   return { oidcStart, oidcCallback };
 }

@@ -50,7 +50,13 @@ export function signInRoutes(ctx: AccountContext, links: MailedLinks) {
     const parsed = v.safeParse(emailSchema, form.get('email') ?? '');
     if (!parsed.success) {
       const error = parsed.issues[0].message;
-      return page(400, signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }), route, [], signInSecurity());
+      return page(
+        400,
+        signInPage(site, { csrf: csrf.token(preBinding(pre)), email: (form.get('email') ?? '').slice(0, 254), error, provider: providerName }),
+        route,
+        [],
+        signInSecurity(),
+      );
     }
     const email = parsed.output;
     // The answer leaves before anything that depends on the address happens: whether a link is

@@ -203,8 +203,12 @@ export function tooManyPage(site: Site): string {
 }
 
 export function formErrorPage(site: Site): string {
-  return accountPage(site, 'Form not understood', html`<h1>We could not read this form</h1>
-<p>Go back, reload the page and try again.</p>`);
+  return accountPage(
+    site,
+    'Form not understood',
+    html`<h1>We could not read this form</h1>
+<p>Go back, reload the page and try again.</p>`,
+  );
 }
 
 /** How long a rolled key keeps working, as the roll form offers it: seconds → words. */
@@ -278,7 +282,7 @@ function keysSection(input: DashboardInput): Html {
     const actions =
       phase === 'active' || phase === 'rolling'
         ? html`${phase === 'active' ? rollForm(input, k) : ''}${buttonForm('/account/keys/revoke', input.csrf, html`Revoke<span class="visually-hidden"> key ${k.hint}</span>`, html`${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">`, true)}`
-      : '';
+        : '';
     return html`<tr>
 <td><code>${k.hint}</code></td>
 <td>${fullDate(k.created_at)}</td>
@@ -289,12 +293,14 @@ function keysSection(input: DashboardInput): Html {
   });
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
-${rows.length === 0
+${
+  rows.length === 0
     ? html`<p>You have no keys yet.</p>`
     : html`<table class="keys">
 <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`}
+</table>`
+}
 ${buttonForm('/account/keys', input.csrf, 'Create a key', orgField(input.org))}
 <p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>
 </section>`;
@@ -323,7 +329,8 @@ ${body}
 
 function membersSection(input: DashboardInput): Html {
   const rows = input.members.map(
-    (m) => html`<tr><td>${m.email ?? html`<em>no e-mail (identity provider)</em>`}</td><td>${m.role === 'owner' ? 'Owner' : 'Member'}</td><td>${fullDate(m.created_at)}</td></tr>`,
+    (m) =>
+      html`<tr><td>${m.email ?? html`<em>no e-mail (identity provider)</em>`}</td><td>${m.role === 'owner' ? 'Owner' : 'Member'}</td><td>${fullDate(m.created_at)}</td></tr>`,
   );
   const invalid = input.invite !== undefined;
   const inviteForm =
@@ -425,7 +432,13 @@ function waitWords(ms: number): string {
 
 /** A limit on invitations (workers/meter/rules.ts), as the invitation form's error says it. */
 export type InviteLimit =
-  | { readonly reason: 'invite_limited'; readonly per: 'sender' | 'organization'; readonly max: number; readonly windowMs: number; readonly retryAfterMs: number }
+  | {
+      readonly reason: 'invite_limited';
+      readonly per: 'sender' | 'organization';
+      readonly max: number;
+      readonly windowMs: number;
+      readonly retryAfterMs: number;
+    }
   | { readonly reason: 'too_many_pending'; readonly max: number }
   | { readonly reason: 'limited'; readonly retryAfterMs: number };
 

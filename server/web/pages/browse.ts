@@ -90,9 +90,9 @@ function fieldParts(f: Field): { top: Html; aria: Html } {
   const messages = f.errors.get(f.param);
   const describedBy = [f.hint === undefined ? null : `${id}-hint`, messages === undefined ? null : `${id}-error`].filter((x) => x !== null);
   const top = html`<label for="${id}">${FIELD_LABELS[f.param] ?? f.param}</label>
-${f.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${f.hint}</p>\n`}${messages === undefined
-    ? ''
-    : html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${messages.join(' ')}</p>\n`}`;
+${f.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${f.hint}</p>\n`}${
+    messages === undefined ? '' : html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${messages.join(' ')}</p>\n`
+  }`;
   const aria = html`${messages === undefined ? '' : html` aria-invalid="true"`}${describedBy.length === 0 ? '' : html` aria-describedby="${describedBy.join(' ')}"`}`;
   return { top, aria };
 }
@@ -117,9 +117,7 @@ function select(f: Field, options: readonly Option[]): Html {
   const current = f.values[f.param] ?? '';
   const known = options.some((o) => o.value.toLowerCase() === current.toLowerCase());
   const all = known ? options : [...options, { value: current, label: current }];
-  const opts = all.map(
-    (o) => html`<option value="${o.value}"${o.value.toLowerCase() === current.toLowerCase() ? html` selected` : ''}>${o.label}</option>`,
-  );
+  const opts = all.map((o) => html`<option value="${o.value}"${o.value.toLowerCase() === current.toLowerCase() ? html` selected` : ''}>${o.label}</option>`);
   return html`<div class="${fieldClass(f)}">
 ${top}<select id="${fieldId(f.param)}" name="${f.param}"${aria}>${opts}</select>
 </div>`;
@@ -184,9 +182,7 @@ function errorSummary(errors: readonly ParamError[]): Html {
   if (errors.length === 0) return html``;
   const items = errors.map((e) => {
     const label = FIELD_LABELS[e.param];
-    return label === undefined
-      ? html`<li>${e.param}: ${e.message}</li>`
-      : html`<li><a href="#${fieldId(e.param)}">${label}: ${e.message}</a></li>`;
+    return label === undefined ? html`<li>${e.param}: ${e.message}</li>` : html`<li><a href="#${fieldId(e.param)}">${label}: ${e.message}</a></li>`;
   });
   return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-heading">
 <h2 id="error-summary-heading">Please check your search</h2>
@@ -274,7 +270,8 @@ ${g.records.map((r) => card(r, input.nowMs))}
 ${feedLinks(input.subscribeHref, input.icsHref, input.calendarEvents)}${groups}${pagination(res.prevHref, res.nextHref)}`;
 }
 
-const DEFAULT_DESCRIPTION = 'Family-friendly events around the San Francisco Bay Area: storytimes, classes, nature walks, music and more, by city, age, date and category.';
+const DEFAULT_DESCRIPTION =
+  'Family-friendly events around the San Francisco Bay Area: storytimes, classes, nature walks, music and more, by city, age, date and category.';
 
 export function browsePage(site: Site, input: BrowseInput): string {
   const page = input.results === null || input.results.offset === 0 ? null : Math.floor(input.results.offset / input.results.limit) + 1;

@@ -81,7 +81,9 @@ export interface OpenApiDoc {
   readonly security?: readonly Readonly<Record<string, readonly string[]>>[];
   readonly components?: {
     readonly schemas?: Readonly<Record<string, JsonSchema>>;
-    readonly securitySchemes?: Readonly<Record<string, { readonly type: string; readonly scheme?: string; readonly in?: string; readonly name?: string; readonly description?: string }>>;
+    readonly securitySchemes?: Readonly<
+      Record<string, { readonly type: string; readonly scheme?: string; readonly in?: string; readonly name?: string; readonly description?: string }>
+    >;
   };
 }
 
@@ -237,7 +239,13 @@ function constraints(s: JsonSchema | undefined, listedBy: (path: string) => Html
   const from = s['x-values-from'];
   // A list the snapshot decides (the cities) is named by the route that lists it, not copied here.
   if (from !== undefined) out.push(html`a value listed by ${listedBy(from)}`);
-  else if (s.enum) out.push(html`one of ${joined(s.enum.map((x) => html`<code>${literal(x)}</code>`), ', ')}`);
+  else if (s.enum)
+    out.push(
+      html`one of ${joined(
+        s.enum.map((x) => html`<code>${literal(x)}</code>`),
+        ', ',
+      )}`,
+    );
   if (s.const !== undefined) out.push(html`exactly <code>${literal(s.const)}</code>`);
   out.push(...rangeConstraints(s));
   const length = countConstraint(s.minLength, s.maxLength, 'character');
@@ -262,7 +270,12 @@ function constraintCell(items: readonly Html[]): Html {
 const ALL_OR_NONE = /^AllOrNone\(([^()]*)\);?$/;
 const IF_THEN = /^IF (\w+)(?:=='([^']*)')? THEN ([^;]+);?$/;
 const COMPARISON = /^(\w+) (<=|<|>=|>) (\w+);?$/;
-const COMPARISON_WORDS: Readonly<Record<string, string>> = { '<=': 'not be greater than', '<': 'be less than', '>=': 'not be less than', '>': 'be greater than' };
+const COMPARISON_WORDS: Readonly<Record<string, string>> = {
+  '<=': 'not be greater than',
+  '<': 'be less than',
+  '>=': 'not be less than',
+  '>': 'be greater than',
+};
 
 /** "`a`", "`a` and `b`", "`a`, `b` or `c`". */
 function names(ps: readonly string[], conj: string): Html {
@@ -274,13 +287,21 @@ function names(ps: readonly string[], conj: string): Html {
 /** An IDL dependency (the x-dependencies of server/params.ts RULES) in words; null for a form it does not know. */
 export function ruleText(idl: string): Html | null {
   const all = ALL_OR_NONE.exec(idl);
-  if (all) return html`Give ${names((all[1] ?? '').split(',').map((s) => s.trim()), 'and')} together, or none of them.`;
+  if (all)
+    return html`Give ${names(
+      (all[1] ?? '').split(',').map((s) => s.trim()),
+      'and',
+    )} together, or none of them.`;
   const cond = IF_THEN.exec(idl);
   if (cond) {
     const [, p = '', value, then = ''] = cond;
     const clauses = then.split(' AND ').map((c) => c.trim());
     const subject = value === undefined ? html`<code>${p}</code>` : html`<code>${p}=${value}</code>`;
-    if (clauses.every((c) => c.startsWith('NOT '))) return html`${subject} cannot be combined with ${names(clauses.map((c) => c.slice(4)), 'or')}.`;
+    if (clauses.every((c) => c.startsWith('NOT ')))
+      return html`${subject} cannot be combined with ${names(
+        clauses.map((c) => c.slice(4)),
+        'or',
+      )}.`;
     if (clauses.every((c) => /^\w+$/.test(c))) return html`${subject} needs ${names(clauses, 'and')}.`;
     return null;
   }
@@ -339,7 +360,13 @@ function pathValue(param: OpenApiParameter | undefined, name: string, example: E
 function exampleUrl(site: Site, e: Entry, example: EventRecord | null): string {
   const params = e.op.parameters ?? [];
   const path = e.path.replace(PATH_TEMPLATE, (_, name: string) =>
-    encodeURIComponent(pathValue(params.find((p) => p.in === 'path' && p.name === name), name, example)),
+    encodeURIComponent(
+      pathValue(
+        params.find((p) => p.in === 'path' && p.name === name),
+        name,
+        example,
+      ),
+    ),
   );
   const url = new URL(site.apiBaseUrl + path);
   for (const [k, value] of exampleQuery(e.op, example)) url.searchParams.append(k, value);
@@ -388,12 +415,25 @@ function shape(s: JsonSchema | undefined, doc: OpenApiDoc, depth: number): unkno
 }
 
 /** What an operation's 200 looks like: the real example where the answer is made of records, else the schema's skeleton. */
-function exampleResponse(site: Site, doc: OpenApiDoc, e: Entry, example: EventRecord | null): { readonly heading: string; readonly caption: string; readonly body: unknown } | null {
+function exampleResponse(
+  site: Site,
+  doc: OpenApiDoc,
+  e: Entry,
+  example: EventRecord | null,
+): { readonly heading: string; readonly caption: string; readonly body: unknown } | null {
   const json = jsonComponent(e.op);
   if (json === null) return null;
   if (example !== null && json.name === 'EventList') {
     const limit = Number(exampleQuery(e.op, example).find(([k]) => k === 'limit')?.[1] ?? 20);
-    const body: EventList = { events: [trimmed(example)], total: 1, limit, offset: 0, next_offset: null, truncated: false, attribution: attribution(site.webBaseUrl) };
+    const body: EventList = {
+      events: [trimmed(example)],
+      total: 1,
+      limit,
+      offset: 0,
+      next_offset: null,
+      truncated: false,
+      attribution: attribution(site.webBaseUrl),
+    };
     return { heading: 'Example response', caption: `Example response (${json.type}; long texts shortened)`, body };
   }
   if (example !== null && json.name === 'EventRecord') {
@@ -414,7 +454,12 @@ interface Ctx {
    * searches share most of their parameters and headers, and a reader (and a screen reader) should
    * meet each table once, then a link to it and what differs.
    */
-  readonly shown: { readonly params: Map<string, Entry>; readonly headers: Map<string, Entry>; readonly problems: Map<string, Entry>; readonly responses: Map<string, Entry> };
+  readonly shown: {
+    readonly params: Map<string, Entry>;
+    readonly headers: Map<string, Entry>;
+    readonly problems: Map<string, Entry>;
+    readonly responses: Map<string, Entry>;
+  };
 }
 
 /** The earlier operation whose table holds most of `rows`, when it holds enough of them to be worth a link. */
@@ -460,7 +505,13 @@ function parametersTable(ctx: Ctx, e: Entry): Html {
   for (const t of texts) if (!ctx.shown.params.has(t)) ctx.shown.params.set(t, e);
   const own = base === null ? rows : rows.filter((r) => ctx.shown.params.get(r.text) !== base);
   const shared = base === null ? [] : params.filter((_, i) => ctx.shown.params.get(texts[i] ?? '') === base);
-  const intro = base === null ? '' : html`<p>The ${shared.length} parameters ${joined(shared.map((p) => html`<code>${p.name}</code>`), ', ')} are those of <a class="shared-params" href="#${base.id}"><code>${methodPath(base)}</code></a>${own.length ? '; these differ or are its own:' : '.'}</p>\n`;
+  const intro =
+    base === null
+      ? ''
+      : html`<p>The ${shared.length} parameters ${joined(
+          shared.map((p) => html`<code>${p.name}</code>`),
+          ', ',
+        )} are those of <a class="shared-params" href="#${base.id}"><code>${methodPath(base)}</code></a>${own.length ? '; these differ or are its own:' : '.'}</p>\n`;
   return html`<h4>Parameters</h4>
 ${intro}${own.length ? scrollTable(`${e.id}-parameters`, html`Parameters of <code>${methodPath(e)}</code>${base ? ' not shared' : ''}`, ['Name', 'In', 'Type', 'Constraints', 'Description'], own) : ''}`;
 }
@@ -481,11 +532,18 @@ function responsesPart(ctx: Ctx, e: Entry): Html {
   const responses = Object.entries(e.op.responses ?? {}).filter(([, r]) => r.content?.[PROBLEM_TYPE] === undefined);
   const items = responses.map(([status, r]) => {
     const types = Object.keys(r.content ?? {});
-    const what = types.length ? html`${joined(types.map((t) => html`<code>${t}</code>`), ', ')}` : prose(r.description);
+    const what = types.length
+      ? html`${joined(
+          types.map((t) => html`<code>${t}</code>`),
+          ', ',
+        )}`
+      : prose(r.description);
     return html`<li><strong>${status}</strong>: ${what}</li>`;
   });
   const headers = Object.entries(e.op.responses?.['200']?.headers ?? {});
-  const headerRows = headers.map(([name, h]) => html`<tr><th scope="row"><code>${name}</code></th><td>${h.required ? 'always' : 'sometimes'}</td><td>${prose(h.description)}</td></tr>\n`);
+  const headerRows = headers.map(
+    ([name, h]) => html`<tr><th scope="row"><code>${name}</code></th><td>${h.required ? 'always' : 'sometimes'}</td><td>${prose(h.description)}</td></tr>\n`,
+  );
   // Identical header tables (every keyed search has the same) are shown once and linked after.
   const key = headerRows.map((r) => r.text).join('');
   const same = headers.length ? ctx.shown.headers.get(key) : undefined;
@@ -504,7 +562,8 @@ function problemsPart(ctx: Ctx, e: Entry): Html {
   const codes = [...problemCodes(e.op)];
   if (codes.length === 0) return html``;
   const rows = codes.map(
-    ([code, statuses]) => html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statuses.join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
+    ([code, statuses]) =>
+      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statuses.join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
   );
   const key = rows.map((r) => r.text).join('');
   const same = ctx.shown.problems.get(key);
@@ -581,15 +640,19 @@ function quickStart(ctx: Ctx): Html {
   return html`<section id="quick-start">
 <h2>Quick start</h2>
 <ol class="steps">
-${demo && demoUrl
-  ? html`<li><p><strong>Try it without a key.</strong> ${pathLink(ctx, demo.main.path)} answers the same search as the keyed API, a few events a call:</p>
+${
+  demo && demoUrl
+    ? html`<li><p><strong>Try it without a key.</strong> ${pathLink(ctx, demo.main.path)} answers the same search as the keyed API, a few events a call:</p>
 ${codeBlock(curlExample(demoUrl, false), 'curl')}</li>\n`
-  : ''}<li><p><strong>Get a key.</strong> <a href="/account/sign-in">Sign in</a> with your e-mail (or your identity provider, where the site offers one): your organization starts on the Community plan, and your account page creates, rolls and revokes keys and shows this month’s usage. Keys look like <code>bsc_live_…</code> and are shown once, when they are created. On a server of your own, an operator can also create one with <code>npx family-events keys create --email you@example.com --org "Your newsletter"</code>. Keep it on your server: never put a key in code that runs in a browser.</p></li>
-${searchUrl && search
-  ? html`<li><p><strong>Make your first request</strong> to ${pathLink(ctx, search.main.path)}, with the key in the <code>Authorization</code> header:</p>
+    : ''
+}<li><p><strong>Get a key.</strong> <a href="/account/sign-in">Sign in</a> with your e-mail (or your identity provider, where the site offers one): your organization starts on the Community plan, and your account page creates, rolls and revokes keys and shows this month’s usage. Keys look like <code>bsc_live_…</code> and are shown once, when they are created. On a server of your own, an operator can also create one with <code>npx family-events keys create --email you@example.com --org "Your newsletter"</code>. Keep it on your server: never put a key in code that runs in a browser.</p></li>
+${
+  searchUrl && search
+    ? html`<li><p><strong>Make your first request</strong> to ${pathLink(ctx, search.main.path)}, with the key in the <code>Authorization</code> header:</p>
 ${codeBlock(`export ${KEY_VAR}=bsc_live_…   # your key\n${curlExample(searchUrl, true)}`, 'curl')}
 ${codeBlock(fetchExample(searchUrl, true, true), 'JavaScript (fetch, on your server)')}</li>\n`
-  : ''}<li><p><strong>Read the answer.</strong> <code>events</code> holds the page of records, <code>total</code> how many match, <code>next_offset</code> where the next page starts; each record’s <code>event_url</code> is its page on this site, the link to give your readers.</p></li>
+    : ''
+}<li><p><strong>Read the answer.</strong> <code>events</code> holds the page of records, <code>total</code> how many match, <code>next_offset</code> where the next page starts; each record’s <code>event_url</code> is its page on this site, the link to give your readers.</p></li>
 </ol>
 <p>The API answers at <code>${ctx.site.apiBaseUrl}</code>, this website’s <code>/api</code>${apiHost ? html`, and at the API host <code>${apiHost.url}</code>` : ''}: the same routes, keys and answers on ${apiHost ? 'both' : 'every address'}. ${servers.length ? html`The servers the OpenAPI document lists:` : ''}</p>
 ${servers.length ? html`<ul>${servers.map((s) => html`<li><code>${s.url}</code>${s.description ? html`: ${s.description}` : ''}</li>`)}</ul>\n` : ''}<p>The whole API is described by <a href="${ctx.site.apiBaseUrl}/v1/openapi.json">its OpenAPI 3.1 document</a>; this page is generated from it.</p>
@@ -599,8 +662,10 @@ ${servers.length ? html`<ul>${servers.map((s) => html`<li><code>${s.url}</code>$
 function authentication(ctx: Ctx): Html {
   const schemes = Object.entries(ctx.doc.components?.securitySchemes ?? {});
   const items = schemes.map(([name, s]) => {
-    if (s.type === 'http' && s.scheme === 'bearer') return html`<li>The <code>Authorization</code> header: <code>Authorization: Bearer &lt;key&gt;</code> (scheme <code>${name}</code>). Prefer this: headers stay out of logs and browser history.</li>`;
-    if (s.type === 'apiKey' && s.name) return html`<li>The <code>${s.name}</code> ${s.in ?? 'query'} parameter: <code>?${s.name}=&lt;key&gt;</code> (scheme <code>${name}</code>). ${prose(s.description)}</li>`;
+    if (s.type === 'http' && s.scheme === 'bearer')
+      return html`<li>The <code>Authorization</code> header: <code>Authorization: Bearer &lt;key&gt;</code> (scheme <code>${name}</code>). Prefer this: headers stay out of logs and browser history.</li>`;
+    if (s.type === 'apiKey' && s.name)
+      return html`<li>The <code>${s.name}</code> ${s.in ?? 'query'} parameter: <code>?${s.name}=&lt;key&gt;</code> (scheme <code>${name}</code>). ${prose(s.description)}</li>`;
     return html`<li><code>${name}</code>: ${prose(s.description)}</li>`;
   });
   return html`<section id="authentication">
@@ -617,7 +682,10 @@ function plansTable(plans: readonly Plan[]): Html {
   if (plans.length === 0) return html`<p>The plans are set by the operator of this service.</p>`;
   const rows = plans.map((p) => {
     const excluded = p.excludedCategories.length
-      ? html`${joined(p.excludedCategories.map((c) => html`${LABELS[c] ?? c} (<code>${c}</code>)`), ', ')}`
+      ? html`${joined(
+          p.excludedCategories.map((c) => html`${LABELS[c] ?? c} (<code>${c}</code>)`),
+          ', ',
+        )}`
       : html`none`;
     return html`<tr><th scope="row">${p.name}</th><td>${p.monthlyRecordLimit === null ? 'no cap' : p.monthlyRecordLimit.toLocaleString('en-US')}</td><td>${excluded}</td><td>${p.attributionRequired ? 'required' : 'not required'}</td><td>${p.requestsPerMinute.toLocaleString('en-US')}</td></tr>\n`;
   });
@@ -694,7 +762,8 @@ ${codeBlock(poll, 'JavaScript: polling with If-None-Match')}
 
 function errorsSection(): Html {
   const rows = (Object.keys(ERRORS) as ErrorCode[]).map(
-    (code) => html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statusesOf(code).join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
+    (code) =>
+      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statusesOf(code).join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
   );
   return html`<section id="errors">
 <h2>Errors</h2>
@@ -717,7 +786,8 @@ function formatsSection(ctx: Ctx): Html {
     .filter((x) => x.main.op.tags?.includes('events'))
     .flatMap((x) =>
       Object.keys(x.main.op.responses?.['200']?.content ?? {}).map(
-        (type) => html`<tr><th scope="row">${FORMAT_NAMES[type] ?? type}</th><td><code>${type}</code></td><td><a href="#${x.main.id}"><code>${methodPath(x.main)}</code></a></td></tr>\n`,
+        (type) =>
+          html`<tr><th scope="row">${FORMAT_NAMES[type] ?? type}</th><td><code>${type}</code></td><td><a href="#${x.main.id}"><code>${methodPath(x.main)}</code></a></td></tr>\n`,
       ),
     );
   return html`<section id="formats">
@@ -749,7 +819,13 @@ function contents(ctx: Ctx): Html {
 }
 
 export function docsPage(site: Site, input: DocsInput): string {
-  const ctx: Ctx = { site, doc: input.openapi, example: input.example, endpoints: endpoints(input.openapi), shown: { params: new Map(), headers: new Map(), problems: new Map(), responses: new Map() } };
+  const ctx: Ctx = {
+    site,
+    doc: input.openapi,
+    example: input.example,
+    endpoints: endpoints(input.openapi),
+    shown: { params: new Map(), headers: new Map(), problems: new Map(), responses: new Map() },
+  };
   const title = input.openapi.info?.title ?? `${site.name} API`;
   const main = html`<h1>${title}: developer docs</h1>
 <p class="lede">Family-friendly events in the San Francisco Bay Area for newsletters, media and apps: search by city, place, age, category, price and date, in JSON, CSV, RSS, JSON Feed or iCalendar.${input.openapi.info?.version ? html` API version ${input.openapi.info.version}.` : ''}</p>
@@ -836,12 +912,14 @@ const errorHelp = (): Readonly<Record<ErrorCode, ErrorHelp>> => ({
   quota_exhausted: {
     when: 'Your organization has received every event record its plan allows this month. Retry-After says how long until the quota resets (the first instant of next month, Pacific time); the X-Quota-* headers say where you stand.',
     fix: 'Wait for the reset, or move to a plan with more records. To spend fewer records, poll with If-None-Match (a 304 costs nothing) and ask for smaller pages.',
-    detail: 'The community plan\'s 25 records for this month are used up; the quota resets at 2026-01-01T00:00:00-08:00. Check /v1/usage, or move to a plan with more records.',
+    detail:
+      "The community plan's 25 records for this month are used up; the quota resets at 2026-01-01T00:00:00-08:00. Check /v1/usage, or move to a plan with more records.",
   },
   quota_held: {
     when: 'Your organization’s month is not used up, but every record left is set aside for its other requests still being answered (each holds up to its limit until its answer is counted). A request first waits for those answers, up to the query timeout; this comes only if they have not settled by then. The X-Quota-* headers say what is not used yet.',
     fix: 'Retry after the seconds Retry-After gives (a few). Send fewer requests at once near the end of your quota, or ask for smaller pages (limit).',
-    detail: 'The 3 records left of this month\'s 25 are all set aside for other requests of your organization still being answered; retry in 2 s, or send fewer requests at once.',
+    detail:
+      "The 3 records left of this month's 25 are all set aside for other requests of your organization still being answered; retry in 2 s, or send fewer requests at once.",
   },
   rate_limited: {
     when: 'Too many requests a minute: on one key, beyond its plan’s rate, or on the keyless demo, from one address.',

@@ -41,9 +41,11 @@ function metaDescription(r: EventRecord, when: string): string {
 
 function notices(r: EventRecord, nowMs: number): Html {
   const ended = Date.parse(r.end_datetime ?? r.start_datetime) < nowMs;
-  return html`${r.is_canceled
-    ? html`<div class="banner banner-canceled" role="alert"><p><strong>This event has been canceled.</strong> Check with the organizer before making plans.</p></div>\n`
-    : ''}${ended ? html`<p class="notice">This event has ended.</p>\n` : ''}`;
+  return html`${
+    r.is_canceled
+      ? html`<div class="banner banner-canceled" role="alert"><p><strong>This event has been canceled.</strong> Check with the organizer before making plans.</p></div>\n`
+      : ''
+  }${ended ? html`<p class="notice">This event has ended.</p>\n` : ''}`;
 }
 
 function where(r: EventRecord): Html {
@@ -63,7 +65,9 @@ function organizer(r: EventRecord): Html | null {
 function facts(r: EventRecord, when: string, unlisted: readonly string[]): Html {
   const host = organizer(r);
   const categories = r.categories.map((slug) =>
-    unlisted.includes(slug) ? html`<li>${categoryLabel(slug)}</li>` : html`<li><a href="/categories/${encodeURIComponent(slug)}">${categoryLabel(slug)}</a></li>`,
+    unlisted.includes(slug)
+      ? html`<li>${categoryLabel(slug)}</li>`
+      : html`<li><a href="/categories/${encodeURIComponent(slug)}">${categoryLabel(slug)}</a></li>`,
   );
   return html`<dl class="facts">
 <div><dt>When</dt><dd><time datetime="${r.start_datetime}">${when}</time></dd></div>
@@ -97,11 +101,15 @@ export function eventPage(site: Site, r: EventRecord, ctx: EventPageContext): { 
 ${notices(r, ctx.nowMs)}<h1>${r.title}</h1>
 ${facts(r, when, ctx.unlistedCategories ?? [])}
 ${actions(r, ctx)}
-${about === null ? '' : html`<section class="description" aria-labelledby="about-heading">
+${
+  about === null
+    ? ''
+    : html`<section class="description" aria-labelledby="about-heading">
 <h2 id="about-heading">About this event</h2>
 ${paragraphs(about)}
 </section>
-`}<p><a href="${ctx.similarPath}">More events like this</a></p>
+`
+}<p><a href="${ctx.similarPath}">More events like this</a></p>
 ${attribution(r)}
 </article>`;
   const image = httpUrl(r.image_url);

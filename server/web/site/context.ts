@@ -88,7 +88,15 @@ export function siteContext(svc: SiteServices, log: Logger) {
   });
 
   /** The reply of a kept body: its ETag, a 304 when the client holds it, compressed when it is worth it. */
-  const keptReply = async (req: Request, kept: Kept, type: string, route: string, hit: boolean, extra: Headers, snap: LoadedSnapshot | null): Promise<Reply> => {
+  const keptReply = async (
+    req: Request,
+    kept: Kept,
+    type: string,
+    route: string,
+    hit: boolean,
+    extra: Headers,
+    snap: LoadedSnapshot | null,
+  ): Promise<Reply> => {
     const wanted = negotiate(req.headers['accept-encoding']);
     const enc = kept.body.length <= MIN_COMPRESSED_BYTES ? 'identity' : wanted;
     const headers: Headers = [
@@ -145,8 +153,18 @@ export function siteContext(svc: SiteServices, log: Logger) {
   ): Promise<SearchOk> => {
     const r = await svc.pool.run(
       {
-        kind: 'search', snapshot: snap.ref, query, format, excludedCategories: excluded, nowMs: config.now().getTime(), webBaseUrl: config.webBaseUrl,
-        attribution: { text: site.name, url: config.webBaseUrl }, maxOffset: MAX_OFFSET, cut: null, links: null, calendar,
+        kind: 'search',
+        snapshot: snap.ref,
+        query,
+        format,
+        excludedCategories: excluded,
+        nowMs: config.now().getTime(),
+        webBaseUrl: config.webBaseUrl,
+        attribution: { text: site.name, url: config.webBaseUrl },
+        maxOffset: MAX_OFFSET,
+        cut: null,
+        links: null,
+        calendar,
       },
       signal,
     );
@@ -175,7 +193,13 @@ export function siteContext(svc: SiteServices, log: Logger) {
   const listedKey = (plan: Pick<Plan, 'excludedCategories'>): string => plan.excludedCategories.join(',');
 
   const queryOf = (snap: LoadedSnapshot, p: SearchParams, defaultLimit: number, plan: Plan | null): SearchQuery =>
-    canonicalQuery(p, { cities: snap.cities, excludedCategories: plan?.excludedCategories ?? [], planName: plan?.name ?? 'website', now: config.now(), defaultLimit });
+    canonicalQuery(p, {
+      cities: snap.cities,
+      excludedCategories: plan?.excludedCategories ?? [],
+      planName: plan?.name ?? 'website',
+      now: config.now(),
+      defaultLimit,
+    });
 
   return { svc, log, config, site, htmlReply, keptReply, page, runSearch, search, unlistedNow, listedKey, queryOf };
 }

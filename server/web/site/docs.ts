@@ -15,7 +15,8 @@ export function docsRoutes(ctx: SiteContext) {
     });
   };
 
-  const errorsDoc = (req: Request): Promise<Reply> => page(req, 'web:/docs/errors', 'docs/errors', () => Promise.resolve({ body: errorsPage(site), validUntilMs: null }));
+  const errorsDoc = (req: Request): Promise<Reply> =>
+    page(req, 'web:/docs/errors', 'docs/errors', () => Promise.resolve({ body: errorsPage(site), validUntilMs: null }));
 
   return { docs, errorsDoc };
 }

@@ -14,8 +14,16 @@ export function eventRoutes(ctx: SiteContext) {
 
   /** The record of one event for a page, or the page saying it is gone (410) or was never here (404). */
   // Every event keeps its page whatever its categories (it is the record's event_url): no exclusion here.
-  const eventRecord = async (snap: LoadedSnapshot, id: string, plan: Pick<Plan, 'excludedCategories'>, signal: AbortSignal): Promise<EventRecord | PageFailure> => {
-    const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: null }, signal);
+  const eventRecord = async (
+    snap: LoadedSnapshot,
+    id: string,
+    plan: Pick<Plan, 'excludedCategories'>,
+    signal: AbortSignal,
+  ): Promise<EventRecord | PageFailure> => {
+    const r = await svc.pool.event(
+      { kind: 'event', snapshot: snap.ref, id, format: 'json', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: null },
+      signal,
+    );
     if (!r.ok) return missing(r, id, plan);
     return JSON.parse(Buffer.from(r.body).toString('utf8')) as EventRecord;
   };
@@ -62,7 +70,10 @@ export function eventRoutes(ctx: SiteContext) {
       'web:/events/{id}.ics',
       `event.ics\0${id}\0${listedKey(plan)}`,
       async (signal) => {
-        const r = await svc.pool.event({ kind: 'event', snapshot: snap.ref, id, format: 'ics', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: cal }, signal);
+        const r = await svc.pool.event(
+          { kind: 'event', snapshot: snap.ref, id, format: 'ics', excludedCategories: [], webBaseUrl: config.webBaseUrl, calendar: cal },
+          signal,
+        );
         if (!r.ok) return missing(r, id, plan);
         return { body: r.body, validUntilMs: null };
       },

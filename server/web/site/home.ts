@@ -15,7 +15,11 @@ export function homeRoutes(ctx: SiteContext) {
         body: homePage(site, {
           cities: snap.manifest.cities,
           // The categories a visitor can browse: a link to one keyless browsing leaves out would be a 403.
-          categories: CATEGORY_SLUGS.filter((slug) => !unlisted.includes(slug)).map((slug) => ({ slug, name: CATEGORY_LABELS[slug], events: snap.manifest.categories[slug] ?? 0 })),
+          categories: CATEGORY_SLUGS.filter((slug) => !unlisted.includes(slug)).map((slug) => ({
+            slug,
+            name: CATEGORY_LABELS[slug],
+            events: snap.manifest.categories[slug] ?? 0,
+          })),
           totalEvents: snap.manifest.counts.events,
           updatedAt: snap.manifest.built_at,
         }),

@@ -36,7 +36,16 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     const p = req.path;
     const asset = statics.get(p);
     if (asset) return keptReply(req, asset, asset.type, 'web:/static', true, [], null);
-    if (p === '/robots.txt') return { status: 200, headers: [['Content-Type', 'text/plain; charset=utf-8'], ['Cache-Control', STATIC_CACHE_CONTROL]], body: 'User-agent: *\nAllow: /\n', route: 'web:/robots.txt' };
+    if (p === '/robots.txt')
+      return {
+        status: 200,
+        headers: [
+          ['Content-Type', 'text/plain; charset=utf-8'],
+          ['Cache-Control', STATIC_CACHE_CONTROL],
+        ],
+        body: 'User-agent: *\nAllow: /\n',
+        route: 'web:/robots.txt',
+      };
     if (p === '/' || p === '') return home(req);
     if (p === '/events' || p === '/events/') return listing(req, 'web:/events', '/events', 'Family events in the Bay Area', {});
     if (p === '/events.ics') return calendar(req);
@@ -62,9 +71,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   // The account pages take POSTs of their own forms; every other page is GET/HEAD only.
   const oidc = config.oidc;
   const provider =
-    oidc === null
-      ? null
-      : lazyClient({ ...oidc, redirectUri: `${config.webBaseUrl}${OIDC_CALLBACK_PATH}`, allowHttp: oidc.issuer.startsWith('http:') }); // config.ts allows http for a loopback issuer only
+    oidc === null ? null : lazyClient({ ...oidc, redirectUri: `${config.webBaseUrl}${OIDC_CALLBACK_PATH}`, allowHttp: oidc.issuer.startsWith('http:') }); // config.ts allows http for a loopback issuer only
   const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, provider, secret: svc.webSecret, log });
   const pages = (req: Request): Reply | Promise<Reply> =>
     req.method !== 'GET' && req.method !== 'HEAD' ? htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]) : dispatch(req);

@@ -95,7 +95,10 @@ export function clientKey(address: string): string {
     const [hi = 0, lo = 0] = g.slice(6);
     return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
   }
-  return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+  return `${g
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(':')}::/64`;
 }
 
 export function listingRoutes(ctx: SiteContext) {
@@ -107,7 +110,8 @@ export function listingRoutes(ctx: SiteContext) {
    */
   const keyless = (): Plan => {
     const plan = svc.meter.plan(KEYLESS_PLAN);
-    if (!plan) throw new ApiError('unavailable', `The ${KEYLESS_PLAN} plan the website follows is missing from the accounts store.`, undefined, [['Retry-After', '5']]);
+    if (!plan)
+      throw new ApiError('unavailable', `The ${KEYLESS_PLAN} plan the website follows is missing from the accounts store.`, undefined, [['Retry-After', '5']]);
     return plan;
   };
   const label = (slug: string): string => CATEGORY_LABELS[slug as CategorySlug] ?? slug;
@@ -177,7 +181,10 @@ export function listingRoutes(ctx: SiteContext) {
       };
       const prev = query.offset > 0 ? pageHref(Math.max(0, query.offset - query.limit)) : null;
       const next = query.offset + query.limit < found.total && query.offset + query.limit <= MAX_OFFSET ? pageHref(query.offset + query.limit) : null;
-      const html = browsePage(site, base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []));
+      const html = browsePage(
+        site,
+        base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []),
+      );
       return { body: html, validUntilMs: found.validUntilMs };
     });
   };
@@ -205,7 +212,11 @@ export function listingRoutes(ctx: SiteContext) {
       throw err;
     }
     const q = filterQuery(l.values, ['offset', 'limit']);
-    const cal: CalendarInfo = { name: `${site.name}${l.values.city ? ` in ${l.values.city}` : ''}`, url: `${config.webBaseUrl}${withQuery('/events', q)}`, stamp: snap.manifest.built_at };
+    const cal: CalendarInfo = {
+      name: `${site.name}${l.values.city ? ` in ${l.values.city}` : ''}`,
+      url: `${config.webBaseUrl}${withQuery('/events', q)}`,
+      stamp: snap.manifest.built_at,
+    };
     return page(
       req,
       route,

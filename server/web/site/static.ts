@@ -19,7 +19,12 @@ export function loadStatic(): ReadonlyMap<string, Kept & { readonly type: string
   for (const name of ['site.css', 'site.js', 'favicon.svg']) {
     const body = readFileSync(path.join(dir, name));
     const forms = { gzip: gzipSync(body), br: brotliCompressSync(body) };
-    out.set(`/static/${name}`, { type: STATIC_TYPES[path.extname(name)] ?? 'application/octet-stream', body, etag: bodyTag(body), encoded: (enc) => forms[enc] });
+    out.set(`/static/${name}`, {
+      type: STATIC_TYPES[path.extname(name)] ?? 'application/octet-stream',
+      body,
+      etag: bodyTag(body),
+      encoded: (enc) => forms[enc],
+    });
   }
   return out;
 }

@@ -228,7 +228,11 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
 
   async function backToAccount(page: Page): Promise<void> {
     const site = siteOf(page);
-    await clickTo(page, (u) => u.origin === site && u.pathname === '/account', () => page.getByRole('link', { name: 'Back to your account' }).click());
+    await clickTo(
+      page,
+      (u) => u.origin === site && u.pathname === '/account',
+      () => page.getByRole('link', { name: 'Back to your account' }).click(),
+    );
   }
 
   /** The dashboard's key table: hint → state, in order. */
@@ -263,7 +267,8 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
     return { records: cells[0] ?? NaN, requests: cells[1] ?? NaN, bars: { records: Number(await bar('records')), requests: Number(await bar('requests')) } };
   }
 
-  const api = (base: string, key: string, p = '/v1/events?limit=3'): Promise<ApiResponse> => fetchThrough(`${base}${p}`, { headers: { authorization: `Bearer ${key}` }, dispatcher: tlsClient });
+  const api = (base: string, key: string, p = '/v1/events?limit=3'): Promise<ApiResponse> =>
+    fetchThrough(`${base}${p}`, { headers: { authorization: `Bearer ${key}` }, dispatcher: tlsClient });
 
   async function eventsServed(base: string, key: string): Promise<number> {
     const res = await api(base, key);
@@ -291,18 +296,22 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
   async function revokeByClick(page: Page, base: string, key: string): Promise<void> {
     const site = siteOf(page);
     const revoked = page.waitForResponse((r) => r.url() === `${site}/account/keys/revoke` && r.request().method() === 'POST');
-    await clickTo(page, (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'revoked', async () => {
-      await button(page, `Revoke key ${keyHint(key)}`).click();
-      assert.equal((await revoked).status(), 303);
-      const t0 = performance.now();
-      let status = 200;
-      while (performance.now() - t0 < 1000) {
-        status = (await api(base, key)).status;
-        if (status === 401) break;
-        await sleep(25);
-      }
-      assert.equal(status, 401, `the revoked key is refused within a second (still ${status} after ${Math.round(performance.now() - t0)} ms)`);
-    });
+    await clickTo(
+      page,
+      (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'revoked',
+      async () => {
+        await button(page, `Revoke key ${keyHint(key)}`).click();
+        assert.equal((await revoked).status(), 303);
+        const t0 = performance.now();
+        let status = 200;
+        while (performance.now() - t0 < 1000) {
+          status = (await api(base, key)).status;
+          if (status === 401) break;
+          await sleep(25);
+        }
+        assert.equal(status, 401, `the revoked key is refused within a second (still ${status} after ${Math.round(performance.now() - t0)} ms)`);
+      },
+    );
   }
 
   test('sign-up by e-mail from the home page: a key shown once, used, counted, revoked (401 within a second)', async () => {
@@ -368,7 +377,10 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       await assertAccessible(page, 'the new key page of a roll');
       await screenshot(page, 'account-rolled-key');
 
-      for (const [name, key] of [['the old key', oldKey], ['the new key', newKey]] as const) {
+      for (const [name, key] of [
+        ['the old key', oldKey],
+        ['the new key', newKey],
+      ] as const) {
         assert.equal((await api(web, key)).status, 200, `${name} answers on the API`);
       }
 
@@ -382,7 +394,11 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
 
       // Sign out: home, the session cookie gone, and the dashboard asks for a sign-in again.
       await clickTo(page, `${web}/`, () => button(page, /^Sign out$/).click());
-      assert.deepEqual((await context.cookies(web)).filter((c) => c.name.includes('session')), [], 'the session cookie is cleared');
+      assert.deepEqual(
+        (await context.cookies(web)).filter((c) => c.name.includes('session')),
+        [],
+        'the session cookie is cleared',
+      );
       await open(page, '/account');
       assert.equal(new URL(page.url()).pathname, '/account/sign-in', 'signed out: /account leads to the sign-in page');
       assert.deepEqual(await watched.problems(), [], 'no console errors or CSP violations');
@@ -433,11 +449,20 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
 
       const seen = await mailNames();
       await field.fill('grace@example.org');
-      await clickTo(page, (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'invited', () => button(page, 'Send the invitation').click());
+      await clickTo(
+        page,
+        (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'invited',
+        () => button(page, 'Send the invitation').click(),
+      );
       const orgId = new URL(page.url()).searchParams.get('org');
       assert.match(orgId ?? '', /^org_/);
       assert.match(await text(page, '[role="status"]'), /Invitation sent/);
-      const ownerSees = { org: await text(page, 'main > p strong:nth-of-type(2)'), keys: await keyRows(page), usage: await usage(page), today: await today(page) };
+      const ownerSees = {
+        org: await text(page, 'main > p strong:nth-of-type(2)'),
+        keys: await keyRows(page),
+        usage: await usage(page),
+        today: await today(page),
+      };
       assert.deepEqual(ownerSees.keys, [{ hint: keyHint(key), state: 'Active' }]);
 
       const link = await linkMailedTo('grace@example.org', seen);
@@ -447,7 +472,11 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       await open(other, link.href);
       assert.equal(await text(other, 'h1'), 'Accept your invitation');
       await assertAccessible(other, 'the invitation page');
-      await clickTo(other, (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'joined', () => button(other, 'Accept the invitation').click());
+      await clickTo(
+        other,
+        (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'joined',
+        () => button(other, 'Accept the invitation').click(),
+      );
       assert.equal(new URL(other.url()).searchParams.get('org'), orgId, 'the organization invited to');
       assert.match(await text(other, '[role="status"]'), /You joined the organization/);
       assert.match(await text(other, 'main'), /Signed in as grace@example\.org\./);
@@ -497,9 +526,15 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       await screenshot(page, 'account-sign-in-oidc');
 
       // The provider's own development pages (not ours: no axe here): any login, any password, then consent.
-      await clickTo(page, (u) => u.origin === provider.issuer && u.pathname.startsWith('/interaction/'), () => start.click()).catch(async (err: unknown) => {
+      await clickTo(
+        page,
+        (u) => u.origin === provider.issuer && u.pathname.startsWith('/interaction/'),
+        () => start.click(),
+      ).catch(async (err: unknown) => {
         // A refused navigation reads as net::ERR_ABORTED; the page's console says why.
-        assert.fail(`the button did not reach the provider (${(err as Error).message.split('\n')[0]}); our page reported:\n${(await watched.problems()).join('\n')}`);
+        assert.fail(
+          `the button did not reach the provider (${(err as Error).message.split('\n')[0]}); our page reported:\n${(await watched.problems()).join('\n')}`,
+        );
       });
       await page.locator('input[name="login"]').fill('ada');
       await page.locator('input[name="password"]').fill('any password');
@@ -547,7 +582,11 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       await clickTo(page, `${web}/account/members/invite`, () => button(page, 'Send the invitation').click());
       const seen = await mailNames();
       await page.locator('#invite-email').fill('walker.two@example.org');
-      await clickTo(page, (u) => u.searchParams.get('notice') === 'invited', () => button(page, 'Send the invitation').click());
+      await clickTo(
+        page,
+        (u) => u.searchParams.get('notice') === 'invited',
+        () => button(page, 'Send the invitation').click(),
+      );
       const invitation = await linkMailedTo('walker.two@example.org', seen);
       headersOf(await open(page, '/account/sign-in/sent'), 'the sent page');
       // A link that does not work: the confirmation page says so at once (the link is looked up, not spent).
@@ -559,7 +598,11 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       await clickTo(page, `${web}/account/invite`, () => button(page, 'Accept the invitation').click());
       assert.equal((await asked).status(), 200);
       assert.equal(await text(page, 'h1'), 'Switch accounts?');
-      await clickTo(page, (u) => u.searchParams.get('notice') === 'joined', () => button(page, /^Continue as walker\.two@example\.org/).click());
+      await clickTo(
+        page,
+        (u) => u.searchParams.get('notice') === 'joined',
+        () => button(page, /^Continue as walker\.two@example\.org/).click(),
+      );
       assert.match(await text(page, 'main'), /Signed in as walker\.two@example\.org\./);
 
       // Every page the website answered in this browser, GET or POST, carried the headers.

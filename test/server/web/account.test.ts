@@ -286,7 +286,6 @@ describe('sign-in by e-mail and the dashboard', () => {
     thief.jar.set(NAMES.session, stolen);
     assert.equal((await thief.get('/account')).status, 303);
   });
-
 });
 
 describe('keys on the dashboard: roll and revoke', () => {
@@ -307,7 +306,9 @@ describe('keys on the dashboard: roll and revoke', () => {
     assert.match(listed.text, /Rolled: works until <time datetime="[^"]+">/);
     assert.ok(!listed.text.includes(k2) && !listed.text.includes(k1), 'no whole key on the dashboard');
     // A key already rolling is not offered another roll; only the new one is.
-    const rollable = forms(listed.text).filter((f) => f.action === '/account/keys/roll').map((f) => f.fields.key_id);
+    const rollable = forms(listed.text)
+      .filter((f) => f.action === '/account/keys/roll')
+      .map((f) => f.fields.key_id);
     assert.equal(rollable.length, 1);
     assert.notEqual(rollable[0], roll.fields.key_id);
 
@@ -344,7 +345,11 @@ describe('keys on the dashboard: roll and revoke', () => {
     // Naming their organization: not mine to act for.
     const r3 = await owner.b.post('/account/keys/revoke', { csrf: ownCsrf, org: theirs.fields.org ?? '', key_id: theirs.fields.key_id ?? '' });
     assert.equal(r3.status, 403);
-    assert.equal((await owner.b.get(`/account?org=${encodeURIComponent(theirs.fields.org ?? '')}`)).text.includes(keyHint(other.key)), false, 'their dashboard is not mine to see');
+    assert.equal(
+      (await owner.b.get(`/account?org=${encodeURIComponent(theirs.fields.org ?? '')}`)).text.includes(keyHint(other.key)),
+      false,
+      'their dashboard is not mine to see',
+    );
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await apiEvents(other.key)).status, 200, 'their key still works');
   });
@@ -390,7 +395,10 @@ describe('members and invitations', () => {
     assert.equal(usedOn(theirs.text), served);
     assert.equal(usedOn((await owner.b.get('/account')).text), served);
     // A member, not the owner: no invitation form, and a forged one is refused.
-    assert.equal(forms(theirs.text).some((f) => f.action === '/account/members/invite'), false);
+    assert.equal(
+      forms(theirs.text).some((f) => f.action === '/account/members/invite'),
+      false,
+    );
     assert.equal((await invitee.post('/account/members/invite', { ...form(theirs.text, '/account/keys'), email: 'x@example.org' })).status, 403);
 
     // The invitee's key is the organization's: the owner sees it, and its use counts for both.
@@ -415,7 +423,10 @@ describe('members and invitations', () => {
     const existing = new Browser(srv.base);
     const ownDash = await signIn(existing, 'has-own-org@example.org');
     const seen = await mailFiles();
-    assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email: 'has-own-org@example.org' })).status, 303);
+    assert.equal(
+      (await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email: 'has-own-org@example.org' })).status,
+      303,
+    );
     const link = new URL(await nextLink(seen, 'has-own-org@example.org'));
     const page = await existing.get(link.pathname + link.search);
     const accept = await existing.post('/account/invite', form(page.text, '/account/invite'));
@@ -519,13 +530,24 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
       orgName: 'Claim your prize at <a href="https://evil.example">evil</a> & co',
     };
     const input = { token: 't"><b>', csrf: 'c', ...hostile };
-    const pages = [invitePage(site, input), switchAccountPage(site, { ...input, confirm: 'k', signedInAs: '<i>a</i>@example.org' }), confirmPage(site, { token: 't', csrf: 'c', email: hostile.email })];
+    const pages = [
+      invitePage(site, input),
+      switchAccountPage(site, { ...input, confirm: 'k', signedInAs: '<i>a</i>@example.org' }),
+      confirmPage(site, { token: 't', csrf: 'c', email: hostile.email }),
+    ];
     for (const page of pages) {
       const main = elements(page).find((e) => e.name === 'main');
       assert.ok(main);
-      assert.deepEqual(elements(main).filter((e) => ['img', 'script', 'i', 'b'].includes(e.name) || (e.name === 'a' && attr(e, 'href') === 'https://evil.example')), []);
+      assert.deepEqual(
+        elements(main).filter((e) => ['img', 'script', 'i', 'b'].includes(e.name) || (e.name === 'a' && attr(e, 'href') === 'https://evil.example')),
+        [],
+      );
     }
-    assert.ok(textOf(elements(pages[0]!).find((e) => attr(e, 'class') === 'invitation')!).includes(`${hostile.inviter} invited ${hostile.email} to join ${hostile.orgName}`));
+    assert.ok(
+      textOf(elements(pages[0]!).find((e) => attr(e, 'class') === 'invitation')!).includes(
+        `${hostile.inviter} invited ${hostile.email} to join ${hostile.orgName}`,
+      ),
+    );
     assert.ok(textOf(elements(pages[1]!).find((e) => e.name === 'main')!).includes('You are signed in as <i>a</i>@example.org.'));
   });
 
@@ -567,7 +589,8 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
     oldA.jar.set(NAMES.session, sessionA ?? '');
     assert.equal((await oldA.get('/account')).status, 303);
     const logged = JSON.stringify(srv.logs);
-    for (const secret of [sessionA ?? '', a.jar.get(NAMES.session) ?? '', continueFields.confirm ?? '', tokenOf(path)]) assert.ok(secret.length >= 43 && !logged.includes(secret), 'no session id, token or confirmation in the log');
+    for (const secret of [sessionA ?? '', a.jar.get(NAMES.session) ?? '', continueFields.confirm ?? '', tokenOf(path)])
+      assert.ok(secret.length >= 43 && !logged.includes(secret), 'no session id, token or confirmation in the log');
     // Spent: its page says so.
     const spent = await a.get(path);
     assert.equal(spent.status, 400);
@@ -721,16 +744,26 @@ describe('sign-in with an identity provider (OpenID Connect, a real provider on 
 
   test('the button appears only when a provider is configured', async () => {
     const withIdp = await new Browser(oidcSrv.base).get('/account/sign-in');
-    assert.equal(forms(withIdp.text).some((f) => f.action === '/account/oidc/start'), true);
+    assert.equal(
+      forms(withIdp.text).some((f) => f.action === '/account/oidc/start'),
+      true,
+    );
     assert.match(withIdp.text, new RegExp(`Sign in with ${new URL(idp.issuer).host}`));
     // The button's redirect leads to the provider, and browsers hold redirects after a form to form-action.
-    const formAction = (a: Answer): string | undefined => a.headers.get('content-security-policy')?.split('; ').find((d) => d.startsWith('form-action '));
+    const formAction = (a: Answer): string | undefined =>
+      a.headers
+        .get('content-security-policy')
+        ?.split('; ')
+        .find((d) => d.startsWith('form-action '));
     assert.equal(formAction(withIdp), `form-action 'self' ${new URL(idp.issuer).origin}`);
     assert.equal(withIdp.headers.get('content-security-policy')?.match(/form-action/g)?.length, 1, 'one policy');
     const without = await new Browser(srv.base).get('/account/sign-in');
     assert.equal(formAction(without), "form-action 'self'", 'nowhere else without a provider');
     assert.equal(formAction(await new Browser(oidcSrv.base).get('/events')), "form-action 'self'", 'other pages keep the site policy');
-    assert.equal(forms(without.text).some((f) => f.action === '/account/oidc/start'), false);
+    assert.equal(
+      forms(without.text).some((f) => f.action === '/account/oidc/start'),
+      false,
+    );
     assert.equal((await new Browser(srv.base).post('/account/oidc/start', form(without.text, '/account/sign-in'))).status, 405, 'no such form here');
   });
 
@@ -779,7 +812,10 @@ describe('sign-in with an identity provider (OpenID Connect, a real provider on 
     const start = await c.post('/account/oidc/start', form(page.text, '/account/oidc/start'));
     const back = await idp.authorize(start.headers.get('location') ?? '', { login: 'verified' });
     const signed = c.jar.get(NAMES.oidc) ?? '';
-    c.jar.set(NAMES.oidc, signed.replace(/^./, (ch) => (ch === 'e' ? 'f' : 'e')));
+    c.jar.set(
+      NAMES.oidc,
+      signed.replace(/^./, (ch) => (ch === 'e' ? 'f' : 'e')),
+    );
     const forged = await c.get(back.pathname + back.search);
     assert.equal(forged.status, 400);
     assert.equal(c.jar.get(NAMES.session), undefined);

@@ -35,7 +35,8 @@ interface ApiRecord {
 
 /** Pacific-time words by Intl (not the site's own formatter): "Sat, Dec 6", "Saturday, December 6", "10:30". */
 const pacific = {
-  shortDay: (iso: string): string => new Intl.DateTimeFormat('en-US', { timeZone: ZONE, weekday: 'short', month: 'short', day: 'numeric' }).format(new Date(iso)),
+  shortDay: (iso: string): string =>
+    new Intl.DateTimeFormat('en-US', { timeZone: ZONE, weekday: 'short', month: 'short', day: 'numeric' }).format(new Date(iso)),
   longDay: (iso: string): string => new Intl.DateTimeFormat('en-US', { timeZone: ZONE, weekday: 'long', month: 'long', day: 'numeric' }).format(new Date(iso)),
   /** "10:30" or "10" (the hour alone on the hour), without AM/PM. */
   clock: (iso: string): string => {
@@ -44,7 +45,8 @@ const pacific = {
     const minute = parts.find((p) => p.type === 'minute')?.value ?? '?';
     return minute === '00' ? hour : `${hour}:${minute}`;
   },
-  isMidnight: (iso: string): boolean => new Intl.DateTimeFormat('en-US', { timeZone: ZONE, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso)) === '00:00',
+  isMidnight: (iso: string): boolean =>
+    new Intl.DateTimeFormat('en-US', { timeZone: ZONE, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso)) === '00:00',
 };
 
 const text = async (page: Page, selector: string): Promise<string> => ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
@@ -111,7 +113,8 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
     return found;
   };
   const hostile = (): WebFixture['rows'][number] => row((r) => r.organizer === HOSTILE_ORGANIZER && r.title.startsWith('Storytime'), 'the hostile storytime');
-  const canceled = (): WebFixture['rows'][number] => row((r) => r.organizer === HOSTILE_ORGANIZER && r.title === 'Puppet Show for Families', 'the canceled puppet show');
+  const canceled = (): WebFixture['rows'][number] =>
+    row((r) => r.organizer === HOSTILE_ORGANIZER && r.title === 'Puppet Show for Families', 'the canceled puppet show');
 
   before(async () => {
     cert = await testCertificate();
@@ -259,8 +262,12 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
         const whenText = ((await when.textContent()) ?? '').trim();
         const day = `${pacific.shortDay(rec.start_datetime)}, `;
         assert.ok(whenText.startsWith(day), `"${whenText}" starts with "${day}"`);
-        assert.ok(whenText.slice(day.length).startsWith(pacific.clock(rec.start_datetime)), `"${whenText}" gives the start, ${pacific.clock(rec.start_datetime)}`);
-        if (rec.end_datetime !== null) assert.ok(whenText.includes(pacific.clock(rec.end_datetime)), `"${whenText}" gives the end, ${pacific.clock(rec.end_datetime)}`);
+        assert.ok(
+          whenText.slice(day.length).startsWith(pacific.clock(rec.start_datetime)),
+          `"${whenText}" gives the start, ${pacific.clock(rec.start_datetime)}`,
+        );
+        if (rec.end_datetime !== null)
+          assert.ok(whenText.includes(pacific.clock(rec.end_datetime)), `"${whenText}" gives the end, ${pacific.clock(rec.end_datetime)}`);
 
         const [download] = await Promise.all([page.waitForEvent('download'), page.locator('a[download]').first().click()]);
         assert.equal(download.suggestedFilename(), `${rec.id}.ics`);
@@ -296,7 +303,10 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
       }
       assert.equal(want.length, total);
       assert.ok(total > 40, `the search spans more than two pages (${total} events)`);
-      assert.ok(want.some((r) => r.organizer === HOSTILE_ORGANIZER), 'the hostile storytime is among them');
+      assert.ok(
+        want.some((r) => r.organizer === HOSTILE_ORGANIZER),
+        'the hostile storytime is among them',
+      );
 
       const { page } = await open('/events');
       const tab = await chrome.context.newPage();
@@ -307,7 +317,16 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
         await page.locator('#f-age_max').fill('6');
         await Promise.all([page.waitForURL(/\/events\?/), page.getByRole('button', { name: 'Search events' }).click()]);
         const asked = new URL(page.url()).searchParams;
-        assert.deepEqual([...asked.entries()].sort(), [['age_max', '6'], ['age_min', '3'], ['category', 'storytime'], ['city', 'Berkeley']], `empty fields left out of ${page.url()}`);
+        assert.deepEqual(
+          [...asked.entries()].sort(),
+          [
+            ['age_max', '6'],
+            ['age_min', '3'],
+            ['category', 'storytime'],
+            ['city', 'Berkeley'],
+          ],
+          `empty fields left out of ${page.url()}`,
+        );
         assert.ok((await text(page, 'h1')).length > 0);
 
         const seen: { id: string; title: string }[] = [];
@@ -342,7 +361,10 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
           want.map((r) => r.id),
           'the website pages through the same events, in the same order, as the API',
         );
-        assert.deepEqual(seen.map((s) => s.title), want.map((r) => r.title));
+        assert.deepEqual(
+          seen.map((s) => s.title),
+          want.map((r) => r.title),
+        );
 
         // Every event the search listed first opens its page.
         assert.equal(firstPage.length, 20);
@@ -391,7 +413,10 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
         assert.equal(res?.status(), 200);
 
         assert.equal(await text(page, 'h1'), fromApi.title);
-        const organizer = page.locator('.facts > div').filter({ has: page.locator('dt', { hasText: /^Organizer$/ }) }).locator('dd');
+        const organizer = page
+          .locator('.facts > div')
+          .filter({ has: page.locator('dt', { hasText: /^Organizer$/ }) })
+          .locator('dd');
         assert.equal(((await organizer.textContent()) ?? '').trim(), HOSTILE_ORGANIZER);
         assert.equal((await jsonLd(page)).organizer?.name, HOSTILE_ORGANIZER);
         // The only script element is the JSON-LD data block: nothing upstream became one.
@@ -407,7 +432,10 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
         await page.waitForFunction('window.__csp.length > 0');
         assert.equal(await page.evaluate('window.__ran'), undefined, 'the inline script did not run');
         assert.match((await cspReports())[0] ?? '', /^script-src/);
-        assert.ok(consoleErrors.some((e) => /Content Security Policy/.test(e)), 'the refusal reached the console');
+        assert.ok(
+          consoleErrors.some((e) => /Content Security Policy/.test(e)),
+          'the refusal reached the console',
+        );
         assert.deepEqual(dialogs, []);
       } finally {
         await page.close();

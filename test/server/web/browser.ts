@@ -103,8 +103,15 @@ export function describeViolations(vs: readonly Violation[]): string {
 
 export async function assertAccessible(page: Page, what: string): Promise<void> {
   // Details of violations only: on the long docs page, collecting every passing node doubles axe's time.
-  const r = await new AxeBuilder({ page }).withTags(WCAG).options({ resultTypes: ['violations'] }).analyze();
-  assert.equal(r.violations.length, 0, `axe: ${r.violations.length} WCAG 2.2 A/AA violation(s) on ${what} (${page.url()}):\n${describeViolations(r.violations)}`);
+  const r = await new AxeBuilder({ page })
+    .withTags(WCAG)
+    .options({ resultTypes: ['violations'] })
+    .analyze();
+  assert.equal(
+    r.violations.length,
+    0,
+    `axe: ${r.violations.length} WCAG 2.2 A/AA violation(s) on ${what} (${page.url()}):\n${describeViolations(r.violations)}`,
+  );
   // A page axe could not read at all would pass with no violations: it must have checked something.
   assert.ok(r.passes.length > 10, `axe checked ${r.passes.length} rules on ${what}`);
 }

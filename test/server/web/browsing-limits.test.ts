@@ -65,11 +65,16 @@ function getFrom(base: string, path: string, from: string, headers: Record<strin
   });
 }
 
-const links = (page: string): string[] =>
-  findAll((e: Element) => e.name === 'a', parseDocument(page).children).map((a) => getAttributeValue(a, 'href') ?? '');
+const links = (page: string): string[] => findAll((e: Element) => e.name === 'a', parseDocument(page).children).map((a) => getAttributeValue(a, 'href') ?? '');
 const pageText = (page: string): string => textContent(parseDocument(page)).replace(/\s+/g, ' ');
 /** The event ids a listing page shows, in order. */
-const listed = (page: string): string[] => [...new Set(links(page).filter((h) => /^\/events\/bsc_evt_[0-9a-f]{20}$/.test(h)).map((h) => h.slice('/events/'.length)))];
+const listed = (page: string): string[] => [
+  ...new Set(
+    links(page)
+      .filter((h) => /^\/events\/bsc_evt_[0-9a-f]{20}$/.test(h))
+      .map((h) => h.slice('/events/'.length)),
+  ),
+];
 const uids = (events: ICAL.Component[]): string[] => events.map((e) => String(e.getFirstPropertyValue('uid')));
 const icsCategories = (e: ICAL.Component): string[] => e.getAllProperties('categories').flatMap((p) => p.getValues().map(String));
 
@@ -92,12 +97,20 @@ describe('per client address', () => {
     for (let i = 0; i < 20; i++) got.push(await getFrom(direct.base, '/events.ics?city=Berkeley', '127.0.0.2'));
     const served = got.filter((r) => r.status === 200).length;
     assert.ok(served >= CALENDARS_PER_MINUTE && served < 20, `served ${served} of 20 (${CALENDARS_PER_MINUTE} a minute)`);
-    assert.deepEqual(got.slice(0, CALENDARS_PER_MINUTE).map((r) => r.status), Array<number>(CALENDARS_PER_MINUTE).fill(200), 'the first ones are served whole');
+    assert.deepEqual(
+      got.slice(0, CALENDARS_PER_MINUTE).map((r) => r.status),
+      Array<number>(CALENDARS_PER_MINUTE).fill(200),
+      'the first ones are served whole',
+    );
     const retry = assertTooMany(got.at(-1)!, 'calendar 20');
     assert.ok(retry <= Math.ceil(60 / CALENDARS_PER_MINUTE), `one download comes back within ${60 / CALENDARS_PER_MINUTE} s: Retry-After ${retry}`);
     // Another address, and X-Forwarded-For from the first one without TRUST_PROXY (a header anyone can send).
     assert.equal((await getFrom(direct.base, '/events.ics?city=Berkeley', '127.0.0.3')).status, 200, 'another address');
-    assert.equal((await getFrom(direct.base, '/events.ics?city=Berkeley', '127.0.0.2', { 'x-forwarded-for': '203.0.113.77' })).status, 429, 'a forged X-Forwarded-For changes nothing');
+    assert.equal(
+      (await getFrom(direct.base, '/events.ics?city=Berkeley', '127.0.0.2', { 'x-forwarded-for': '203.0.113.77' })).status,
+      429,
+      'a forged X-Forwarded-For changes nothing',
+    );
     // A person's other pages from the limited address: listings are counted apart, event pages never.
     assert.equal((await getFrom(direct.base, '/events?city=Berkeley', '127.0.0.2')).status, 200, 'listing pages count apart');
   });
@@ -106,13 +119,20 @@ describe('per client address', () => {
     const from = '127.0.0.4';
     const paths = ['/events', '/events?city=Oakland', '/cities/berkeley', '/categories/storytime'];
     const statuses: number[] = [];
-    for (let i = 0; i < LISTING_PAGES_PER_MINUTE + 15; i++) statuses.push((await getFrom(direct.base, paths[i % paths.length]!, from, {}, i % 5 === 4 ? 'HEAD' : 'GET')).status);
+    for (let i = 0; i < LISTING_PAGES_PER_MINUTE + 15; i++)
+      statuses.push((await getFrom(direct.base, paths[i % paths.length]!, from, {}, i % 5 === 4 ? 'HEAD' : 'GET')).status);
     const served = statuses.filter((s) => s === 200).length;
     assert.ok(served >= LISTING_PAGES_PER_MINUTE && served < LISTING_PAGES_PER_MINUTE + 15, `served ${served} of ${statuses.length}`);
-    assert.ok(statuses.slice(-5).every((s) => s === 429), `the last ones refused: ${statuses.slice(-5).join(',')}`);
+    assert.ok(
+      statuses.slice(-5).every((s) => s === 429),
+      `the last ones refused: ${statuses.slice(-5).join(',')}`,
+    );
     assertTooMany(await getFrom(direct.base, '/cities/oakland', from), 'a city page');
     // Every record's event_url keeps working for that address, page and calendar file.
-    const ids = fx.rows.filter((r) => r.end_ms >= NOW.getTime()).slice(0, 40).map((r) => r.id);
+    const ids = fx.rows
+      .filter((r) => r.end_ms >= NOW.getTime())
+      .slice(0, 40)
+      .map((r) => r.id);
     for (const id of ids) {
       assert.equal((await getFrom(direct.base, `/events/${id}`, from)).status, 200, `/events/${id}`);
       const ics = await getFrom(direct.base, `/events/${id}.ics`, from);
@@ -127,7 +147,8 @@ describe('per client address', () => {
     // A first hop the client wrote itself does not make it someone else.
     assertTooMany(await calendar('192.0.2.200, 198.51.100.7'), 'same last hop');
     assert.equal((await calendar('198.51.100.8')).status, 200, 'another client');
-    for (let i = 0; i < CALENDARS_PER_MINUTE; i++) assert.equal((await calendar(`2001:db8:1:2::${(i + 1).toString(16)}`)).status, 200, `IPv6 download ${i + 1}`);
+    for (let i = 0; i < CALENDARS_PER_MINUTE; i++)
+      assert.equal((await calendar(`2001:db8:1:2::${(i + 1).toString(16)}`)).status, 200, `IPv6 download ${i + 1}`);
     assertTooMany(await calendar('2001:db8:1:2:ffff:ffff:ffff:fffe'), 'another address of the same /64');
     assert.equal((await calendar('2001:db8:1:3::1')).status, 200, 'another /64');
     assert.equal((await calendar('::ffff:198.51.100.9')).status, 200, 'an IPv4-mapped address is its IPv4 address, not one /64 for all');
@@ -137,9 +158,7 @@ describe('per client address', () => {
 describe('what no key gets: the Community plan’s categories, a page at a time', () => {
   /** An upcoming event in an excluded category, and the search of its city and day. */
   const excludedEvent = (): { row: OracleRow; search: string } => {
-    const row = fx.rows
-      .filter((r) => r.start_ms >= NOW.getTime() && r.categories.some((c) => excluded.includes(c)))
-      .sort((a, b) => a.start_ms - b.start_ms)[0];
+    const row = fx.rows.filter((r) => r.start_ms >= NOW.getTime() && r.categories.some((c) => excluded.includes(c))).sort((a, b) => a.start_ms - b.start_ms)[0];
     assert.ok(row, 'the fixture has an upcoming festival or seasonal event');
     const day = DateTime.fromMillis(row.start_ms, { zone: 'America/Los_Angeles' }).toISODate()!;
     return { row, search: new URLSearchParams({ city: row.venue_city, start_date: day, end_date: day }).toString() };
@@ -150,7 +169,10 @@ describe('what no key gets: the Community plan’s categories, a page at a time'
     const api = await get(direct.base, `/v1/events?${search}&limit=100`, { headers: { authorization: `Bearer ${partnerKey}` } });
     assert.equal(api.status, 200);
     const all = api.json.events as { id: string; categories: string[] }[];
-    assert.ok(all.some((e) => e.id === row.id), 'the Partner key gets the event');
+    assert.ok(
+      all.some((e) => e.id === row.id),
+      'the Partner key gets the event',
+    );
     const want = all.filter((e) => !e.categories.some((c) => excluded.includes(c))).map((e) => e.id);
     assert.ok(want.length < all.length && want.length <= 50, `${all.length - want.length} of ${all.length} left out`);
 
@@ -161,7 +183,8 @@ describe('what no key gets: the Community plan’s categories, a page at a time'
     assert.equal(cal.status, 200);
     const events = checkIcs(cal.text, '/events.ics');
     assert.deepEqual(uids(events), want, 'the calendar: the same');
-    for (const e of events) assert.ok(!icsCategories(e).some((c) => excluded.includes(c)), `${String(e.getFirstPropertyValue('uid'))}: ${icsCategories(e).join(',')}`);
+    for (const e of events)
+      assert.ok(!icsCategories(e).some((c) => excluded.includes(c)), `${String(e.getFirstPropertyValue('uid'))}: ${icsCategories(e).join(',')}`);
     // Nor anywhere in the default listing and calendar.
     const rows = new Map(fx.rows.map((r) => [r.id, r]));
     const first = await getFrom(direct.base, '/events', '127.0.1.1');
@@ -172,32 +195,52 @@ describe('what no key gets: the Community plan’s categories, a page at a time'
   });
 
   test('asking for an excluded category is a 403 page that says where those events are (the issue’s /events.ics?category=festivals)', async () => {
-    for (const path of ['/events.ics?category=festivals', '/events?category=festivals', '/categories/festivals', '/events?category=storytime,seasonal', '/events.ics?city=Berkeley&category=seasonal']) {
+    for (const path of [
+      '/events.ics?category=festivals',
+      '/events?category=festivals',
+      '/categories/festivals',
+      '/events?category=storytime,seasonal',
+      '/events.ics?city=Berkeley&category=seasonal',
+    ]) {
       const r = await getFrom(direct.base, path, '127.0.1.2');
       assert.equal(r.status, 403, path);
       assert.match(String(r.headers['content-type']), /^text\/html/, path);
-      const names = excluded.filter((c) => path.includes(c)).map((c) => `“${CATEGORY_LABELS[c as CategorySlug]}”`).join(' and ');
+      const names = excluded
+        .filter((c) => path.includes(c))
+        .map((c) => `“${CATEGORY_LABELS[c as CategorySlug]}”`)
+        .join(' and ');
       assert.ok(pageText(r.text).includes(`${names} is not listed on the website`), `${path}: says ${names} is not listed`);
       assert.ok(links(r.text).includes('/docs#plans'), `${path}: links the plans`);
       assert.ok(!r.text.includes('BEGIN:VCALENDAR'), path);
     }
     // The browse form offers only what it lists, and home links only those categories.
     const browse = await getFrom(direct.base, '/events', '127.0.1.2');
-    const options = findAll((e: Element) => e.name === 'option' && e.parent !== null && getAttributeValue(e.parent as Element, 'name') === 'category', parseDocument(browse.text).children).map((o) => getAttributeValue(o, 'value'));
+    const options = findAll(
+      (e: Element) => e.name === 'option' && e.parent !== null && getAttributeValue(e.parent as Element, 'name') === 'category',
+      parseDocument(browse.text).children,
+    ).map((o) => getAttributeValue(o, 'value'));
     assert.ok(options.includes('storytime') && !options.some((o) => excluded.includes(o ?? '')), `category options: ${options.join(',')}`);
     const home = await getFrom(direct.base, '/', '127.0.1.2');
     const categoryLinks = links(home.text).filter((h) => h.startsWith('/categories/'));
-    assert.ok(categoryLinks.includes('/categories/storytime') && !categoryLinks.some((h) => excluded.includes(h.slice('/categories/'.length))), categoryLinks.join(' '));
+    assert.ok(
+      categoryLinks.includes('/categories/storytime') && !categoryLinks.some((h) => excluded.includes(h.slice('/categories/'.length))),
+      categoryLinks.join(' '),
+    );
   });
 
   test('an excluded category’s event keeps its page and .ics; the page names the category without linking a listing that refuses it', async () => {
     const { row } = excludedEvent();
     const page = await getFrom(direct.base, `/events/${row.id}`, '127.0.1.3');
     assert.equal(page.status, 200);
-    for (const c of row.categories.filter((x) => excluded.includes(x))) assert.ok(pageText(page.text).includes(CATEGORY_LABELS[c as CategorySlug]), `names ${c}`);
+    for (const c of row.categories.filter((x) => excluded.includes(x)))
+      assert.ok(pageText(page.text).includes(CATEGORY_LABELS[c as CategorySlug]), `names ${c}`);
     const hrefs = links(page.text);
-    assert.ok(!hrefs.some((h) => excluded.some((c) => h === `/categories/${c}` || new URLSearchParams(h.split('?')[1] ?? '').get('category') === c)), hrefs.join(' '));
-    for (const h of hrefs.filter((x) => x.startsWith('/events?') || x.startsWith('/categories/'))) assert.equal((await getFrom(direct.base, h, '127.0.1.3')).status, 200, h);
+    assert.ok(
+      !hrefs.some((h) => excluded.some((c) => h === `/categories/${c}` || new URLSearchParams(h.split('?')[1] ?? '').get('category') === c)),
+      hrefs.join(' '),
+    );
+    for (const h of hrefs.filter((x) => x.startsWith('/events?') || x.startsWith('/categories/')))
+      assert.equal((await getFrom(direct.base, h, '127.0.1.3')).status, 200, h);
     const ics = await getFrom(direct.base, `/events/${row.id}.ics`, '127.0.1.3');
     assert.equal(ics.status, 200);
     assert.deepEqual(uids(checkIcs(ics.text, row.id)), [row.id]);
@@ -212,7 +255,11 @@ describe('what no key gets: the Community plan’s categories, a page at a time'
     const listing = listed((await getFrom(direct.base, '/events', from)).text);
     assert.deepEqual(first, listing, 'the events of the listing’s first page');
     assert.equal(uids(checkIcs((await getFrom(direct.base, '/events.ics?limit=50', from)).text, 'limit=50')).length, 50);
-    assert.deepEqual(uids(checkIcs((await getFrom(direct.base, '/events.ics?offset=20', from)).text, 'offset=20')), first, 'offset is not a way to page through');
+    assert.deepEqual(
+      uids(checkIcs((await getFrom(direct.base, '/events.ics?offset=20', from)).text, 'offset=20')),
+      first,
+      'offset is not a way to page through',
+    );
     const big = await getFrom(direct.base, '/events.ics?limit=100', from);
     assert.equal(big.status, 400, 'more than a page is a bad request');
     assert.match(pageText(big.text), /limit/);

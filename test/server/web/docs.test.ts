@@ -103,7 +103,11 @@ function assertWellFormed(page: string, label: string): Doc {
   for (let i = 1; i < levels.length; i++) assert.ok((levels[i] ?? 0) <= (levels[i - 1] ?? 0) + 1, `${label}: heading skip h${levels[i - 1]} → h${levels[i]}`);
 
   const ids = all(doc, (e) => attr(e, 'id') !== undefined).map((e) => attr(e, 'id') ?? '');
-  assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], `${label}: duplicate ids`);
+  assert.deepEqual(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    [],
+    `${label}: duplicate ids`,
+  );
   const idSet = new Set(ids);
   for (const a of byTag(doc, 'a')) {
     const href = attr(a, 'href') ?? '';
@@ -111,10 +115,12 @@ function assertWellFormed(page: string, label: string): Doc {
     assert.notEqual(text(a).trim(), '', `${label}: a link to ${href} without text`);
     if (href.startsWith('#')) assert.ok(idSet.has(href.slice(1)), `${label}: ${href} lands nowhere`);
   }
-  for (const e of all(doc, (x) => attr(x, 'aria-labelledby') !== undefined)) assert.ok(idSet.has(attr(e, 'aria-labelledby') ?? ''), `${label}: aria-labelledby names a missing id`);
+  for (const e of all(doc, (x) => attr(x, 'aria-labelledby') !== undefined))
+    assert.ok(idSet.has(attr(e, 'aria-labelledby') ?? ''), `${label}: aria-labelledby names a missing id`);
   for (const table of byTag(doc, 'table')) {
     assert.equal(byTag(table, 'caption').length, 1, `${label}: a table without caption`);
-    for (const th of byTag(table, 'th')) assert.ok(['col', 'row'].includes(attr(th, 'scope') ?? ''), `${label}: th without scope in ${text(byTag(table, 'caption')[0] as El)}`);
+    for (const th of byTag(table, 'th'))
+      assert.ok(['col', 'row'].includes(attr(th, 'scope') ?? ''), `${label}: th without scope in ${text(byTag(table, 'caption')[0] as El)}`);
   }
   for (const pre of byTag(doc, 'pre')) {
     assert.equal(attr(pre, 'tabindex'), '0', `${label}: a code block that the keyboard cannot scroll`);
@@ -271,7 +277,11 @@ describe('/docs', () => {
   test('the search parameters are exactly the route table’s (the page is generated, not written)', () => {
     const section = operationSection(sections, { method: 'get', path: '/v1/events', parameters: [] });
     const table = byTag(section, 'table')[0] as El;
-    const names = byTag(table, 'tr').flatMap((tr) => byTag(tr, 'th').filter((th) => attr(th, 'scope') === 'row').map((th) => text(th)));
+    const names = byTag(table, 'tr').flatMap((tr) =>
+      byTag(tr, 'th')
+        .filter((th) => attr(th, 'scope') === 'row')
+        .map((th) => text(th)),
+    );
     const expected = Object.keys(paramEntries(ROUTE_TABLE.find((r) => r.path === '/v1/events') ?? eventRoute));
     for (const name of expected) assert.ok(names.includes(name), name);
   });
@@ -285,7 +295,10 @@ describe('/docs', () => {
       assert.ok(ruleText(idl), `rule ${idl} is said in words`);
     }
     assert.match(ruleText('AllOrNone(lat, lng);')?.text ?? '', /lat.*and.*lng.*together/);
-    assert.match(ruleText('IF week THEN NOT start_date AND NOT end_date;')?.text ?? '', /week<\/code> cannot be combined with <code>start_date<\/code> or <code>end_date/);
+    assert.match(
+      ruleText('IF week THEN NOT start_date AND NOT end_date;')?.text ?? '',
+      /week<\/code> cannot be combined with <code>start_date<\/code> or <code>end_date/,
+    );
     assert.equal(ruleText('Or(a, b);'), null);
   });
 
@@ -297,7 +310,9 @@ describe('/docs', () => {
       const shared = byTag(own, 'a').find((a) => attr(a, 'class') === 'shared-problems');
       const section = shared ? byId.get((attr(shared, 'href') ?? '').slice(1)) : own;
       assert.ok(section, `${op.path}: its shared problem codes link to a section on the page`);
-      const links = byTag(section, 'a').map((a) => attr(a, 'href') ?? '').filter((h) => h.startsWith('/docs/errors#'));
+      const links = byTag(section, 'a')
+        .map((a) => attr(a, 'href') ?? '')
+        .filter((h) => h.startsWith('/docs/errors#'));
       const responses = OPENAPI.paths[op.path]?.get?.responses ?? {};
       for (const [status, r] of Object.entries(responses)) {
         if (!r.content?.['application/problem+json']) continue;
@@ -352,7 +367,10 @@ describe('/docs', () => {
     const keys = Object.keys(OPENAPI.components?.schemas?.EventList?.properties ?? {});
     assert.deepEqual(Object.keys(list).sort(), keys.sort(), 'the envelope has the schema’s fields');
     assert.equal((responseOf('get-v1-events-id') as EventRecord).event_url, EXAMPLE.event_url);
-    const usage = JSON.parse(codeBlocks(byId(doc, 'get-v1-usage')).find((b) => b.caption.startsWith('Response shape'))?.code ?? 'null') as Record<string, unknown>;
+    const usage = JSON.parse(codeBlocks(byId(doc, 'get-v1-usage')).find((b) => b.caption.startsWith('Response shape'))?.code ?? 'null') as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual(Object.keys(usage).sort(), Object.keys(OPENAPI.components?.schemas?.Usage?.properties ?? {}).sort());
   });
 
@@ -395,7 +413,11 @@ describe('/docs', () => {
       paths: {
         '/v1/cities': OPENAPI.paths['/v1/cities'] ?? {},
         '/v2/things/{thing_id}': {
-          post: { summary: 'Make a thing', parameters: [{ name: 'thing_id', in: 'path', required: true, schema: { type: 'string', enum: ['a'] } }], responses: { 201: { description: 'Made' } } },
+          post: {
+            summary: 'Make a thing',
+            parameters: [{ name: 'thing_id', in: 'path', required: true, schema: { type: 'string', enum: ['a'] } }],
+            responses: { 201: { description: 'Made' } },
+          },
         },
       },
     };
@@ -407,7 +429,10 @@ describe('/docs', () => {
     const bare = parseDocument(docsPage(SITE, { openapi: OPENAPI, example: null, plans: PLANS }));
     const captions = codeBlocks(bare).map((b) => b.caption);
     assert.ok(!captions.some((c) => c.startsWith('Example response')), 'no record, no example response');
-    assert.ok(captions.some((c) => c.startsWith('Response shape (application/json)')), 'the schema’s shape instead');
+    assert.ok(
+      captions.some((c) => c.startsWith('Response shape (application/json)')),
+      'the schema’s shape instead',
+    );
   });
 });
 
@@ -457,7 +482,10 @@ describe('/ (home)', () => {
     assert.equal(attr(form, 'action'), '/events');
     assert.equal((attr(form, 'method') ?? 'get').toLowerCase(), 'get');
     const fields = all(form, (e) => e.name === 'input' || e.name === 'select');
-    assert.deepEqual(fields.map((f) => attr(f, 'name')), ['q', 'city']);
+    assert.deepEqual(
+      fields.map((f) => attr(f, 'name')),
+      ['q', 'city'],
+    );
     for (const f of fields) assert.equal(all(doc, (e) => e.name === 'label' && attr(e, 'for') === attr(f, 'id')).length, 1, `${attr(f, 'name')} has a label`);
     const options = byTag(form, 'option').map((o) => attr(o, 'value'));
     assert.deepEqual(options, ['', ...input.cities]);
@@ -476,7 +504,10 @@ describe('/ (home)', () => {
   });
 
   test('the attribution snippet is shown as text to copy', () => {
-    assert.ok(codeBlocks(doc).some((b) => b.code === attributionSnippet(SITE)), 'the snippet, as text');
+    assert.ok(
+      codeBlocks(doc).some((b) => b.code === attributionSnippet(SITE)),
+      'the snippet, as text',
+    );
   });
 
   test('meta: canonical, Open Graph, WebSite JSON-LD with a SearchAction on /events', () => {

@@ -70,7 +70,7 @@ function mannWhitney(a: readonly number[], b: readonly number[]): { u: number; z
   // Σ(t³ − t) over each run of t equal values: ties shrink the rank sum's variance.
   const pooled = [...a, ...b].sort((x, y) => x - y);
   let ties = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i;
     while (j + 1 < n && pooled[j + 1] === pooled[i]) j++;
     ties += (j - i + 1) ** 3 - (j - i + 1);
@@ -146,14 +146,17 @@ function compareTimings(a: readonly number[], b: readonly number[], seed = 1): C
   const reasons: string[] = [];
   if (p < ALPHA) reasons.push(`Mann–Whitney p = ${p.toExponential(2)} < ${ALPHA}`);
   for (const st of statistics) {
-    if (Math.abs(st.diff) > st.tolerance) reasons.push(`|${st.name} difference| ${Math.abs(st.diff).toFixed(3)} ms > max(${FLOOR_MS} ms, noise ${st.noise.toFixed(3)} ms)`);
+    if (Math.abs(st.diff) > st.tolerance)
+      reasons.push(`|${st.name} difference| ${Math.abs(st.diff).toFixed(3)} ms > max(${FLOOR_MS} ms, noise ${st.noise.toFixed(3)} ms)`);
   }
   return { statistics, p, reasons };
 }
 
 const describeComparison = (c: Comparison, a: string, b: string): string =>
   [
-    ...c.statistics.map((st) => `${st.name}: ${a} ${st.a.toFixed(3)} ms, ${b} ${st.b.toFixed(3)} ms (difference ${st.diff.toFixed(3)}, tolerance ${st.tolerance.toFixed(3)})`),
+    ...c.statistics.map(
+      (st) => `${st.name}: ${a} ${st.a.toFixed(3)} ms, ${b} ${st.b.toFixed(3)} ms (difference ${st.diff.toFixed(3)}, tolerance ${st.tolerance.toFixed(3)})`,
+    ),
     `Mann–Whitney p = ${c.p.toPrecision(3)}`,
   ].join('; ');
 
@@ -198,7 +201,9 @@ function syntheticPairs(seed: number, n: number, shiftB: number, busy: boolean):
  */
 function observable(a: Answer): unknown {
   const headers = [...a.headers].filter(([k]) => k !== 'date' && k !== 'set-cookie');
-  const cookies = a.headers.getSetCookie().map((line) => line.replace(/^([^=]*)=([^;]*)/, (_, name: string, value: string) => `${name}=<${value.length} chars>`));
+  const cookies = a.headers
+    .getSetCookie()
+    .map((line) => line.replace(/^([^=]*)=([^;]*)/, (_, name: string, value: string) => `${name}=<${value.length} chars>`));
   return { status: a.status, headers, cookies, body: a.body.toString('base64') };
 }
 
@@ -235,7 +240,9 @@ process.stdin.resume();
 process.stdout.write(JSON.stringify({ base: srv.base, web: srv.config.webBaseUrl }) + '\\n');
 `,
   );
-  const child = spawn(process.execPath, ['--import', path.join(import.meta.dirname, '..', '..', 'tsx.js'), script, path.join(dir, 'data')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', path.join(import.meta.dirname, '..', '..', 'tsx.js'), script, path.join(dir, 'data')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit');
   let out = '';
   const where = await new Promise<{ base: string; web: string }>((resolve, reject) => {

@@ -34,11 +34,7 @@ export class FormBrowser {
    * per-address sign-in limit is met only where a test means to.
    */
   private readonly forwardedFor: string;
-  constructor(
-    base: string,
-    origin: string,
-    forwardedFor = nextClientAddress(),
-  ) {
+  constructor(base: string, origin: string, forwardedFor = nextClientAddress()) {
     this.base = base;
     this.origin = origin;
     this.forwardedFor = forwardedFor;
@@ -55,7 +51,12 @@ export class FormBrowser {
       if (init.origin !== null) headers.origin = init.origin ?? this.origin;
     }
     const t0 = process.hrtime.bigint();
-    const res = await fetch(this.base + p, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, redirect: 'manual', ...(body === undefined ? {} : { body }) });
+    const res = await fetch(this.base + p, {
+      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      headers,
+      redirect: 'manual',
+      ...(body === undefined ? {} : { body }),
+    });
     const bytes = Buffer.from(await res.arrayBuffer());
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     for (const line of res.headers.getSetCookie()) {
@@ -68,7 +69,8 @@ export class FormBrowser {
   }
 
   get = (p: string): Promise<Answer> => this.request(p);
-  post = (p: string, fields: Record<string, string>, origin?: string | null): Promise<Answer> => this.request(p, { form: fields, ...(origin === undefined ? {} : { origin }) });
+  post = (p: string, fields: Record<string, string>, origin?: string | null): Promise<Answer> =>
+    this.request(p, { form: fields, ...(origin === undefined ? {} : { origin }) });
 }
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
@@ -77,7 +79,8 @@ type Element = ReturnType<typeof DomUtils.findAll>[number];
 export function postForms(page: string): { action: string; fields: Record<string, string> }[] {
   return DomUtils.findAll((e) => e.name === 'form' && e.attribs.method === 'post', parseDocument(page).children).map((f: Element) => {
     const fields: Record<string, string> = {};
-    for (const i of DomUtils.findAll((e) => e.name === 'input' && e.attribs.type === 'hidden', f.children)) fields[i.attribs.name ?? ''] = i.attribs.value ?? '';
+    for (const i of DomUtils.findAll((e) => e.name === 'input' && e.attribs.type === 'hidden', f.children))
+      fields[i.attribs.name ?? ''] = i.attribs.value ?? '';
     return { action: f.attribs.action ?? '', fields };
   });
 }

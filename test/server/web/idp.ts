@@ -12,7 +12,10 @@ import http from 'node:http';
 import type net from 'node:net';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
-export interface IdpAccount { email?: string; email_verified?: boolean }
+export interface IdpAccount {
+  email?: string;
+  email_verified?: boolean;
+}
 
 export interface IdpOptions {
   clientId: string;
@@ -31,7 +34,10 @@ export interface Idp {
 }
 
 // oidc-provider ships no types; this is the slice of its surface the test uses.
-type ProviderCtor = new (issuer: string, config: Record<string, unknown>) => {
+type ProviderCtor = new (
+  issuer: string,
+  config: Record<string, unknown>,
+) => {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
 };
 
@@ -48,14 +54,16 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
   // ES256 rather than the default RS256: an RSA key takes a noticeable fraction of a second to make.
   const signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: opts.clientId,
-      client_secret: opts.clientSecret,
-      redirect_uris: [opts.redirectUri],
-      response_types: ['code'],
-      grant_types: ['authorization_code'],
-      id_token_signed_response_alg: 'ES256',
-    }],
+    clients: [
+      {
+        client_id: opts.clientId,
+        client_secret: opts.clientSecret,
+        redirect_uris: [opts.redirectUri],
+        response_types: ['code'],
+        grant_types: ['authorization_code'],
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
     pkce: { methods: ['S256'], required: () => true },
     claims: { openid: ['sub'], email: ['email', 'email_verified'] },
     conformIdTokenClaims: !(opts.claimsInIdToken ?? false),

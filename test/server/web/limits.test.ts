@@ -94,7 +94,14 @@ describe('invitations at their limits', () => {
     try {
       const t0 = Date.now() - 5 * 24 * 3_600_000;
       for (let i = 0; i < PENDING_INVITES_PER_ORG; i++) {
-        const made = ledger.issueLoginToken(`waiting${i}@example.org`, 'invite', orgId, '', INVITE_TOKEN_MAX_MS, t0 + Math.floor(i / 10) * 24 * 3_600_000 + (i % 10) * 600_000);
+        const made = ledger.issueLoginToken(
+          `waiting${i}@example.org`,
+          'invite',
+          orgId,
+          '',
+          INVITE_TOKEN_MAX_MS,
+          t0 + Math.floor(i / 10) * 24 * 3_600_000 + (i % 10) * 600_000,
+        );
         assert.ok(made.ok, JSON.stringify(made));
       }
     } finally {
@@ -120,7 +127,11 @@ describe('keys at the limit of live keys', () => {
     assert.equal(refused.status, 409);
     assert.match(refused.text, new RegExp(`at most ${LIVE_KEYS_PER_ORG} keys`));
     assert.match(refused.text, /Revoke a key you no longer use/);
-    assert.equal(elements(refused.text).some((e) => e.attribs['data-copy'] === 'API key'), false, 'no key shown');
+    assert.equal(
+      elements(refused.text).some((e) => e.attribs['data-copy'] === 'API key'),
+      false,
+      'no key shown',
+    );
     const listed = await owner.get('/account');
     const rolls = elements(listed.text).filter((e) => e.name === 'form' && e.attribs.action === '/account/keys/roll');
     assert.equal(rolls.length, LIVE_KEYS_PER_ORG, 'still exactly the limit of keys');
@@ -131,7 +142,10 @@ describe('keys at the limit of live keys', () => {
     assert.match(withGrace.text, /Stop the old key now/);
     const now = await owner.post('/account/keys/roll', { ...roll, grace: '0' });
     assert.equal(now.status, 200);
-    assert.ok(elements(now.text).some((e) => e.attribs['data-copy'] === 'API key'), 'the new key, shown once');
+    assert.ok(
+      elements(now.text).some((e) => e.attribs['data-copy'] === 'API key'),
+      'the new key, shown once',
+    );
   });
 });
 

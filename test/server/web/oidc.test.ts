@@ -19,10 +19,7 @@ let viaIdToken: Idp;
 let rp: OidcClient;
 
 before(async () => {
-  [viaUserInfo, viaIdToken] = await Promise.all([
-    startIdp({ ...client, accounts }),
-    startIdp({ ...client, accounts, claimsInIdToken: true }),
-  ]);
+  [viaUserInfo, viaIdToken] = await Promise.all([startIdp({ ...client, accounts }), startIdp({ ...client, accounts, claimsInIdToken: true })]);
   rp = await OidcClient.discover({ ...client, issuer: viaUserInfo.issuer, allowHttp: true });
 });
 after(async () => {
@@ -35,7 +32,10 @@ async function signIn(idp: Idp, relyingParty: OidcClient, login: string): Promis
 }
 
 async function refused(promise: Promise<unknown>, reason: OidcFailure): Promise<OidcError> {
-  const err = await promise.then(() => assert.fail(`expected an OidcError(${reason})`), (e: unknown) => e);
+  const err = await promise.then(
+    () => assert.fail(`expected an OidcError(${reason})`),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof OidcError, `not an OidcError: ${String(err)}`);
   assert.equal(err.reason, reason, err.message);
   return err;
@@ -73,7 +73,10 @@ describe('code flow', () => {
     const { callback, transaction } = await signIn(viaUserInfo, rp, 'ada');
     assert.equal(callback.origin + callback.pathname, redirectUri);
     assert.deepEqual(await rp.finish(callback, transaction), {
-      issuer: viaUserInfo.issuer, subject: 'ada', email: 'ada@example.org', emailVerified: true,
+      issuer: viaUserInfo.issuer,
+      subject: 'ada',
+      email: 'ada@example.org',
+      emailVerified: true,
     });
   });
 
@@ -81,18 +84,27 @@ describe('code flow', () => {
     const other = await OidcClient.discover({ ...client, issuer: viaIdToken.issuer, allowHttp: true });
     const { callback, transaction } = await signIn(viaIdToken, other, 'ada');
     assert.deepEqual(await other.finish(callback, transaction), {
-      issuer: viaIdToken.issuer, subject: 'ada', email: 'ada@example.org', emailVerified: true,
+      issuer: viaIdToken.issuer,
+      subject: 'ada',
+      email: 'ada@example.org',
+      emailVerified: true,
     });
   });
 
   test('an unverified e-mail is reported as such, a missing one as null', async () => {
     const bob = await signIn(viaUserInfo, rp, 'bob');
     assert.deepEqual(await rp.finish(bob.callback, bob.transaction), {
-      issuer: viaUserInfo.issuer, subject: 'bob', email: 'bob@example.org', emailVerified: false,
+      issuer: viaUserInfo.issuer,
+      subject: 'bob',
+      email: 'bob@example.org',
+      emailVerified: false,
     });
     const cyd = await signIn(viaUserInfo, rp, 'cyd');
     assert.deepEqual(await rp.finish(cyd.callback, cyd.transaction), {
-      issuer: viaUserInfo.issuer, subject: 'cyd', email: null, emailVerified: false,
+      issuer: viaUserInfo.issuer,
+      subject: 'cyd',
+      email: null,
+      emailVerified: false,
     });
   });
 

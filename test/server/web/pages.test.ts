@@ -368,7 +368,14 @@ describe('JSON-LD (schema.org Event)', () => {
     assert.deepEqual(ld.location, {
       '@type': 'Place',
       name: 'Central Library',
-      address: { '@type': 'PostalAddress', streetAddress: '2090 Kittredge St', addressLocality: 'Berkeley', addressRegion: 'CA', postalCode: '94704', addressCountry: 'US' },
+      address: {
+        '@type': 'PostalAddress',
+        streetAddress: '2090 Kittredge St',
+        addressLocality: 'Berkeley',
+        addressRegion: 'CA',
+        postalCode: '94704',
+        addressCountry: 'US',
+      },
       geo: { '@type': 'GeoCoordinates', latitude: 37.868, longitude: -122.2686 },
     });
     assert.deepEqual(ld.organizer, { '@type': 'Organization', name: 'Berkeley Public Library', url: 'https://www.berkeleypubliclibrary.org/' });
@@ -381,7 +388,13 @@ describe('JSON-LD (schema.org Event)', () => {
 
   test('offers only when the price is known or the event is free', () => {
     const offers = (r: EventRecord): unknown => (eventJsonLd(r) as Record<string, unknown>).offers;
-    assert.deepEqual(offers(record({ is_free: true, ticket_url: null })), { '@type': 'Offer', price: 0, priceCurrency: 'USD', url: `${SITE.webBaseUrl}/events/bsc_evt_0123456789abcdef`, availability: 'https://schema.org/InStock' });
+    assert.deepEqual(offers(record({ is_free: true, ticket_url: null })), {
+      '@type': 'Offer',
+      price: 0,
+      priceCurrency: 'USD',
+      url: `${SITE.webBaseUrl}/events/bsc_evt_0123456789abcdef`,
+      availability: 'https://schema.org/InStock',
+    });
     assert.equal(offers(record({ is_free: false, price: null })), undefined);
     assert.equal(offers(record({ is_free: false, price: { min: null, max: null, note: 'Donations welcome' } })), undefined);
     assert.equal((offers(record({ is_free: false, price: { min: null, max: 8, note: null } })) as { price: number }).price, 8);
@@ -410,19 +423,42 @@ describe('JSON-LD (schema.org Event)', () => {
 
   test('addresses without a street or a ZIP, and ones that do not parse', () => {
     const v = record().venue;
-    assert.deepEqual(postalAddress({ ...v, address: 'Berkeley, CA 94704' }), { '@type': 'PostalAddress', addressLocality: 'Berkeley', addressRegion: 'CA', postalCode: '94704', addressCountry: 'US' });
-    assert.deepEqual(postalAddress({ ...v, address: '1 Main St, Berkeley, CA' }), { '@type': 'PostalAddress', streetAddress: '1 Main St', addressLocality: 'Berkeley', addressRegion: 'CA', addressCountry: 'US' });
-    assert.deepEqual(postalAddress({ ...v, address: 'Somewhere odd' }), { '@type': 'PostalAddress', streetAddress: 'Somewhere odd', addressLocality: 'Berkeley', addressRegion: 'CA', addressCountry: 'US' });
+    assert.deepEqual(postalAddress({ ...v, address: 'Berkeley, CA 94704' }), {
+      '@type': 'PostalAddress',
+      addressLocality: 'Berkeley',
+      addressRegion: 'CA',
+      postalCode: '94704',
+      addressCountry: 'US',
+    });
+    assert.deepEqual(postalAddress({ ...v, address: '1 Main St, Berkeley, CA' }), {
+      '@type': 'PostalAddress',
+      streetAddress: '1 Main St',
+      addressLocality: 'Berkeley',
+      addressRegion: 'CA',
+      addressCountry: 'US',
+    });
+    assert.deepEqual(postalAddress({ ...v, address: 'Somewhere odd' }), {
+      '@type': 'PostalAddress',
+      streetAddress: 'Somewhere odd',
+      addressLocality: 'Berkeley',
+      addressRegion: 'CA',
+      addressCountry: 'US',
+    });
   });
 });
 
 describe('layout', () => {
   test('security headers: a CSP with nothing inline, and the usual companions', () => {
     const h = new Map(SECURITY_HEADERS.map(([k, v]) => [k.toLowerCase(), v]));
-    const csp = new Map(h.get('content-security-policy')!.split(';').map((d) => {
-      const [name, ...values] = d.trim().split(/\s+/);
-      return [name!, values] as const;
-    }));
+    const csp = new Map(
+      h
+        .get('content-security-policy')!
+        .split(';')
+        .map((d) => {
+          const [name, ...values] = d.trim().split(/\s+/);
+          return [name!, values] as const;
+        }),
+    );
     assert.deepEqual(csp.get('default-src'), ["'none'"]);
     assert.deepEqual(csp.get('script-src'), ["'self'"]);
     assert.deepEqual(csp.get('style-src'), ["'self'"]);
@@ -439,7 +475,11 @@ describe('layout', () => {
 
   test('the head: title, description, canonical, Open Graph, Twitter card, stylesheet, icon', () => {
     const doc = assertSoundPage(
-      renderPage(SITE, { title: 'Docs <&> – Family Events', description: 'About "this"', canonicalPath: '/docs', og: { type: 'website', image: 'https://img.example/a.png' } }, html`<h1>Docs</h1>`),
+      renderPage(
+        SITE,
+        { title: 'Docs <&> – Family Events', description: 'About "this"', canonicalPath: '/docs', og: { type: 'website', image: 'https://img.example/a.png' } },
+        html`<h1>Docs</h1>`,
+      ),
     );
     assert.equal(text(byTag(doc, 'title')[0]!), 'Docs <&> – Family Events');
     assert.equal(metaContent(doc, 'description'), 'About "this"');
@@ -456,8 +496,14 @@ describe('layout', () => {
     assert.equal(byTag(doc, 'script').length, 0, 'no script unless asked for');
     const nav = byTag(doc, 'nav')[0]!;
     const current = DomUtils.findAll((e) => attr(e, 'aria-current') !== undefined, nav.children);
-    assert.deepEqual(current.map((a) => [attr(a, 'href'), attr(a, 'aria-current')]), [['/docs', 'page']]);
-    assert.deepEqual(DomUtils.findAll((e) => e.name === 'a', byTag(doc, 'footer')[0]!.children).map((a) => attr(a, 'href')), ['/docs']);
+    assert.deepEqual(
+      current.map((a) => [attr(a, 'href'), attr(a, 'aria-current')]),
+      [['/docs', 'page']],
+    );
+    assert.deepEqual(
+      DomUtils.findAll((e) => e.name === 'a', byTag(doc, 'footer')[0]!.children).map((a) => attr(a, 'href')),
+      ['/docs'],
+    );
   });
 });
 
@@ -484,7 +530,10 @@ describe('event page', () => {
     assert.ok(norm(text(byTag(doc, 'main')[0]!)).includes(norm(`<b onmouseover="alert(4)">Org</b>`)), 'the organizer name is shown as text');
     assert.equal(metaContent(doc, 'og:image'), undefined);
     const categoryLinks = byTag(doc, 'a').filter((a) => attr(a, 'href')!.startsWith('/categories/'));
-    assert.deepEqual(categoryLinks.map((a) => attr(a, 'href')), ['/categories/storytime', `/categories/${encodeURIComponent(`"><x onload=alert(7)>`)}`]);
+    assert.deepEqual(
+      categoryLinks.map((a) => attr(a, 'href')),
+      ['/categories/storytime', `/categories/${encodeURIComponent(`"><x onload=alert(7)>`)}`],
+    );
     assert.ok(text(byTag(doc, 'main')[0]!).includes(`Listing from ${r.source!}.`));
   });
 
@@ -502,7 +551,12 @@ describe('event page', () => {
     assert.equal(facts.Ages, 'Ages 1–2');
     assert.equal(facts.Price, 'Free');
     assert.ok(facts.Where!.startsWith('Central Library 2090 Kittredge St, Berkeley, CA 94704 Map'));
-    assert.deepEqual(byTag(doc, 'dd').flatMap((dd) => DomUtils.findAll((e) => e.name === 'li', dd.children)).map(text), ['Storytime', 'Music']);
+    assert.deepEqual(
+      byTag(doc, 'dd')
+        .flatMap((dd) => DomUtils.findAll((e) => e.name === 'li', dd.children))
+        .map(text),
+      ['Storytime', 'Music'],
+    );
     assert.equal(facts.Organizer, 'Berkeley Public Library');
     const map = linksByText(doc, 'Map')[0]!;
     assert.equal(new URL(attr(map, 'href')!).hostname, 'www.openstreetmap.org');
@@ -521,7 +575,12 @@ describe('event page', () => {
   });
 
   test("a ZIP's or a town's point is shown as an approximate location: no pin, no JSON-LD geo", () => {
-    for (const [precision, approximate] of [['exact', false], ['venue', false], ['zip', true], ['place', true]] as const) {
+    for (const [precision, approximate] of [
+      ['exact', false],
+      ['venue', false],
+      ['zip', true],
+      ['place', true],
+    ] as const) {
       const r = record({ venue: { name: 'Some Hall', address: 'Concord, CA', city: 'Concord', lat: 37.978, lng: -122.031, geo_precision: precision } });
       const doc = render(r);
       const map = linksByText(doc, 'Map')[0]!;
@@ -572,7 +631,9 @@ describe('event page', () => {
   });
 
   test('without organizer, tickets, description or image', () => {
-    const doc = render(record({ organizer: null, organizer_url: null, ticket_url: null, description: null, summary: null, image_url: null, categories: [], source: null }));
+    const doc = render(
+      record({ organizer: null, organizer_url: null, ticket_url: null, description: null, summary: null, image_url: null, categories: [], source: null }),
+    );
     const dts = byTag(doc, 'dt').map(text);
     assert.deepEqual(dts, ['When', 'Where', 'Ages', 'Price']);
     assert.equal(linksByText(doc, 'Tickets').length, 0);
@@ -606,8 +667,23 @@ describe('browse page', () => {
   const records = [
     hostile(),
     record({ id: 'bsc_evt_a1', title: 'Baby Bounce', start_datetime: '2025-12-06T13:00:00-08:00', end_datetime: null, is_canceled: true }),
-    record({ id: 'bsc_evt_a2', title: 'Lego Club', start_datetime: '2025-12-07T15:00:00-08:00', end_datetime: '2025-12-07T16:00:00-08:00', is_free: false, price: { min: 5, max: 5, note: null }, distance_km: 2.345 }),
-    record({ id: 'bsc_evt_a3', title: 'New Year Crafts', start_datetime: '2027-01-09T10:00:00-08:00', end_datetime: null, age_range: null, age_range_years: null }),
+    record({
+      id: 'bsc_evt_a2',
+      title: 'Lego Club',
+      start_datetime: '2025-12-07T15:00:00-08:00',
+      end_datetime: '2025-12-07T16:00:00-08:00',
+      is_free: false,
+      price: { min: 5, max: 5, note: null },
+      distance_km: 2.345,
+    }),
+    record({
+      id: 'bsc_evt_a3',
+      title: 'New Year Crafts',
+      start_datetime: '2027-01-09T10:00:00-08:00',
+      end_datetime: null,
+      age_range: null,
+      age_range_years: null,
+    }),
   ];
 
   test('a page of results: day headings, event links, count, paging, calendar links', () => {
@@ -624,12 +700,15 @@ describe('browse page', () => {
     assert.equal(linkHref(doc, 'canonical'), 'https://web.example/events');
     assert.deepEqual(byTag(doc, 'h2').map(text), ['Saturday, December 6', 'Sunday, December 7', 'Saturday, January 9, 2027']);
     const h3 = byTag(doc, 'h3');
-    assert.deepEqual(h3.map((h) => attr(DomUtils.findOne((e) => e.name === 'a', h.children)!, 'href')), [
-      '/events/bsc_evt_hostile0000000001',
-      '/events/bsc_evt_a1',
-      '/events/bsc_evt_a2',
-      '/events/bsc_evt_a3',
-    ]);
+    assert.deepEqual(
+      h3.map((h) =>
+        attr(
+          DomUtils.findOne((e) => e.name === 'a', h.children)!,
+          'href',
+        ),
+      ),
+      ['/events/bsc_evt_hostile0000000001', '/events/bsc_evt_a1', '/events/bsc_evt_a2', '/events/bsc_evt_a3'],
+    );
     assert.equal(text(DomUtils.findOne((e) => e.name === 'a', h3[0]!.children)!), HOSTILE_TITLE);
     assert.equal(norm(text(h3[1]!)), 'Baby Bounce Canceled');
     const cards = all(doc, (e) => attr(e, 'class') === 'card').map((c) => norm(text(c)));
@@ -640,22 +719,53 @@ describe('browse page', () => {
     assert.ok(cards[3]!.includes('All ages · Free'));
     assert.ok(norm(text(byTag(doc, 'main')[0]!)).includes('Showing 21–24 of 132 events'));
     const nav = byTag(doc, 'nav').find((n) => attr(n, 'aria-label') === 'Pagination')!;
-    assert.deepEqual(DomUtils.findAll((e) => e.name === 'a', nav.children).map((a) => [text(a), attr(a, 'href'), attr(a, 'rel')]), [
-      ['Previous page', '/events?offset=0', 'prev'],
-      ['Next page', '/events?offset=40', 'next'],
-    ]);
+    assert.deepEqual(
+      DomUtils.findAll((e) => e.name === 'a', nav.children).map((a) => [text(a), attr(a, 'href'), attr(a, 'rel')]),
+      [
+        ['Previous page', '/events?offset=0', 'prev'],
+        ['Next page', '/events?offset=40', 'next'],
+      ],
+    );
     assert.equal(attr(linksByText(doc, 'Subscribe in your calendar')[0]!, 'href'), 'webcal://web.example/events.ics');
     assert.equal(attr(linksByText(doc, 'Download .ics')[0]!, 'href'), 'https://web.example/events.ics');
   });
 
   test('the form: every API filter by its API name, GET, refilled from the request', () => {
-    const values = { q: `"><script>alert(1)</script>`, city: 'oakland', category: 'music', is_free: 'true', age_min: '3', age_max: '5', week: '2025-W50', lat: '37.8', lng: '-122.2', radius_km: '5', start_date: '2025-12-06', end_date: '2025-12-07' };
-    const doc = assertSoundPage(browsePage(SITE, base({ form: { ...base().form, values }, results: { records: [], total: 0, offset: 0, limit: 20, prevHref: null, nextHref: null } })));
+    const values = {
+      q: `"><script>alert(1)</script>`,
+      city: 'oakland',
+      category: 'music',
+      is_free: 'true',
+      age_min: '3',
+      age_max: '5',
+      week: '2025-W50',
+      lat: '37.8',
+      lng: '-122.2',
+      radius_km: '5',
+      start_date: '2025-12-06',
+      end_date: '2025-12-07',
+    };
+    const doc = assertSoundPage(
+      browsePage(SITE, base({ form: { ...base().form, values }, results: { records: [], total: 0, offset: 0, limit: 20, prevHref: null, nextHref: null } })),
+    );
     const form = byTag(doc, 'form')[0]!;
     assert.equal(attr(form, 'method'), 'get');
     assert.equal(attr(form, 'action'), '/events');
     const controls = DomUtils.findAll((e) => e.name === 'input' || e.name === 'select', form.children);
-    assert.deepEqual(controls.map((c) => attr(c, 'name')).sort(), ['age_max', 'age_min', 'category', 'city', 'end_date', 'is_free', 'lat', 'lng', 'q', 'radius_km', 'start_date', 'week']);
+    assert.deepEqual(controls.map((c) => attr(c, 'name')).sort(), [
+      'age_max',
+      'age_min',
+      'category',
+      'city',
+      'end_date',
+      'is_free',
+      'lat',
+      'lng',
+      'q',
+      'radius_km',
+      'start_date',
+      'week',
+    ]);
     const control = (name: string): El => controls.find((c) => attr(c, 'name') === name)!;
     assert.equal(attr(control('q'), 'value'), values.q, 'a hostile value comes back as the same text');
     assert.equal(attr(control('age_min'), 'type'), 'number');
@@ -665,7 +775,8 @@ describe('browse page', () => {
     assert.equal(attr(control('is_free'), 'type'), 'checkbox');
     assert.equal(attr(control('is_free'), 'value'), 'true');
     assert.ok(DomUtils.hasAttrib(control('is_free'), 'checked'));
-    const selected = (name: string): string[] => DomUtils.findAll((o) => o.name === 'option' && DomUtils.hasAttrib(o, 'selected'), control(name).children).map((o) => attr(o, 'value')!);
+    const selected = (name: string): string[] =>
+      DomUtils.findAll((o) => o.name === 'option' && DomUtils.hasAttrib(o, 'selected'), control(name).children).map((o) => attr(o, 'value')!);
     assert.deepEqual(selected('city'), ['Oakland'], 'a city matches whatever its case');
     assert.deepEqual(selected('category'), ['music']);
     assert.deepEqual(selected('week'), ['2025-W50'], 'an ISO week the select does not list is kept');
@@ -688,13 +799,27 @@ describe('browse page', () => {
     const doc = assertSoundPage(browsePage(SITE, base({ errors, form: { ...base().form, values: { city: 'Atlantis<script>' } } })));
     const summary = all(doc, (e) => attr(e, 'role') === 'alert')[0]!;
     const items = DomUtils.findAll((e) => e.name === 'li', summary.children);
-    assert.deepEqual(items.map((li) => norm(text(li))), ['City: Unknown city "Atlantis<script>".', 'Latitude: lat and lng come together.', 'sort: Not a sort order.']);
-    assert.deepEqual(DomUtils.findAll((e) => e.name === 'a', summary.children).map((a) => attr(a, 'href')), ['#f-city', '#f-lat']);
-    for (const [name, message] of [['city', errors[0]!.message], ['lat', errors[1]!.message]] as const) {
+    assert.deepEqual(
+      items.map((li) => norm(text(li))),
+      ['City: Unknown city "Atlantis<script>".', 'Latitude: lat and lng come together.', 'sort: Not a sort order.'],
+    );
+    assert.deepEqual(
+      DomUtils.findAll((e) => e.name === 'a', summary.children).map((a) => attr(a, 'href')),
+      ['#f-city', '#f-lat'],
+    );
+    for (const [name, message] of [
+      ['city', errors[0]!.message],
+      ['lat', errors[1]!.message],
+    ] as const) {
       const c = all(doc, (e) => attr(e, 'name') === name && (e.name === 'input' || e.name === 'select'))[0]!;
       assert.equal(attr(c, 'aria-invalid'), 'true');
-      const described = attr(c, 'aria-describedby')!.split(' ').map((id) => norm(text(DomUtils.getElementById(id, doc.children)!)));
-      assert.ok(described.some((d) => d.includes(message)), `${name} is described by its error`);
+      const described = attr(c, 'aria-describedby')!
+        .split(' ')
+        .map((id) => norm(text(DomUtils.getElementById(id, doc.children)!)));
+      assert.ok(
+        described.some((d) => d.includes(message)),
+        `${name} is described by its error`,
+      );
     }
     const lng = all(doc, (e) => attr(e, 'name') === 'lng')[0]!;
     assert.equal(attr(lng, 'aria-invalid'), undefined);
@@ -703,19 +828,49 @@ describe('browse page', () => {
   });
 
   test('a category keyless browsing leaves out: a notice that says so and where they are, noindex, no calendar links; a calendar says how many it holds', () => {
-    const refused = assertSoundPage(browsePage(SITE, base({ form: { ...base().form, values: { category: 'festivals' } }, unlisted: { categories: ['Fairs & festivals'], planName: 'Community' } })));
+    const refused = assertSoundPage(
+      browsePage(
+        SITE,
+        base({ form: { ...base().form, values: { category: 'festivals' } }, unlisted: { categories: ['Fairs & festivals'], planName: 'Community' } }),
+      ),
+    );
     const notice = byTag(refused, 'div').find((d) => attr(d, 'class') === 'notice')!;
     assert.ok(norm(text(notice)).startsWith('“Fairs & festivals” is not listed on the website.'), text(notice));
     assert.ok(DomUtils.findAll((e) => e.name === 'a', notice.children).some((a) => attr(a, 'href') === '/docs#plans'));
     assert.equal(metaContent(refused, 'robots'), 'noindex');
     assert.equal(linksByText(refused, 'Subscribe in your calendar').length, 0);
-    const listing = parse(browsePage(SITE, base({ results: { records: [record()], total: 1, offset: 0, limit: 20, prevHref: null, nextHref: null }, subscribeHref: 'webcal://web.example/events.ics', icsHref: 'https://web.example/events.ics', calendarEvents: 20 })));
+    const listing = parse(
+      browsePage(
+        SITE,
+        base({
+          results: { records: [record()], total: 1, offset: 0, limit: 20, prevHref: null, nextHref: null },
+          subscribeHref: 'webcal://web.example/events.ics',
+          icsHref: 'https://web.example/events.ics',
+          calendarEvents: 20,
+        }),
+      ),
+    );
     assert.ok(norm(text(listing)).includes('The calendar holds the next 20 events of this search'));
   });
 
   test('the only result page, and events already under way', () => {
-    const ongoing = record({ id: 'bsc_evt_ongoing', title: 'Winter Exhibit', start_datetime: '2025-11-01T00:00:00-07:00', end_datetime: '2026-01-31T23:59:59-08:00' });
-    const doc = assertSoundPage(browsePage(SITE, base({ heading: 'Events in Berkeley', intro: 'Libraries & parks.', path: '/cities/berkeley', results: { records: [ongoing, record()], total: 2, offset: 0, limit: 20, prevHref: null, nextHref: null } })));
+    const ongoing = record({
+      id: 'bsc_evt_ongoing',
+      title: 'Winter Exhibit',
+      start_datetime: '2025-11-01T00:00:00-07:00',
+      end_datetime: '2026-01-31T23:59:59-08:00',
+    });
+    const doc = assertSoundPage(
+      browsePage(
+        SITE,
+        base({
+          heading: 'Events in Berkeley',
+          intro: 'Libraries & parks.',
+          path: '/cities/berkeley',
+          results: { records: [ongoing, record()], total: 2, offset: 0, limit: 20, prevHref: null, nextHref: null },
+        }),
+      ),
+    );
     assert.deepEqual(byTag(doc, 'h2').map(text), ['Already under way', 'Saturday, December 6']);
     assert.ok(norm(text(byTag(doc, 'main')[0]!)).includes('2 events'));
     assert.equal(byTag(doc, 'nav').filter((n) => attr(n, 'aria-label') === 'Pagination').length, 0);
@@ -736,13 +891,25 @@ describe('error pages', () => {
   };
   const pages: readonly [string, string, string][] = [
     ['404', notFoundPage(SITE, { path: '/nope/"><script>' }), 'We couldn’t find that page'],
-    ['410', gonePage(SITE, { gone, similarHref: '/events?city=Oakland&category=storytime' }), `${HOSTILE_TITLE} on Saturday, November 15, 2025 is no longer listed`],
-    ['400', badRequestPage(SITE, { detail: 'The calendar link has filters we cannot read.', errors: [{ param: 'age_min', message: 'Must be <b>0–18</b>.' }] }), 'This address doesn’t work'],
+    [
+      '410',
+      gonePage(SITE, { gone, similarHref: '/events?city=Oakland&category=storytime' }),
+      `${HOSTILE_TITLE} on Saturday, November 15, 2025 is no longer listed`,
+    ],
+    [
+      '400',
+      badRequestPage(SITE, { detail: 'The calendar link has filters we cannot read.', errors: [{ param: 'age_min', message: 'Must be <b>0–18</b>.' }] }),
+      'This address doesn’t work',
+    ],
     ['405', methodNotAllowedPage(SITE), 'Request not allowed'],
     ['503', unavailablePage(SITE, { retryAfterS: 120 }), 'We’re busy right now'],
     ['500', internalErrorPage(SITE), 'Something went wrong'],
     ['429', tooManyRequestsPage(SITE, { what: 'calendar', perMinute: 10, retryAfterS: 6 }), 'Please slow down'],
-    ['403', categoryNotListedPage(SITE, { categories: ['Fairs & festivals', 'Seasonal'], planName: 'Community' }), '“Fairs & festivals” and “Seasonal” are not listed on the website'],
+    [
+      '403',
+      categoryNotListedPage(SITE, { categories: ['Fairs & festivals', 'Seasonal'], planName: 'Community' }),
+      '“Fairs & festivals” and “Seasonal” are not listed on the website',
+    ],
   ];
   for (const [status, page, h1] of pages) {
     test(`${status}: sound, noindex, says what happened, offers a way on`, () => {
@@ -750,7 +917,10 @@ describe('error pages', () => {
       assert.equal(text(byTag(doc, 'h1')[0]!), h1);
       assert.equal(metaContent(doc, 'robots'), 'noindex');
       assert.equal(linkHref(doc, 'canonical'), undefined);
-      assert.ok(byTag(doc, 'a').some((a) => attr(a, 'href') === '/events' || attr(a, 'href') === '/'), 'a link onwards');
+      assert.ok(
+        byTag(doc, 'a').some((a) => attr(a, 'href') === '/events' || attr(a, 'href') === '/'),
+        'a link onwards',
+      );
     });
   }
 
@@ -759,7 +929,13 @@ describe('error pages', () => {
     const form = byTag(doc, 'form')[0]!;
     assert.equal(attr(form, 'action'), '/events');
     assert.equal(attr(form, 'method'), 'get');
-    assert.equal(attr(DomUtils.findOne((e) => e.name === 'input', form.children)!, 'name'), 'q');
+    assert.equal(
+      attr(
+        DomUtils.findOne((e) => e.name === 'input', form.children)!,
+        'name',
+      ),
+      'q',
+    );
     assert.ok(text(byTag(doc, 'main')[0]!).includes('/nope/"><script>'));
   });
 
@@ -774,8 +950,14 @@ describe('error pages', () => {
     const tooMany = parse(pages[6]![1]);
     assert.ok(norm(text(tooMany)).includes('more than 10 calendar downloads of a search a minute'));
     assert.ok(norm(text(tooMany)).includes('try again in about 6 seconds'));
-    for (const href of ['/docs', '/account/sign-in']) assert.ok(byTag(tooMany, 'a').some((a) => attr(a, 'href') === href), href);
-    assert.ok(norm(text(parse(tooManyRequestsPage(SITE, { what: 'listing', perMinute: 60, retryAfterS: 1 })))).includes('more than 60 event listings a minute'));
+    for (const href of ['/docs', '/account/sign-in'])
+      assert.ok(
+        byTag(tooMany, 'a').some((a) => attr(a, 'href') === href),
+        href,
+      );
+    assert.ok(
+      norm(text(parse(tooManyRequestsPage(SITE, { what: 'listing', perMinute: 60, retryAfterS: 1 })))).includes('more than 60 event listings a minute'),
+    );
     assert.ok(byTag(parse(pages[7]![1]), 'a').some((a) => attr(a, 'href') === '/docs#plans'));
   });
 });

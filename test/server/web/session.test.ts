@@ -6,16 +6,39 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Request } from '../../../server/http.ts';
-import { clearCookie, cookieNames, Csrf, formFields, newToken, PreSessions, readCookies, sameOrigin, setCookie, tokenHash } from '../../../server/web/session.ts';
+import {
+  clearCookie,
+  cookieNames,
+  Csrf,
+  formFields,
+  newToken,
+  PreSessions,
+  readCookies,
+  sameOrigin,
+  setCookie,
+  tokenHash,
+} from '../../../server/web/session.ts';
 
-const req = (headers: Record<string, string>, body: string | null = null): Request =>
-  ({ method: 'POST', path: '/', rawQuery: '', targetLength: 1, headerBytes: 0, headers, remoteAddress: '', signal: new AbortController().signal, receivedAt: 0, body: body === null ? null : Buffer.from(body), bodyTooLarge: false });
+const req = (headers: Record<string, string>, body: string | null = null): Request => ({
+  method: 'POST',
+  path: '/',
+  rawQuery: '',
+  targetLength: 1,
+  headerBytes: 0,
+  headers,
+  remoteAddress: '',
+  signal: new AbortController().signal,
+  receivedAt: 0,
+  body: body === null ? null : Buffer.from(body),
+  bodyTooLarge: false,
+});
 
 test('cookies: __Host- prefix, Secure, HttpOnly, SameSite=Lax, Path=/ and no Domain on https; plain names on http', () => {
   const https = cookieNames('https://www.example.org');
   assert.equal(https.session, '__Host-fe_session');
   const c = setCookie(https, https.session, 'abc', 3600);
-  for (const part of ['__Host-fe_session=abc', 'Max-Age=3600', 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Lax']) assert.ok(c.split('; ').includes(part), `${part} in ${c}`);
+  for (const part of ['__Host-fe_session=abc', 'Max-Age=3600', 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Lax'])
+    assert.ok(c.split('; ').includes(part), `${part} in ${c}`);
   assert.ok(!/domain=/i.test(c));
   const http = cookieNames('http://127.0.0.1:8080');
   assert.equal(http.session, 'fe_session');
@@ -68,7 +91,13 @@ test('over http a pre-session id verifies only at the client address it was give
       // Its issue time cannot be moved forward to keep it fresh: the MAC covers it.
       const [rand, , mac] = id.split('.');
       assert.ok(!http.valid(`${rand}.${Math.floor(t0 / 1000) + DAY_S}.${mac}`, here, t0 + DAY_S * 1000));
-      assert.ok(!http.valid(id.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')), here, t0));
+      assert.ok(
+        !http.valid(
+          id.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')),
+          here,
+          t0,
+        ),
+      );
     }),
     { numRuns: 300 },
   );

@@ -42,7 +42,8 @@ const text = (e: Element | null): string => (e ? textContent(e).replace(/\s+/g, 
 /** The security headers every HTML answer carries, whatever its status. */
 function assertSecurityHeaders(h: Headers, what: string): void {
   const csp = h.get('content-security-policy') ?? '';
-  for (const directive of ["object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]) assert.ok(csp.includes(directive), `${what}: CSP has ${directive}: ${csp}`);
+  for (const directive of ["object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"])
+    assert.ok(csp.includes(directive), `${what}: CSP has ${directive}: ${csp}`);
   const script = /script-src ([^;]*)/.exec(csp)?.[1] ?? /default-src ([^;]*)/.exec(csp)?.[1] ?? '';
   assert.ok(!script.includes("'unsafe-inline'") && !script.includes("'unsafe-eval'") && !script.includes('*'), `${what}: script-src is strict: ${script}`);
   assert.equal(h.get('x-content-type-options'), 'nosniff', what);
@@ -73,14 +74,16 @@ const localPath = (eventUrl: string): string => {
 
 /** The JSON-LD blocks of a page, parsed. */
 const jsonLd = (doc: Document): Record<string, unknown>[] =>
-  all(doc, (e) => e.name === 'script' && getAttributeValue(e, 'type') === 'application/ld+json').map((s) => JSON.parse(textContent(s)) as Record<string, unknown>);
+  all(doc, (e) => e.name === 'script' && getAttributeValue(e, 'type') === 'application/ld+json').map(
+    (s) => JSON.parse(textContent(s)) as Record<string, unknown>,
+  );
 
 const upcoming = (): OracleRow[] => fx.rows.filter((r) => r.end_ms >= NOW.getTime());
 
 describe('event pages', () => {
   test('every event_url of live API answers resolves to its page on the same server', async () => {
     let seen = 0;
-    for (let offset = 0; offset !== null && seen < 300; ) {
+    for (let offset = 0; offset !== null && seen < 300;) {
       const page = await get(srv.base, `/v1/events?limit=100&offset=${offset}`, { headers: { authorization: `Bearer ${partnerKey}` } });
       assert.equal(page.status, 200);
       for (const rec of page.json.events as { id: string; title: string; event_url: string; start_datetime: string; venue: { name: string } }[]) {
@@ -161,14 +164,24 @@ describe('event pages', () => {
   });
 
   test('unknown ids and paths are HTML 404 pages with a search box; other methods 405', async () => {
-    for (const p of ['/events/bsc_evt_00000000000000000000', '/events/nope', '/no/such/page', '/events/bsc_evt_00000000000000000000.ics', '/cities/atlantis', '/categories/nope']) {
+    for (const p of [
+      '/events/bsc_evt_00000000000000000000',
+      '/events/nope',
+      '/no/such/page',
+      '/events/bsc_evt_00000000000000000000.ics',
+      '/cities/atlantis',
+      '/categories/nope',
+    ]) {
       const r = await get(srv.base, p);
       assert.equal(r.status, 404, p);
       assertSecurityHeaders(r.headers, p);
       const doc = html(r.text);
       const form = one(doc, (e) => e.name === 'form' && getAttributeValue(e, 'action') === '/events');
       assert.ok(form, `${p}: a search form`);
-      assert.ok(one(doc, (e) => e.name === 'input' && getAttributeValue(e, 'name') === 'q'), `${p}: a q box`);
+      assert.ok(
+        one(doc, (e) => e.name === 'input' && getAttributeValue(e, 'name') === 'q'),
+        `${p}: a q box`,
+      );
     }
     const post = await fetch(`${srv.base}/events`, { method: 'POST' });
     assert.equal(post.status, 405);
@@ -228,19 +241,30 @@ async function follow(start: string): Promise<{ ids: string[]; pages: number }> 
 describe('browse', () => {
   test('filters and paging list exactly what the oracle says, in order', async () => {
     const berkeley = await follow('/events?city=Berkeley&age_min=3&age_max=5');
-    const want = oracle((r) => r.venue_city === 'Berkeley' && (r.age_min_months === null || (r.age_min_months <= 5 * 12 + 11 && (r.age_max_months ?? 0) >= 36)));
+    const want = oracle(
+      (r) => r.venue_city === 'Berkeley' && (r.age_min_months === null || (r.age_min_months <= 5 * 12 + 11 && (r.age_max_months ?? 0) >= 36)),
+    );
     assert.deepEqual(berkeley.ids, want);
     assert.ok(berkeley.pages > 1, 'more than one page');
 
     const free = await follow('/events?is_free=true&category=storytime&city=');
-    assert.deepEqual(free.ids, oracle((r) => r.is_free && r.categories.includes('storytime')));
+    assert.deepEqual(
+      free.ids,
+      oracle((r) => r.is_free && r.categories.includes('storytime')),
+    );
   });
 
   test('city and category landing pages are the same listings', async () => {
     const city = await follow('/cities/berkeley');
-    assert.deepEqual(city.ids, oracle((r) => r.venue_city === 'Berkeley'));
+    assert.deepEqual(
+      city.ids,
+      oracle((r) => r.venue_city === 'Berkeley'),
+    );
     const cat = await follow('/categories/storytime');
-    assert.deepEqual(cat.ids, oracle((r) => r.categories.includes('storytime')));
+    assert.deepEqual(
+      cat.ids,
+      oracle((r) => r.categories.includes('storytime')),
+    );
   });
 
   test('the form carries every filter of the API; empty fields and tracking parameters are ignored', async () => {
@@ -249,19 +273,32 @@ describe('browse', () => {
     const doc = html(r.text);
     const form = one(doc, (e) => e.name === 'form' && getAttributeValue(e, 'action') === '/events');
     assert.ok(form);
-    const names = new Set(findAll((e) => (e.name === 'input' || e.name === 'select') && getAttributeValue(e, 'name') !== undefined, form.children).map((e) => getAttributeValue(e, 'name')));
-    for (const p of ['city', 'lat', 'lng', 'radius_km', 'age_min', 'age_max', 'category', 'is_free', 'week', 'start_date', 'end_date', 'q']) assert.ok(names.has(p), `the form has ${p}`);
+    const names = new Set(
+      findAll((e) => (e.name === 'input' || e.name === 'select') && getAttributeValue(e, 'name') !== undefined, form.children).map((e) =>
+        getAttributeValue(e, 'name'),
+      ),
+    );
+    for (const p of ['city', 'lat', 'lng', 'radius_km', 'age_min', 'age_max', 'category', 'is_free', 'week', 'start_date', 'end_date', 'q'])
+      assert.ok(names.has(p), `the form has ${p}`);
     const subscribe = one(doc, (e) => e.name === 'a' && (getAttributeValue(e, 'href') ?? '').startsWith('webcal://'));
     assert.ok(subscribe, 'a subscribe link');
   });
 
   test('bad filters are a 400 page that says what to change, with the form', async () => {
-    for (const [q, param] of [['age_min=abc', 'age_min'], ['city=Atlantis', 'city'], ['age_min=9&age_max=3', 'age_min'], ['start_date=2026-13-01', 'start_date']] as const) {
+    for (const [q, param] of [
+      ['age_min=abc', 'age_min'],
+      ['city=Atlantis', 'city'],
+      ['age_min=9&age_max=3', 'age_min'],
+      ['start_date=2026-13-01', 'start_date'],
+    ] as const) {
       const r = await get(srv.base, `/events?${q}`);
       assert.equal(r.status, 400, q);
       assertSecurityHeaders(r.headers, q);
       assert.ok(r.text.includes(param), `${q}: names ${param}`);
-      assert.ok(one(html(r.text), (e) => e.name === 'form' && getAttributeValue(e, 'action') === '/events'), `${q}: the form is there`);
+      assert.ok(
+        one(html(r.text), (e) => e.name === 'form' && getAttributeValue(e, 'action') === '/events'),
+        `${q}: the form is there`,
+      );
     }
   });
 
@@ -270,7 +307,10 @@ describe('browse', () => {
     assert.equal(r.status, 200);
     const events = checkIcs(r.text, '/events.ics');
     // One page of the search: the next 20 events, as the listing shows them.
-    assert.deepEqual(events.map((e) => e.getFirstPropertyValue('uid')), oracle((x) => x.venue_city === 'Berkeley').slice(0, 20));
+    assert.deepEqual(
+      events.map((e) => e.getFirstPropertyValue('uid')),
+      oracle((x) => x.venue_city === 'Berkeley').slice(0, 20),
+    );
     const again = await get(srv.base, '/events.ics?city=Berkeley', { headers: { 'if-none-match': r.headers.get('etag') ?? '' } });
     assert.equal(again.status, 304);
   });
@@ -310,7 +350,11 @@ describe('home and docs', () => {
   });
 
   test('static assets: long-lived, conditional, typed', async () => {
-    for (const [p, type] of [['/static/site.css', 'text/css'], ['/static/site.js', 'text/javascript'], ['/static/favicon.svg', 'image/svg+xml']] as const) {
+    for (const [p, type] of [
+      ['/static/site.css', 'text/css'],
+      ['/static/site.js', 'text/javascript'],
+      ['/static/favicon.svg', 'image/svg+xml'],
+    ] as const) {
       const r = await get(srv.base, p);
       assert.equal(r.status, 200, p);
       assert.ok((r.headers.get('content-type') ?? '').startsWith(type), p);

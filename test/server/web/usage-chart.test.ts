@@ -110,9 +110,12 @@ const monthArb: fc.Arbitrary<Month> = fc
       maxLength: n,
     });
     // Day offsets from the 1st: before it, or past the month's end.
-    const outside = fc.array(fc.record({ offset: fc.oneof(fc.integer({ min: -40, max: 0 }), fc.integer({ min: n + 1, max: n + 40 })), records: countArb, requests: countArb }), {
-      maxLength: 5,
-    });
+    const outside = fc.array(
+      fc.record({ offset: fc.oneof(fc.integer({ min: -40, max: 0 }), fc.integer({ min: n + 1, max: n + 40 })), records: countArb, requests: countArb }),
+      {
+        maxLength: 5,
+      },
+    );
     const junk = fc.array(fc.constantFrom('', 'not a date', `${year}-${month}-1`, `${year}-${pad2(month)}-1`, `${year}-${pad2(month)}-00`), { maxLength: 2 });
     return fc.tuple(inside, outside, junk).chain(([ins, outs, junks]) => {
       const days: UsageDay[] = [
@@ -162,11 +165,15 @@ function assertChart(page: string, m: Month): Doc {
   assert.equal(attr(svg, 'role'), 'img');
   const labelIds = (attr(svg, 'aria-labelledby') ?? '').split(/\s+/).filter(Boolean);
   assert.ok(labelIds.length > 0, 'the svg is aria-labelledby something');
-  const label = norm(labelIds.map((id) => {
-    const target = all(doc, (e) => attr(e, 'id') === id);
-    assert.equal(target.length, 1, `#${id} exists`);
-    return text(target[0]!);
-  }).join(' '));
+  const label = norm(
+    labelIds
+      .map((id) => {
+        const target = all(doc, (e) => attr(e, 'id') === id);
+        assert.equal(target.length, 1, `#${id} exists`);
+        return text(target[0]!);
+      })
+      .join(' '),
+  );
   assert.ok(label.includes(name), `the chart's name "${label}" names ${name}`);
   assert.match(label, /table below/, 'the chart says where its numbers are');
   const captions = byTag(figure, 'figcaption');
@@ -178,7 +185,10 @@ function assertChart(page: string, m: Month): Doc {
   assert.equal(caption.length, 1);
   assert.ok(norm(text(caption[0]!)).includes(name), 'the caption names the month');
   const heads = byTag(byTag(table, 'thead')[0]!, 'th');
-  assert.deepEqual(heads.map((h) => norm(text(h))), ['Day', 'Records', 'Requests']);
+  assert.deepEqual(
+    heads.map((h) => norm(text(h))),
+    ['Day', 'Records', 'Requests'],
+  );
   for (const h of heads) assert.equal(attr(h, 'scope'), 'col');
   const rows = byTag(byTag(table, 'tbody')[0]!, 'tr');
   assert.equal(rows.length, n, 'one row per day of the month');
@@ -285,7 +295,10 @@ function assertChart(page: string, m: Month): Doc {
   // The legend names both series with their own marks.
   const legend = all(svg, (e) => e.name === 'g' && hasClass(e, 'usage-chart-legend'));
   assert.equal(legend.length, 1);
-  assert.deepEqual(byTag(legend[0]!, 'text').map((t) => norm(text(t))), ['Records', 'Requests']);
+  assert.deepEqual(
+    byTag(legend[0]!, 'text').map((t) => norm(text(t))),
+    ['Records', 'Requests'],
+  );
   assert.ok(byTag(legend[0]!, 'rect').some((r) => hasClass(r, 'usage-chart-records')));
   assert.ok(byTag(legend[0]!, 'rect').some((r) => hasClass(r, 'usage-chart-requests')));
   return doc;
@@ -308,7 +321,11 @@ describe('usageChart', () => {
     const doc = assertChart(render(m), m);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
     assert.equal(rows.length, 29, 'February 2024 has 29 days');
-    for (const r of rows) assert.deepEqual(byTag(r, 'td').map((td) => text(td)), ['0', '0']);
+    for (const r of rows)
+      assert.deepEqual(
+        byTag(r, 'td').map((td) => text(td)),
+        ['0', '0'],
+      );
     const ticks = all(doc, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined).map((t) => norm(text(t)));
     assert.deepEqual(ticks, ['0', '1']);
     for (const bar of all(doc, (e) => e.name === 'rect' && attr(e, 'data-value') !== undefined)) assert.equal(attr(bar, 'height'), '0');
@@ -327,8 +344,14 @@ describe('usageChart', () => {
     const ticks = all(doc, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined).map((t) => norm(text(t)));
     assert.deepEqual(ticks, ['0', '1M', '2M', '3M', '4M', '5M']);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
-    assert.deepEqual(byTag(rows[2]!, 'td').map((td) => text(td)), ['3,456,789', '1,234']);
-    assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['3,456,801', '2,001,235']);
+    assert.deepEqual(
+      byTag(rows[2]!, 'td').map((td) => text(td)),
+      ['3,456,789', '1,234'],
+    );
+    assert.deepEqual(
+      byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
+      ['3,456,801', '2,001,235'],
+    );
   });
 
   test('days outside the period are ignored; a day listed twice counts both parts', () => {
@@ -345,8 +368,14 @@ describe('usageChart', () => {
     const doc = parse(out);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
     assert.equal(rows.length, 31);
-    assert.deepEqual(byTag(rows[1]!, 'td').map((td) => text(td)), ['11', '3']);
-    assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['11', '3']);
+    assert.deepEqual(
+      byTag(rows[1]!, 'td').map((td) => text(td)),
+      ['11', '3'],
+    );
+    assert.deepEqual(
+      byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
+      ['11', '3'],
+    );
   });
 
   test('through today: the table lists the days so far and totals them; the chart keeps the whole month', () => {
@@ -356,8 +385,14 @@ describe('usageChart', () => {
     ];
     const doc = parse(usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31', through: '2025-12-09' }).text);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
-    assert.deepEqual(rows.map((r) => byTag(r, 'time')[0]?.attribs.datetime), Array.from({ length: 9 }, (_, i) => `2025-12-0${i + 1}`));
-    assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['9', '4']);
+    assert.deepEqual(
+      rows.map((r) => byTag(r, 'time')[0]?.attribs.datetime),
+      Array.from({ length: 9 }, (_, i) => `2025-12-0${i + 1}`),
+    );
+    assert.deepEqual(
+      byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
+      ['9', '4'],
+    );
     const full = parse(usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' }).text);
     assert.equal(byTag(doc, 'rect').length, byTag(full, 'rect').length, 'the same bars drawn either way');
   });
@@ -373,7 +408,10 @@ describe('usageChart', () => {
     }).text;
     assert.ok(!/NaN|Infinity/.test(out));
     const doc = parse(out);
-    assert.deepEqual(byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)), ['0', '4']);
+    assert.deepEqual(
+      byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
+      ['0', '4'],
+    );
   });
 
   test('a period that is not days of one month is refused', () => {
@@ -417,7 +455,8 @@ ${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' })}
       // The page's own stylesheet, script and icon, so the only console errors left would be the CSP's.
       const STATIC: Record<string, string> = { '/static/site.css': 'text/css', '/static/site.js': 'text/javascript', '/static/favicon.svg': 'image/svg+xml' };
       const type = STATIC[pathname];
-      if (type !== undefined) return readFile(new URL(`../../../server/web${pathname}`, import.meta.url)).then((body) => route.fulfill({ status: 200, contentType: type, body }));
+      if (type !== undefined)
+        return readFile(new URL(`../../../server/web${pathname}`, import.meta.url)).then((body) => route.fulfill({ status: 200, contentType: type, body }));
       if (pathname === '/account')
         return route.fulfill({
           status: 200,
@@ -441,7 +480,10 @@ ${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' })}
         ['rgb(11, 79, 156)', 'none'],
         ['rgb(253, 235, 217)', 'rgb(179, 89, 0)'],
       ]);
-      const r = await new AxeBuilder({ page }).withTags(WCAG).options({ resultTypes: ['violations'] }).analyze();
+      const r = await new AxeBuilder({ page })
+        .withTags(WCAG)
+        .options({ resultTypes: ['violations'] })
+        .analyze();
       assert.deepEqual(
         r.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((nd) => nd.target.join(' ')).join('; ')}`),
         [],

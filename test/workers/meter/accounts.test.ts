@@ -72,9 +72,15 @@ describe('sign-in links', () => {
     assert.ok(issued.ok);
     // ≥ 128 bits, base64url: 43 characters of [A-Za-z0-9_-] are 258 bits.
     assert.match(issued.token, /^[\w-]{43}$/);
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(issued.token, 'sign_in', binding('another browser'), Date.now())), { ok: false, reason: 'binding' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(issued.token, 'sign_in', binding('another browser'), Date.now())), {
+      ok: false,
+      reason: 'binding',
+    });
     // The wrong browser did not burn it: the right one still can, once.
-    const both = await Promise.all([meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now()), meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now())]);
+    const both = await Promise.all([
+      meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now()),
+      meter.accounts.spendLoginToken(issued.token, 'sign_in', b, Date.now()),
+    ]);
     assert.deepEqual(both.map(ok), [
       { ok: true, email, purpose: 'sign_in', orgId: null },
       { ok: false, reason: 'used' },
@@ -132,7 +138,8 @@ describe('sign-in links', () => {
     assert.ok(signIn.ok && invite.ok);
     assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'sign_in', b, Date.now())), { ok: false, reason: 'purpose' });
     assert.deepEqual(ok(await meter.accounts.spendLoginToken(signIn.token, 'invite', b, Date.now())), { ok: false, reason: 'purpose' });
-    for (const t of [invite.token, signIn.token]) assert.equal(peek<{ used_at: string | null }>('SELECT used_at FROM login_tokens WHERE token_hash = ?', keyHash(t))?.used_at, null, 'not spent');
+    for (const t of [invite.token, signIn.token])
+      assert.equal(peek<{ used_at: string | null }>('SELECT used_at FROM login_tokens WHERE token_hash = ?', keyHash(t))?.used_at, null, 'not spent');
     const seen = ok(await meter.accounts.peekLoginToken(invite.token, 'invite', '', Date.now()));
     assert.deepEqual(seen, { ok: true, email: inviteeEmail, purpose: 'invite', orgId: owner.org.id, orgName: owner.org.name, inviter: owner.user.email });
     assert.equal(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', '', Date.now())).ok, true);
@@ -147,9 +154,15 @@ describe('sign-in links', () => {
     // The inviter's browser asked for it; the invitee opens it in theirs.
     const invite = ok(await meter.accounts.issueLoginToken(inviteeEmail, 'invite', owner.org.id, binding('inviter browser'), 30 * 24 * 60 * MIN));
     assert.ok(invite.ok);
-    const stored = peek<{ created_at: string; expires_at: string }>('SELECT created_at, expires_at FROM login_tokens WHERE token_hash = ?', keyHash(invite.token))!;
+    const stored = peek<{ created_at: string; expires_at: string }>(
+      'SELECT created_at, expires_at FROM login_tokens WHERE token_hash = ?',
+      keyHash(invite.token),
+    )!;
     assert.equal(Date.parse(stored.expires_at) - Date.parse(stored.created_at), INVITE_TOKEN_MAX_MS, 'capped at the invitation maximum');
-    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1)), { ok: false, reason: 'expired' });
+    assert.deepEqual(ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1)), {
+      ok: false,
+      reason: 'expired',
+    });
     const spent = ok(await meter.accounts.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + 3 * 24 * 60 * MIN));
     assert.ok(spent.ok);
     assert.equal(spent.purpose, 'invite');
@@ -159,16 +172,28 @@ describe('sign-in links', () => {
     assert.ok('user' in invitee);
     assert.equal(invitee.created, true);
     // A new account made by an invitation came to join: it has no organization of its own.
-    assert.deepEqual(ok(await meter.accounts.organizationsOf(invitee.user.id)).map((o) => [o.id, o.role]), [[owner.org.id, 'member']]);
+    assert.deepEqual(
+      ok(await meter.accounts.organizationsOf(invitee.user.id)).map((o) => [o.id, o.role]),
+      [[owner.org.id, 'member']],
+    );
     const members = ok(await meter.accounts.members(owner.org.id));
-    assert.deepEqual(members.map((m) => [m.user_id, m.role]), [
-      [owner.user.id, 'owner'],
-      [invitee.user.id, 'member'],
-    ]);
+    assert.deepEqual(
+      members.map((m) => [m.user_id, m.role]),
+      [
+        [owner.user.id, 'owner'],
+        [invitee.user.id, 'member'],
+      ],
+    );
     const made = ok(await meter.accounts.createKeyFor(owner.org.id, invitee.user.id));
     assert.ok(made.ok);
-    assert.deepEqual(ok(await meter.accounts.keysOf(owner.org.id)).map((k) => k.id), [made.keyId]);
-    assert.deepEqual(ok(await meter.accounts.issueLoginToken('x@y.example', 'invite', 'org_nosuchorg', binding('b'), MIN)), { ok: false, reason: 'unknown_org' });
+    assert.deepEqual(
+      ok(await meter.accounts.keysOf(owner.org.id)).map((k) => k.id),
+      [made.keyId],
+    );
+    assert.deepEqual(ok(await meter.accounts.issueLoginToken('x@y.example', 'invite', 'org_nosuchorg', binding('b'), MIN)), {
+      ok: false,
+      reason: 'unknown_org',
+    });
     assert.deepEqual(ok(await meter.accounts.joinByInvite('x@y.example', 'org_nosuchorg')), { ok: false, reason: 'unknown_org' });
 
     // An existing account joins as it is: its own organization stays, the new one is added.
@@ -176,7 +201,13 @@ describe('sign-in links', () => {
     const joined = ok(await meter.accounts.joinByInvite(other.user.email!.toUpperCase(), owner.org.id));
     assert.ok('user' in joined);
     assert.deepEqual([joined.user.id, joined.created], [other.user.id, false]);
-    assert.deepEqual(ok(await meter.accounts.organizationsOf(other.user.id)).map((o) => [o.id, o.role]), [[other.org.id, 'owner'], [owner.org.id, 'member']]);
+    assert.deepEqual(
+      ok(await meter.accounts.organizationsOf(other.user.id)).map((o) => [o.id, o.role]),
+      [
+        [other.org.id, 'owner'],
+        [owner.org.id, 'member'],
+      ],
+    );
   });
 
   test('spent and expired links and ended sessions are purged a day after they stop working, and nothing live is', async () => {
@@ -205,8 +236,14 @@ describe('sign-in links', () => {
       assert.ok(purged.loginTokens >= 2 && purged.sessions >= 2, JSON.stringify(purged));
       const tokenLeft = (t: string): boolean => peek('SELECT 1 FROM login_tokens WHERE token_hash = ?', keyHash(t)) !== undefined;
       const sessionLeft = (t: string): boolean => peek('SELECT 1 FROM sessions WHERE token_hash = ?', keyHash(t)) !== undefined;
-      assert.deepEqual([tokenLeft(live.token), tokenLeft(recentExpired.token), tokenLeft(oldExpired.token), tokenLeft(oldSpent.token)], [true, true, false, false]);
-      assert.deepEqual([sessionLeft(liveSession.token), sessionLeft(endedNow.token), sessionLeft(oldSession.token), sessionLeft(endedLongAgo.token)], [true, true, false, false]);
+      assert.deepEqual(
+        [tokenLeft(live.token), tokenLeft(recentExpired.token), tokenLeft(oldExpired.token), tokenLeft(oldSpent.token)],
+        [true, true, false, false],
+      );
+      assert.deepEqual(
+        [sessionLeft(liveSession.token), sessionLeft(endedNow.token), sessionLeft(oldSession.token), sessionLeft(endedLongAgo.token)],
+        [true, true, false, false],
+      );
       // A link that just expired still reads as expired, not unknown, to whoever tries it.
       assert.deepEqual(store.spendLoginToken(recentExpired.token, 'sign_in', b, now), { ok: false, reason: 'expired' });
       assert.ok(store.touchSession(liveSession.token, now, DAY));
@@ -215,7 +252,7 @@ describe('sign-in links', () => {
     }
   });
 
-  test('an organization\'s usage is read whatever its keys\' states, the body /v1/usage answers', async () => {
+  test("an organization's usage is read whatever its keys' states, the body /v1/usage answers", async () => {
     const owner = await newUser();
     const before = ok(await meter.accounts.orgUsage(owner.org.id, Date.now()));
     assert.ok('records' in before);
@@ -266,7 +303,10 @@ describe('accounts', () => {
     assert.equal(stranger.user.email, null);
     // Its own organization, on Community; not the e-mail account's.
     const orgs = ok(await meter.accounts.organizationsOf(stranger.user.id));
-    assert.deepEqual(orgs.map((o) => [o.plan, o.role]), [['community', 'owner']]);
+    assert.deepEqual(
+      orgs.map((o) => [o.plan, o.role]),
+      [['community', 'owner']],
+    );
     // The same (issuer, subject) comes back to the same account, whatever it now claims.
     const back = ok(await meter.accounts.signInByIdentity(issuer, 'sub-unverified', freshEmail(), false));
     assert.equal(back.user.id, stranger.user.id);
@@ -333,7 +373,10 @@ describe('keys from the website', () => {
     assert.equal(ok(await meter.reserve(made.keyId, 1, true, Date.now())).granted, 1);
 
     const keys = ok(await meter.accounts.keysOf(org.id));
-    assert.deepEqual(keys.map((k) => [k.id, k.created_by, k.revoked_at, k.revoke_at, k.last_used]), [[made.keyId, user.id, null, null, dayAt(Date.now())]]);
+    assert.deepEqual(
+      keys.map((k) => [k.id, k.created_by, k.revoked_at, k.revoke_at, k.last_used]),
+      [[made.keyId, user.id, null, null, dayAt(Date.now())]],
+    );
     assert.ok(!JSON.stringify(keys).includes(made.key) && !JSON.stringify(keys).includes(hash), 'never the key nor its hash');
 
     const other = await newUser();
@@ -416,7 +459,10 @@ test('an accounts.sqlite made before the website upgrades in place, its keys sti
     try {
       const [key] = upgraded.view().keys;
       assert.deepEqual({ id: key?.keyId, revoked: key?.revoked }, { id: 'key_old', revoked: false });
-      assert.deepEqual(upgraded.keysOf('org_old').map((k) => [k.created_by, k.revoke_at]), [[null, null]]);
+      assert.deepEqual(
+        upgraded.keysOf('org_old').map((k) => [k.created_by, k.revoke_at]),
+        [[null, null]],
+      );
       const signed = upgraded.signInByEmail('new@upgraded.example');
       assert.equal(signed.created, true);
       // A second open (the command line beside the server) finds nothing left to do.

@@ -19,9 +19,33 @@ describe('decide', () => {
       { name: 'settle, cut: held, not charged', v: view(10, 15), want: 7, settle: true, granted: 5, e: { charge: null, hold: 5, free: 0 }, remaining: 0 },
       { name: 'no settle: held', v: view(10, 5), want: 7, settle: false, granted: 7, e: { charge: null, hold: 7, free: 0 }, remaining: 8 },
       { name: 'nothing left: nothing written', v: view(20, 10), want: 7, settle: true, granted: 0, e: { charge: null, hold: 0, free: 0 }, remaining: 0 },
-      { name: 'overdrawn view: remaining is 0, not negative', v: view(31, 2), want: 1, settle: false, granted: 0, e: { charge: null, hold: 0, free: 0 }, remaining: 0 },
-      { name: 'want 0, settle: a charged response of 0 records', v: view(30, 0), want: 0, settle: true, granted: 0, e: { charge: 0, hold: 0, free: 0 }, remaining: 0 },
-      { name: 'no cap: all granted', v: view(1e9, 1e9, null), want: 500, settle: false, granted: 500, e: { charge: null, hold: 500, free: 0 }, remaining: null },
+      {
+        name: 'overdrawn view: remaining is 0, not negative',
+        v: view(31, 2),
+        want: 1,
+        settle: false,
+        granted: 0,
+        e: { charge: null, hold: 0, free: 0 },
+        remaining: 0,
+      },
+      {
+        name: 'want 0, settle: a charged response of 0 records',
+        v: view(30, 0),
+        want: 0,
+        settle: true,
+        granted: 0,
+        e: { charge: 0, hold: 0, free: 0 },
+        remaining: 0,
+      },
+      {
+        name: 'no cap: all granted',
+        v: view(1e9, 1e9, null),
+        want: 500,
+        settle: false,
+        granted: 500,
+        e: { charge: null, hold: 500, free: 0 },
+        remaining: null,
+      },
     ];
     for (const c of cases) {
       const d = decide({ op: 'reserve', want: c.want, settle: c.settle }, c.v);
@@ -32,7 +56,12 @@ describe('decide', () => {
   });
 
   test('commit charges what was delivered, at most what was held, and gives the hold back; release only gives it back', () => {
-    for (const [delivered, charge] of [[4, 4], [9, 6], [-3, 0], [0, 0]] as const) {
+    for (const [delivered, charge] of [
+      [4, 4],
+      [9, 6],
+      [-3, 0],
+      [0, 0],
+    ] as const) {
       const d = decide({ op: 'commit', amount: 6, delivered }, view(10, 8));
       assert.deepEqual(effects(d), { charge, hold: 0, free: 6 }, `delivered ${delivered} of 6`);
       assert.equal(d.quota.used, 10 + charge);
@@ -87,7 +116,11 @@ describe('decide', () => {
               assert.equal(d.quota.remaining, limit === null ? null : limit - s.used - s.held);
             }
           }
-          assert.equal(s.held, s.open.reduce((a, b) => a + b, 0), 'what is held is exactly the open holds');
+          assert.equal(
+            s.held,
+            s.open.reduce((a, b) => a + b, 0),
+            'what is held is exactly the open holds',
+          );
           if (limit !== null) assert.ok(s.used + s.held <= limit, 'the cap is never exceeded');
         }
       }),

@@ -49,7 +49,16 @@ describe('ledger files are owner only (0600), with the umask at 022', () => {
     loadSecret(dir);
     // The command line's `keys create`, while the stores are open: the WAL files exist now.
     provisionKey(dir, { org: 'Modes' });
-    assertOwnerOnly(dir, ['accounts.sqlite', 'accounts.sqlite-wal', 'accounts.sqlite-shm', 'usage.sqlite', 'usage.sqlite-wal', 'usage.sqlite-shm', 'writer.lock', 'web-secret']);
+    assertOwnerOnly(dir, [
+      'accounts.sqlite',
+      'accounts.sqlite-wal',
+      'accounts.sqlite-shm',
+      'usage.sqlite',
+      'usage.sqlite-wal',
+      'usage.sqlite-shm',
+      'writer.lock',
+      'web-secret',
+    ]);
     assert.equal(mode(dir), '700', 'the ledger directory the server made');
     usage.close();
     accounts.close();

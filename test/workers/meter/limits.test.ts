@@ -15,7 +15,14 @@ import type pg from 'pg';
 import type { AccountRefusal } from '../../../workers/protocol.ts';
 import { migrate, openPool } from '../../../workers/meter/pg.ts';
 import { PgAccounts } from '../../../workers/meter/pg-store.ts';
-import { INVITE_TOKEN_MAX_MS, INVITES_PER_ORG, INVITES_PER_SENDER, LIVE_KEYS_PER_ORG, LiveKeysLimitError, PENDING_INVITES_PER_ORG } from '../../../workers/meter/rules.ts';
+import {
+  INVITE_TOKEN_MAX_MS,
+  INVITES_PER_ORG,
+  INVITES_PER_SENDER,
+  LIVE_KEYS_PER_ORG,
+  LiveKeysLimitError,
+  PENDING_INVITES_PER_ORG,
+} from '../../../workers/meter/rules.ts';
 import { AccountsDb } from '../../../workers/meter/store.ts';
 import { postgresMissing, testDatabase } from '../../pg.ts';
 
@@ -155,18 +162,31 @@ for (const backend of BACKENDS) {
         }
         const now = t0 + 11 * HOUR;
         const refused = (await invite(org.id, user.id, now)) as AccountRefusal;
-        assert.deepEqual({ reason: refused.reason, per: refused.per, max: refused.max, windowMs: refused.windowMs }, { reason: 'invite_limited', per: 'sender', max: senderDay.max, windowMs: DAY });
+        assert.deepEqual(
+          { reason: refused.reason, per: refused.per, max: refused.max, windowMs: refused.windowMs },
+          { reason: 'invite_limited', per: 'sender', max: senderDay.max, windowMs: DAY },
+        );
         assert.equal(refused.retryAfterMs, t0 + DAY - now);
       });
 
       test('per organization: its senders together are held to its hour and day', async () => {
         const { user, org } = await newUser();
-        const others = [user.id, (await newUser()).user.id, (await newUser()).user.id, (await newUser()).user.id, (await newUser()).user.id, (await newUser()).user.id];
+        const others = [
+          user.id,
+          (await newUser()).user.id,
+          (await newUser()).user.id,
+          (await newUser()).user.id,
+          (await newUser()).user.id,
+          (await newUser()).user.id,
+        ];
         const t0 = Date.now() - 20 * HOUR;
         // The hour: senders in turn, each under its own limit.
         for (let i = 0; i < orgHour.max; i++) assert.ok((await invite(org.id, others[i % others.length]!, t0 + i)).ok);
         const hourFull = (await invite(org.id, others[others.length - 1]!, t0 + MIN)) as AccountRefusal;
-        assert.deepEqual({ reason: hourFull.reason, per: hourFull.per, max: hourFull.max, retryAfterMs: hourFull.retryAfterMs }, { reason: 'invite_limited', per: 'organization', max: orgHour.max, retryAfterMs: HOUR - MIN });
+        assert.deepEqual(
+          { reason: hourFull.reason, per: hourFull.per, max: hourFull.max, retryAfterMs: hourFull.retryAfterMs },
+          { reason: 'invite_limited', per: 'organization', max: orgHour.max, retryAfterMs: HOUR - MIN },
+        );
         // The day: more hours, until the organization's day is full.
         let sent = orgHour.max;
         for (let h = 2; sent < orgDay.max; h += 2) {
@@ -188,7 +208,8 @@ for (const backend of BACKENDS) {
         // Spread over days (under the hour's and the day's limits), all still unexpired at t0 + 6 days.
         const tokens: string[] = [];
         for (let d = 0; tokens.length < PENDING_INVITES_PER_ORG; d++) {
-          for (let h = 0; h < 2 && tokens.length < PENDING_INVITES_PER_ORG; h++) tokens.push(...(await inviteMany(org.id, null, Math.min(orgHour.max, PENDING_INVITES_PER_ORG - tokens.length), t0 + d * DAY + h * 2 * HOUR)));
+          for (let h = 0; h < 2 && tokens.length < PENDING_INVITES_PER_ORG; h++)
+            tokens.push(...(await inviteMany(org.id, null, Math.min(orgHour.max, PENDING_INVITES_PER_ORG - tokens.length), t0 + d * DAY + h * 2 * HOUR)));
         }
         const now = t0 + 6 * DAY;
         assert.deepEqual(await invite(org.id, null, now), { ok: false, reason: 'too_many_pending', max: PENDING_INVITES_PER_ORG });
@@ -204,7 +225,9 @@ for (const backend of BACKENDS) {
       test('exact across nodes: a burst from one sender on two connections makes exactly the limit of its hour', async () => {
         const { user, org } = await newUser();
         const now = Date.now();
-        const burst = await Promise.all(Array.from({ length: senderHour.max + 8 }, (_, i) => invite(org.id, user.id, now, INVITE_TOKEN_MAX_MS, i % 2 ? be.other : a)));
+        const burst = await Promise.all(
+          Array.from({ length: senderHour.max + 8 }, (_, i) => invite(org.id, user.id, now, INVITE_TOKEN_MAX_MS, i % 2 ? be.other : a)),
+        );
         assert.equal(burst.filter((r) => r.ok).length, senderHour.max);
         assert.ok(burst.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'invite_limited' && r.per === 'sender'));
       });
@@ -216,7 +239,10 @@ for (const backend of BACKENDS) {
         const tag = `${++n}x${Date.now()}`;
         const spellings = [`amy.${tag}+1@example.org`, `AMY.${tag}+2@Example.ORG`, `amy.${tag}@example.org`];
         for (const s of spellings) assert.ok((await a.issueLoginToken(s, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL)).ok, s);
-        assert.deepEqual(await a.issueLoginToken(`amy.${tag}+3@example.org`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL), { ok: false, reason: 'limited' });
+        assert.deepEqual(await a.issueLoginToken(`amy.${tag}+3@example.org`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL), {
+          ok: false,
+          reason: 'limited',
+        });
         // Elsewhere than Gmail a dot is another person.
         assert.ok((await a.issueLoginToken(`amy${tag}@example.org`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL)).ok);
         const stored = await be.storedEmails();
@@ -224,16 +250,26 @@ for (const backend of BACKENDS) {
 
         const gmail = [`bo.b.${tag}@gmail.com`, `bob${tag}+news@googlemail.com`, `B.O.B${tag}@GMAIL.COM`];
         for (const s of gmail) assert.ok((await a.issueLoginToken(s, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL)).ok, s);
-        assert.deepEqual(await a.issueLoginToken(`bob.${tag}+x@gmail.com`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL), { ok: false, reason: 'limited' });
+        assert.deepEqual(await a.issueLoginToken(`bob.${tag}+x@gmail.com`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL), {
+          ok: false,
+          reason: 'limited',
+        });
         // An invitation to a folded spelling counts as well.
         const { user, org } = await newUser();
-        assert.deepEqual(await a.issueLoginToken(`b.o.b.${tag}+team@gmail.com`, 'invite', org.id, '', HOUR, t0, MAIL, user.id), { ok: false, reason: 'limited' });
+        assert.deepEqual(await a.issueLoginToken(`b.o.b.${tag}+team@gmail.com`, 'invite', org.id, '', HOUR, t0, MAIL, user.id), {
+          ok: false,
+          reason: 'limited',
+        });
       });
 
       test('exact across nodes: a burst of spellings of one mailbox on two connections gets exactly the limit', async () => {
         const tag = `${++n}y${Date.now()}`;
         const t0 = Date.now();
-        const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? be.other : a).issueLoginToken(`zed${tag}+${i}@example.org`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL)));
+        const burst = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? be.other : a).issueLoginToken(`zed${tag}+${i}@example.org`, 'sign_in', null, binding('b'), 10 * MIN, t0, MAIL),
+          ),
+        );
         assert.equal(burst.filter((r) => r.ok).length, MAIL.max);
       });
     });
@@ -249,7 +285,12 @@ for (const backend of BACKENDS) {
         }
         assert.deepEqual(await a.createKeyFor(org.id, user.id), { ok: false, reason: 'too_many_keys', max: LIVE_KEYS_PER_ORG, live: LIVE_KEYS_PER_ORG });
         // A roll with grace would make one more live key for the grace period: refused, nothing changed.
-        assert.deepEqual(await a.rollKey(org.id, user.id, keys[0]!, HOUR), { ok: false, reason: 'too_many_keys', max: LIVE_KEYS_PER_ORG, live: LIVE_KEYS_PER_ORG });
+        assert.deepEqual(await a.rollKey(org.id, user.id, keys[0]!, HOUR), {
+          ok: false,
+          reason: 'too_many_keys',
+          max: LIVE_KEYS_PER_ORG,
+          live: LIVE_KEYS_PER_ORG,
+        });
         assert.equal((await a.keysOf(org.id)).find((k) => k.id === keys[0])?.revoke_at, null);
         // Without grace the old key stops as the new one starts.
         const swapped = await a.rollKey(org.id, user.id, keys[0]!, 0);
@@ -274,11 +315,14 @@ for (const backend of BACKENDS) {
         assert.equal((await a.view()).keys.filter((k) => k.orgId === org.id && !k.revoked).length, LIVE_KEYS_PER_ORG);
       });
 
-      test("operator: createKey with the limit throws and writes nothing at it; without (the override) it creates", async () => {
+      test('operator: createKey with the limit throws and writes nothing at it; without (the override) it creates', async () => {
         const name = `Limits Operator ${++n} ${Date.now()}`;
         for (let i = 0; i < LIVE_KEYS_PER_ORG; i++) await a.createKey(name, 'ops@cli.example', 'partner', LIVE_KEYS_PER_ORG);
         const before = (await a.keys()).length;
-        await assert.rejects(a.createKey(name, 'ops@cli.example', 'partner', LIVE_KEYS_PER_ORG), (err: unknown) => err instanceof LiveKeysLimitError && err.live === LIVE_KEYS_PER_ORG && err.max === LIVE_KEYS_PER_ORG && err.orgName === name);
+        await assert.rejects(
+          a.createKey(name, 'ops@cli.example', 'partner', LIVE_KEYS_PER_ORG),
+          (err: unknown) => err instanceof LiveKeysLimitError && err.live === LIVE_KEYS_PER_ORG && err.max === LIVE_KEYS_PER_ORG && err.orgName === name,
+        );
         assert.equal((await a.keys()).length, before, 'nothing written');
         const over = await a.createKey(name, 'ops@cli.example', 'partner', null);
         assert.equal(over.created, false);

@@ -137,7 +137,8 @@ for (const backend of BACKENDS) {
         const owner = await newUser();
         const email = freshEmail();
         const t0 = Date.now();
-        const at = (i: number, ms: number) => a.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, t0 + ms, limit);
+        const at = (i: number, ms: number) =>
+          a.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, t0 + ms, limit);
         for (let i = 0; i < 2; i++) assert.ok((await at(i, i * MIN)).ok, `link ${i + 1}`);
         assert.ok((await a.issueLoginToken(email, 'invite', owner.org.id, '', 10 * MIN, t0 + 2 * MIN, limit)).ok, 'an invitation counts as the third');
         assert.deepEqual(await at(3, 3 * MIN), { ok: false, reason: 'limited' });
@@ -148,7 +149,8 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await at(6, 10 * MIN + 2), { ok: false, reason: 'limited' });
         // Links issued without a limit (none is asked) count toward it all the same.
         const other = freshEmail();
-        for (let i = 0; i < 4; i++) assert.ok((await a.issueLoginToken(other, 'sign_in', null, binding('x'), 10 * MIN, t0 + 4 * MIN)).ok, 'without a limit, the store issues');
+        for (let i = 0; i < 4; i++)
+          assert.ok((await a.issueLoginToken(other, 'sign_in', null, binding('x'), 10 * MIN, t0 + 4 * MIN)).ok, 'without a limit, the store issues');
         assert.deepEqual(await a.issueLoginToken(other, 'sign_in', null, binding('x'), 10 * MIN, t0 + 5 * MIN, limit), { ok: false, reason: 'limited' });
       });
 
@@ -235,15 +237,30 @@ for (const backend of BACKENDS) {
             inviter: owner.user.email,
           });
         }
-        assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', b, Date.now()), { ok: true, email: signInEmail, purpose: 'sign_in', orgId: null, orgName: null, inviter: null });
+        assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', b, Date.now()), {
+          ok: true,
+          email: signInEmail,
+          purpose: 'sign_in',
+          orgId: null,
+          orgName: null,
+          inviter: null,
+        });
         assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', binding('another browser'), Date.now()), { ok: false, reason: 'binding' });
         assert.deepEqual(await a.peekLoginToken(signIn.token, 'sign_in', b, Date.now() + 10 * MIN), { ok: false, reason: 'expired' });
         assert.deepEqual(await a.peekLoginToken('no-such-token', 'invite', b, Date.now()), { ok: false, reason: 'unknown' });
         assert.equal(await used(invite.token), null);
         // Each at its own route: spent, once.
-        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), Date.now()), { ok: true, email: inviteeEmail, purpose: 'invite', orgId: owner.org.id });
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), Date.now()), {
+          ok: true,
+          email: inviteeEmail,
+          purpose: 'invite',
+          orgId: owner.org.id,
+        });
         assert.deepEqual(await a.spendLoginToken(signIn.token, 'sign_in', b, Date.now()), { ok: true, email: signInEmail, purpose: 'sign_in', orgId: null });
-        for (const [token, purpose] of [[invite.token, 'invite'], [signIn.token, 'sign_in']] as const) {
+        for (const [token, purpose] of [
+          [invite.token, 'invite'],
+          [signIn.token, 'sign_in'],
+        ] as const) {
           assert.deepEqual(await a.peekLoginToken(token, purpose, b, Date.now()), { ok: false, reason: 'used' });
           assert.deepEqual(await a.spendLoginToken(token, purpose, b, Date.now()), { ok: false, reason: 'used' });
         }
@@ -259,7 +276,10 @@ for (const backend of BACKENDS) {
         assert.ok(invite.ok);
         const row = (await be.stored('login_tokens')).find((r) => r['token_hash'] === keyHash(invite.token))!;
         assert.equal(Date.parse(String(row['expires_at'])) - Date.parse(String(row['created_at'])), INVITE_TOKEN_MAX_MS, 'capped at the invitation maximum');
-        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1), { ok: false, reason: 'expired' });
+        assert.deepEqual(await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + INVITE_TOKEN_MAX_MS + 1), {
+          ok: false,
+          reason: 'expired',
+        });
         const spent = await a.spendLoginToken(invite.token, 'invite', binding('invitee browser'), t0 + 3 * DAY);
         assert.ok(spent.ok);
         assert.deepEqual([spent.purpose, spent.orgId], ['invite', owner.org.id]);
@@ -267,14 +287,23 @@ for (const backend of BACKENDS) {
         const invitee = await a.joinByInvite(spent.email, owner.org.id);
         assert.ok('user' in invitee);
         assert.equal(invitee.created, true);
-        assert.deepEqual((await a.organizationsOf(invitee.user.id)).map((o) => [o.id, o.role]), [[owner.org.id, 'member']]);
-        assert.deepEqual((await a.members(owner.org.id)).map((m) => [m.user_id, m.role]), [
-          [owner.user.id, 'owner'],
-          [invitee.user.id, 'member'],
-        ]);
+        assert.deepEqual(
+          (await a.organizationsOf(invitee.user.id)).map((o) => [o.id, o.role]),
+          [[owner.org.id, 'member']],
+        );
+        assert.deepEqual(
+          (await a.members(owner.org.id)).map((m) => [m.user_id, m.role]),
+          [
+            [owner.user.id, 'owner'],
+            [invitee.user.id, 'member'],
+          ],
+        );
         const made = await a.createKeyFor(owner.org.id, invitee.user.id);
         assert.ok(made.ok);
-        assert.deepEqual((await a.keysOf(owner.org.id)).map((k) => k.id), [made.keyId]);
+        assert.deepEqual(
+          (await a.keysOf(owner.org.id)).map((k) => k.id),
+          [made.keyId],
+        );
         assert.deepEqual(await a.issueLoginToken('x@y.example', 'invite', 'org_nosuchorg', binding('b'), MIN), { ok: false, reason: 'unknown_org' });
         assert.deepEqual(await a.joinByInvite('x@y.example', 'org_nosuchorg'), { ok: false, reason: 'unknown_org' });
 
@@ -283,7 +312,10 @@ for (const backend of BACKENDS) {
         assert.ok('user' in joined);
         assert.deepEqual([joined.user.id, joined.created], [other.user.id, false]);
         // (Sorted: both memberships may be made within one millisecond, which orders them by id.)
-        assert.deepEqual((await a.organizationsOf(other.user.id)).map((o) => [o.role, o.id]).sort(), [['member', owner.org.id], ['owner', other.org.id]]);
+        assert.deepEqual((await a.organizationsOf(other.user.id)).map((o) => [o.role, o.id]).sort(), [
+          ['member', owner.org.id],
+          ['owner', other.org.id],
+        ]);
         // Accepting again changes nothing; unknown users and organizations are refused.
         assert.deepEqual(await a.acceptInvite(other.user.id, owner.org.id), { ok: true, joined: false });
         assert.deepEqual(await a.acceptInvite('usr_nobody', owner.org.id), { ok: false, reason: 'unknown_user' });
@@ -313,8 +345,14 @@ for (const backend of BACKENDS) {
         assert.ok(purged.loginTokens >= 2 && purged.sessions >= 2, JSON.stringify(purged));
         const tokens = new Set((await be.stored('login_tokens')).map((r) => r['token_hash']));
         const sessions = new Set((await be.stored('sessions')).map((r) => r['token_hash']));
-        assert.deepEqual([live, recentExpired, oldExpired, oldSpent].map((t) => tokens.has(keyHash(t.token))), [true, true, false, false]);
-        assert.deepEqual([liveSession, endedNow, oldSession, endedLongAgo].map((s) => sessions.has(keyHash(s.token))), [true, true, false, false]);
+        assert.deepEqual(
+          [live, recentExpired, oldExpired, oldSpent].map((t) => tokens.has(keyHash(t.token))),
+          [true, true, false, false],
+        );
+        assert.deepEqual(
+          [liveSession, endedNow, oldSession, endedLongAgo].map((s) => sessions.has(keyHash(s.token))),
+          [true, true, false, false],
+        );
         assert.deepEqual(await a.spendLoginToken(recentExpired.token, 'sign_in', b, now), { ok: false, reason: 'expired' });
         assert.ok(await a.touchSession(liveSession.token, now, DAY));
       });
@@ -328,7 +366,10 @@ for (const backend of BACKENDS) {
         assert.match(first.user.id, /^usr_/);
         assert.match(first.user.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
         const orgs = await a.organizationsOf(first.user.id);
-        assert.deepEqual(orgs.map((o) => ({ id: o.id, name: o.name, plan: o.plan, role: o.role })), [{ id: first.orgId, name: email, plan: 'community', role: 'owner' }]);
+        assert.deepEqual(
+          orgs.map((o) => ({ id: o.id, name: o.name, plan: o.plan, role: o.role })),
+          [{ id: first.orgId, name: email, plan: 'community', role: 'owner' }],
+        );
         const again = await a.signInByEmail(`  ${email.toUpperCase()} `);
         assert.deepEqual(again, { user: first.user, created: false, orgId: null });
         assert.equal((await a.organizationsOf(first.user.id)).length, 1);
@@ -353,7 +394,10 @@ for (const backend of BACKENDS) {
         assert.notEqual(stranger.user.id, user.id);
         assert.equal(stranger.created, true);
         assert.equal(stranger.user.email, null);
-        assert.deepEqual((await a.organizationsOf(stranger.user.id)).map((o) => [o.name, o.plan, o.role]), [[`Organization ${stranger.user.id}`, 'community', 'owner']]);
+        assert.deepEqual(
+          (await a.organizationsOf(stranger.user.id)).map((o) => [o.name, o.plan, o.role]),
+          [[`Organization ${stranger.user.id}`, 'community', 'owner']],
+        );
         const back = await a.signInByIdentity(issuer, `sub-unverified-${tag}`, freshEmail(), false);
         assert.deepEqual({ id: back.user.id, created: back.created }, { id: stranger.user.id, created: false });
         assert.equal((await a.signInByEmail(user.email!)).user.id, user.id);
@@ -409,16 +453,25 @@ for (const backend of BACKENDS) {
         assert.ok(first.ok && made.ok);
         const hash = keyHash(made.key);
         const inView = (await a.view()).keys.find((k) => k.hash === hash);
-        assert.deepEqual(inView && { keyId: inView.keyId, orgId: inView.orgId, orgName: inView.orgName, plan: inView.plan.name, revoked: inView.revoked }, { keyId: made.keyId, orgId: org.id, orgName: org.name, plan: 'community', revoked: false });
+        assert.deepEqual(inView && { keyId: inView.keyId, orgId: inView.orgId, orgName: inView.orgName, plan: inView.plan.name, revoked: inView.revoked }, {
+          keyId: made.keyId,
+          orgId: org.id,
+          orgName: org.name,
+          plan: 'community',
+          revoked: false,
+        });
 
         const today = dayAt(Date.now());
         await be.charge(org.id, made.keyId, today, 3, 1);
         const keys = await a.keysOf(org.id);
         // Made within the same second: the later one is still listed first.
-        assert.deepEqual(keys.map((k) => [k.id, k.created_by, k.revoked_at, k.revoke_at, k.last_used]), [
-          [made.keyId, user.id, null, null, today],
-          [first.keyId, user.id, null, null, null],
-        ]);
+        assert.deepEqual(
+          keys.map((k) => [k.id, k.created_by, k.revoked_at, k.revoke_at, k.last_used]),
+          [
+            [made.keyId, user.id, null, null, today],
+            [first.keyId, user.id, null, null, null],
+          ],
+        );
         assert.match(keys[0]!.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
         assert.deepEqual(Object.keys(keys[0]!).sort(), ['created_at', 'created_by', 'hint', 'id', 'last_used', 'revoke_at', 'revoked_at']);
         assert.ok(!JSON.stringify(keys).includes(made.key) && !JSON.stringify(keys).includes(hash), 'never the key nor its hash');
@@ -455,7 +508,7 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await a.rollKey(org.id, user.id, 'key_nosuchkey', MIN), { ok: false, reason: 'unknown_key' });
       });
 
-      test('the operator\'s: createKey makes or reuses the organization (any case), keys lists them oldest first, revoke by id or by key', async () => {
+      test("the operator's: createKey makes or reuses the organization (any case), keys lists them oldest first, revoke by id or by key", async () => {
         const name = `Operator Org ${n++}`;
         const one = await a.createKey(name, 'ops@cli.example', 'partner');
         assert.equal(one.created, true);
@@ -465,10 +518,13 @@ for (const backend of BACKENDS) {
         const two = await a.createKey(name.toUpperCase(), 'ops2@cli.example', 'community');
         assert.deepEqual([two.created, two.org], [false, one.org]);
         const listed = (await a.keys()).filter((k) => k.org_id === one.org.id);
-        assert.deepEqual(listed.map((k) => [k.org_name, k.email, k.key_hash, k.revoked_at, k.created_by]).sort(), [
-          [name, 'ops2@cli.example', keyHash(two.key), null, null],
-          [name, 'ops@cli.example', keyHash(one.key), null, null],
-        ].sort());
+        assert.deepEqual(
+          listed.map((k) => [k.org_name, k.email, k.key_hash, k.revoked_at, k.created_by]).sort(),
+          [
+            [name, 'ops2@cli.example', keyHash(two.key), null, null],
+            [name, 'ops@cli.example', keyHash(one.key), null, null],
+          ].sort(),
+        );
         assert.ok(listed.every((k) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(k.created_at)));
 
         assert.deepEqual(await a.revoke(one.keyId), { found: true, revoked: true, id: one.keyId });
@@ -480,12 +536,33 @@ for (const backend of BACKENDS) {
       });
 
       test('plans are rows: set adds or changes one, organizations move between them, the view follows', async () => {
-        await a.setPlan({ name: 'kids', monthlyRecordLimit: 100, excludedCategories: ['seasonal', 'festivals'], attributionRequired: true, requestsPerMinute: 5 });
-        await a.setPlan({ name: 'kids', monthlyRecordLimit: 120, excludedCategories: ['seasonal', 'festivals'], attributionRequired: false, requestsPerMinute: 7 });
+        await a.setPlan({
+          name: 'kids',
+          monthlyRecordLimit: 100,
+          excludedCategories: ['seasonal', 'festivals'],
+          attributionRequired: true,
+          requestsPerMinute: 5,
+        });
+        await a.setPlan({
+          name: 'kids',
+          monthlyRecordLimit: 120,
+          excludedCategories: ['seasonal', 'festivals'],
+          attributionRequired: false,
+          requestsPerMinute: 7,
+        });
         const plans = await a.plans();
-        assert.deepEqual(plans.map((p) => p.name), ['community', 'kids', 'partner']);
-        assert.deepEqual(plans.find((p) => p.name === 'kids'), { name: 'kids', monthlyRecordLimit: 120, excludedCategories: ['festivals', 'seasonal'], attributionRequired: false, requestsPerMinute: 7 });
-        assert.deepEqual(plans.find((p) => p.name === 'partner'), { name: 'partner', monthlyRecordLimit: null, excludedCategories: [], attributionRequired: false, requestsPerMinute: 6000 });
+        assert.deepEqual(
+          plans.map((p) => p.name),
+          ['community', 'kids', 'partner'],
+        );
+        assert.deepEqual(
+          plans.find((p) => p.name === 'kids'),
+          { name: 'kids', monthlyRecordLimit: 120, excludedCategories: ['festivals', 'seasonal'], attributionRequired: false, requestsPerMinute: 7 },
+        );
+        assert.deepEqual(
+          plans.find((p) => p.name === 'partner'),
+          { name: 'partner', monthlyRecordLimit: null, excludedCategories: [], attributionRequired: false, requestsPerMinute: 6000 },
+        );
         const made = await a.createKey(`Kids Org ${n++}`, 'k@kids.example', 'community');
         await a.setOrgPlan(made.org.id, 'kids');
         assert.equal((await a.orgById(made.org.id))?.plan, 'kids');
@@ -497,7 +574,7 @@ for (const backend of BACKENDS) {
     });
 
     describe('usage', () => {
-      test('period totals, per key, last use and the /v1/usage body count this month\'s days only', async () => {
+      test("period totals, per key, last use and the /v1/usage body count this month's days only", async () => {
         const atMs = Date.parse('2026-11-21T09:00:00-08:00');
         const made = await a.createKey(`Usage Org ${n++}`, 'u@usage.example', 'community');
         const other = await a.createKey(made.org.name, 'u2@usage.example', 'community');
@@ -509,12 +586,29 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await be.usage.periodTotals(made.org.id, atMs), { records: 12, requests: 4 });
         assert.deepEqual(await be.usage.periodTotals('org_nosuchorg', atMs), { records: 0, requests: 0 });
         const byKey = await be.usage.byKey(atMs);
-        assert.deepEqual([byKey.get(made.keyId), byKey.get(other.keyId)], [{ records: 7, requests: 3 }, { records: 5, requests: 1 }]);
-        assert.deepEqual(await be.usage.lastUsedByKey(made.org.id), new Map([[made.keyId, '2026-11-21'], [other.keyId, '2026-11-21']]));
+        assert.deepEqual(
+          [byKey.get(made.keyId), byKey.get(other.keyId)],
+          [
+            { records: 7, requests: 3 },
+            { records: 5, requests: 1 },
+          ],
+        );
+        assert.deepEqual(
+          await be.usage.lastUsedByKey(made.org.id),
+          new Map([
+            [made.keyId, '2026-11-21'],
+            [other.keyId, '2026-11-21'],
+          ]),
+        );
         const plan = (await a.plans()).find((p) => p.name === 'community')!;
         const body = await be.usage.report(made.org, plan, atMs);
         assert.deepEqual(body.organization, { id: made.org.id, name: made.org.name });
-        assert.deepEqual(body.plan, { name: 'community', monthly_record_limit: 25, excluded_categories: ['festivals', 'seasonal'], attribution_required: true });
+        assert.deepEqual(body.plan, {
+          name: 'community',
+          monthly_record_limit: 25,
+          excluded_categories: ['festivals', 'seasonal'],
+          attribution_required: true,
+        });
         assert.deepEqual(body.period, { start: '2026-11-01T00:00:00-07:00', end: '2026-11-30T23:59:59-08:00', resets_at: '2026-12-01T00:00:00-08:00' });
         assert.deepEqual(body.records, { used: 12, remaining: 13, limit: 25 });
         assert.deepEqual(body.requests, { count: 4 });
@@ -543,7 +637,8 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
   });
 
   /** `count` calls of `fn`, alternating between the two nodes, all at once. */
-  const together = <T>(count: number, fn: (node: PgAccounts, i: number) => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: count }, (_, i) => fn(nodes[i % 2]!, i)));
+  const together = <T>(count: number, fn: (node: PgAccounts, i: number) => Promise<T>): Promise<T[]> =>
+    Promise.all(Array.from({ length: count }, (_, i) => fn(nodes[i % 2]!, i)));
 
   test('a link spent on two nodes at once is spent exactly once', async () => {
     for (let round = 0; round < 5; round++) {
@@ -559,7 +654,9 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
   test('links asked for one address on two nodes at once: exactly its limit issued', async () => {
     for (let round = 0; round < 3; round++) {
       const email = `limit${round}@nodes.example`;
-      const results = await together(16, (node, i) => node.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, Date.now(), { max: 3, windowMs: 10 * MIN }));
+      const results = await together(16, (node, i) =>
+        node.issueLoginToken(i % 2 ? email.toUpperCase() : email, 'sign_in', null, binding(`b${i}`), 10 * MIN, Date.now(), { max: 3, windowMs: 10 * MIN }),
+      );
       assert.equal(results.filter((r) => r.ok).length, 3, JSON.stringify(results));
       assert.ok(results.every((r) => r.ok || r.reason === 'limited'));
     }
@@ -577,7 +674,11 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
     const results = await together(8, (node) => node.signInByIdentity('https://idp.example', 'race-subject', null, false));
     assert.equal(new Set(results.map((r) => r.user.id)).size, 1);
     assert.equal(results.filter((r) => r.created).length, 1);
-    const counts = (await pools[0]!.query<{ users: number; orgs: number }>("SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM organizations WHERE name LIKE 'Organization usr_%')::int AS orgs")).rows[0]!;
+    const counts = (
+      await pools[0]!.query<{ users: number; orgs: number }>(
+        "SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM organizations WHERE name LIKE 'Organization usr_%')::int AS orgs",
+      )
+    ).rows[0]!;
     assert.deepEqual(counts, { users: 4, orgs: 1 });
   });
 
@@ -617,13 +718,19 @@ describe('the shared ledger with several nodes', { skip: missing ?? false }, () 
         while (heard.length < count && Date.now() - start < 1000) await sleep(10);
         // And nothing more than that.
         await sleep(100);
-        assert.deepEqual(heard, Array.from({ length: count }, () => `${CHANGES_CHANNEL}:accounts`), what);
+        assert.deepEqual(
+          heard,
+          Array.from({ length: count }, () => `${CHANGES_CHANNEL}:accounts`),
+          what,
+        );
       };
       let made = { org: { id: '' }, keyId: '' };
       await expectAnnounced('createKey of a new organization', async () => {
         made = await node.createKey('Announced Org', 'a@announced.example', 'community');
       });
-      await expectAnnounced('setPlan', () => node.setPlan({ name: 'announced', monthlyRecordLimit: 5, excludedCategories: [], attributionRequired: true, requestsPerMinute: 5 }));
+      await expectAnnounced('setPlan', () =>
+        node.setPlan({ name: 'announced', monthlyRecordLimit: 5, excludedCategories: [], attributionRequired: true, requestsPerMinute: 5 }),
+      );
       await expectAnnounced('setOrgPlan', () => node.setOrgPlan(made.org.id, 'announced'));
       await expectAnnounced('createKey', () => node.createKey('Announced Org', 'b@announced.example', 'community'));
       await expectAnnounced('revoke', () => node.revoke(made.keyId));

@@ -38,7 +38,8 @@ describe('the PostgreSQL metering thread, two nodes', { skip: missing ?? false }
     await migrate(settings);
     pool = openPool(settings, 'pg-thread test');
     accounts = new PgAccounts(pool);
-    const node = (name: string) => loadConfig({ DATA_DIR: dir, DATABASE_URL: db.url, NODE_NAME: name, QUERY_TIMEOUT_MS: '10', LEDGER_HOLD_MS: String(HOLD_MS) });
+    const node = (name: string) =>
+      loadConfig({ DATA_DIR: dir, DATABASE_URL: db.url, NODE_NAME: name, QUERY_TIMEOUT_MS: '10', LEDGER_HOLD_MS: String(HOLD_MS) });
     [a, b] = await Promise.all([Meter.start(node('a'), logger), Meter.start(node('b'), logger)]);
   });
 

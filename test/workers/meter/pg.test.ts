@@ -6,7 +6,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
-import { announce, CHANGES_CHANNEL, migrate, migrations, openClient, openPool, pgQuery, pgQueryNames, recordSnapshot, transaction } from '../../../workers/meter/pg.ts';
+import {
+  announce,
+  CHANGES_CHANNEL,
+  migrate,
+  migrations,
+  openClient,
+  openPool,
+  pgQuery,
+  pgQueryNames,
+  recordSnapshot,
+  transaction,
+} from '../../../workers/meter/pg.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../../pg.ts';
 
 const missing = await postgresMissing();
@@ -28,10 +39,16 @@ describe('the PostgreSQL ledger connection', { skip: missing ?? false }, () => {
   test('eight nodes migrating at once apply each migration exactly once', async () => {
     const applied = await Promise.all(Array.from({ length: 8 }, () => migrate(settings())));
     const all = applied.flat().sort((a, b) => a - b);
-    assert.deepEqual(all, migrations().map((m) => m.version));
+    assert.deepEqual(
+      all,
+      migrations().map((m) => m.version),
+    );
     pool = openPool(settings(), 'pg test');
     const rows = (await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
-    assert.deepEqual(rows, migrations().map((m) => m.version));
+    assert.deepEqual(
+      rows,
+      migrations().map((m) => m.version),
+    );
     assert.deepEqual(await migrate(settings()), [], 'a later start applies nothing');
   });
 

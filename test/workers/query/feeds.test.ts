@@ -108,7 +108,11 @@ test('any titles, texts, categories and query values give a well-formed feed who
   const samples: string[] = [];
   fc.assert(
     fc.property(fc.array(recordArb, { maxLength: 4 }), paramsArb, fc.nat(500), fc.boolean(), (rows, params, offset, hasNext) => {
-      const links: FeedLinks = { url: 'https://api.example/v1/feed.rss', params: [...params].sort((a, b) => (a[0] < b[0] ? -1 : 1)), updated: '2026-11-21T08:00:00.000Z' };
+      const links: FeedLinks = {
+        url: 'https://api.example/v1/feed.rss',
+        params: [...params].sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+        updated: '2026-11-21T08:00:00.000Z',
+      };
       const next = hasNext ? offset + 20 : null;
       const xml = rssBody(TASK, links, rows.map(record), { total: 1000, limit: 20, offset, nextOffset: next, truncated: false }).toString('utf8');
       strictXml(xml);
@@ -122,7 +126,8 @@ test('any titles, texts, categories and query values give a well-formed feed who
       );
       for (const [i, it] of got.items.entries()) {
         const r = rows[i]!;
-        if (r.description) assert.ok(it.description.endsWith(`\n\n${asXmlReads(r.description)}`), `description ${JSON.stringify(r.description)} did not read back`);
+        if (r.description)
+          assert.ok(it.description.endsWith(`\n\n${asXmlReads(r.description)}`), `description ${JSON.stringify(r.description)} did not read back`);
         for (const c of [...r.categories, ...r.tags]) assert.ok(it.categories.includes(asXmlReads(c)), `category ${JSON.stringify(c)} did not read back`);
       }
       if (samples.length < 50) samples.push(xml);

@@ -14,7 +14,11 @@ import type { EventRecord } from '../../../workers/record.ts';
 const BUDGET_MS = 3000;
 const WEB = 'https://web.example';
 const ZONE = 'America/Los_Angeles';
-const CAL: CalendarInfo = { name: 'Family events: Oakland, free; ages 3–5', url: 'https://api.example/v1/feed.ics?city=oakland', stamp: '2026-07-01T12:34:56Z' };
+const CAL: CalendarInfo = {
+  name: 'Family events: Oakland, free; ages 3–5',
+  url: 'https://api.example/v1/feed.ics?city=oakland',
+  stamp: '2026-07-01T12:34:56Z',
+};
 
 // ical.js reads unknown x-properties raw; these two are TEXT.
 for (const name of ['x-wr-calname', 'x-wr-timezone']) (ICAL.design.icalendar.property as Record<string, unknown>)[name] = { defaultType: 'text' };
@@ -108,10 +112,16 @@ function assertEvent(ve: ICAL.Component, r: EventRecord): void {
   }
   assert.equal(ve.getFirstProperty('duration'), null);
   assert.equal(text(ve, 'url'), r.event_url);
-  const location = [r.venue.name, r.venue.address].map(documented).filter((s) => s !== '').join(', ');
+  const location = [r.venue.name, r.venue.address]
+    .map(documented)
+    .filter((s) => s !== '')
+    .join(', ');
   assert.equal(ev.location || null, location || null);
   assert.deepEqual(text(ve, 'geo'), [r.venue.lat, r.venue.lng]);
-  assert.deepEqual(ve.getFirstProperty('categories')?.getValues() ?? [], r.categories.map(documented).filter((s) => s !== ''));
+  assert.deepEqual(
+    ve.getFirstProperty('categories')?.getValues() ?? [],
+    r.categories.map(documented).filter((s) => s !== ''),
+  );
   assert.equal(String(text(ve, 'dtstamp')), DateTime.fromISO(CAL.stamp, { zone: 'utc' }).toISO({ suppressMilliseconds: true }));
   assert.equal(text(ve, 'sequence'), 0);
   assert.equal(ve.getFirstProperty('organizer'), null, 'no ORGANIZER without an e-mail address');
@@ -132,7 +142,10 @@ test('a calendar says what it is and how often to poll it', () => {
   assert.equal(String(text(cal, 'refresh-interval')), 'PT1H');
   assert.equal(cal.getFirstProperty('refresh-interval')?.type, 'duration');
   assert.equal(String(text(cal, 'x-published-ttl')), 'PT1H');
-  assert.deepEqual(cal.getAllSubcomponents('vtimezone').map((tz) => tz.getFirstPropertyValue('tzid')), [ZONE]);
+  assert.deepEqual(
+    cal.getAllSubcomponents('vtimezone').map((tz) => tz.getFirstPropertyValue('tzid')),
+    [ZONE],
+  );
   assert.equal(events.size, 1);
   assertEvent(events.get(r.id)!, r);
   const description = text(events.get(r.id)!, 'description');
@@ -180,7 +193,10 @@ test('why the repeated hour is not written with TZID: readers disagree on which 
 });
 
 test('the body does not depend on the process time zone or the clock', () => {
-  const records = [record({ id: 'bsc_evt_a', start_datetime: '2026-11-01T01:30:00-07:00', end_datetime: '2026-11-01T03:00:00-08:00' }), record({ id: 'bsc_evt_b' })];
+  const records = [
+    record({ id: 'bsc_evt_a', start_datetime: '2026-11-01T01:30:00-07:00', end_datetime: '2026-11-01T03:00:00-08:00' }),
+    record({ id: 'bsc_evt_b' }),
+  ];
   const saved = process.env.TZ;
   try {
     process.env.TZ = 'Asia/Tokyo';
@@ -230,7 +246,19 @@ const anyText = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 70, maxLength: 400 }) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom('a,b;c\\d:e', 'x\r\ny\rz\n', '\t tab\t', '\u0000\u0001\u001f\u007f', '\uD800', 'x\uDC00y', '👪'.repeat(40), 'é'.repeat(80), '</script>"\'', ' lead and trail ', '\\n\\N\\,'),
+    arbitrary: fc.constantFrom(
+      'a,b;c\\d:e',
+      'x\r\ny\rz\n',
+      '\t tab\t',
+      '\u0000\u0001\u001f\u007f',
+      '\uD800',
+      'x\uDC00y',
+      '👪'.repeat(40),
+      'é'.repeat(80),
+      '</script>"\'',
+      ' lead and trail ',
+      '\\n\\N\\,',
+    ),
   },
 );
 

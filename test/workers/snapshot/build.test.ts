@@ -42,7 +42,13 @@ const ORGANIZERS: Record<string, { name: string; url: string; destination: strin
 };
 
 /** One registry entry in sources/registry.json's shape. */
-function source(id: string, url: string, format: 'ical' | 'rss' | 'csv', org: keyof typeof ORGANIZERS, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function source(
+  id: string,
+  url: string,
+  format: 'ical' | 'rss' | 'csv',
+  org: keyof typeof ORGANIZERS,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const o = ORGANIZERS[org]!;
   return {
     id,
@@ -190,7 +196,11 @@ function report(m: Manifest, id: string): SourceReport {
   assert.ok(r, `manifest reports source ${id}`);
   if (r.status !== 'failed') {
     const dropped = Object.values(r.dropped).reduce((a, b) => a + (b ?? 0), 0);
-    assert.equal(r.parsed, r.kept + dropped + r.merged_duplicates + r.merged_into_other_sources, `${id}: parsed = kept + dropped + merged (${JSON.stringify(r)})`);
+    assert.equal(
+      r.parsed,
+      r.kept + dropped + r.merged_duplicates + r.merged_into_other_sources,
+      `${id}: parsed = kept + dropped + merged (${JSON.stringify(r)})`,
+    );
   }
   return r;
 }
@@ -324,7 +334,11 @@ describe('buildSnapshot', () => {
     assert.ok(matchedTarget > 0, 'reads resolve through the link target');
     // 200 switches starting at id1 end on id2.
     assert.equal(await currentSnapshotId(dataDir), id2);
-    assert.deepEqual((await fs.readdir(root)).filter((n) => n.startsWith('.current-')), [], 'no temp links left');
+    assert.deepEqual(
+      (await fs.readdir(root)).filter((n) => n.startsWith('.current-')),
+      [],
+      'no temp links left',
+    );
   });
 
   test('event ids are stable across rebuilds one day apart', { timeout: 30_000 }, async () => {
@@ -358,8 +372,14 @@ describe('buildSnapshot', () => {
     for (const r of rows1) if (inWindow(r, b2.manifest)) assert.ok(by2.has(r.id), `${r.title} @ ${r.start_datetime} keeps its id in snapshot 2`);
     for (const r of rows2) if (inWindow(r, b1.manifest)) assert.ok(by1.has(r.id), `${r.title} @ ${r.start_datetime} had this id in snapshot 1`);
     // The windows really differ: something left at the start and something entered at the end.
-    assert.ok(rows1.some((r) => !by2.has(r.id)), 'an event fell out of the shifted window');
-    assert.ok(rows2.some((r) => !by1.has(r.id)), 'an event entered the shifted window');
+    assert.ok(
+      rows1.some((r) => !by2.has(r.id)),
+      'an event fell out of the shifted window',
+    );
+    assert.ok(
+      rows2.some((r) => !by1.has(r.id)),
+      'an event entered the shifted window',
+    );
   });
 
   test('threads change nothing: a build on a pool of source threads publishes the same snapshot as inline', { timeout: 60_000 }, async () => {
@@ -375,38 +395,70 @@ describe('buildSnapshot', () => {
     const pooled = await buildSnapshot({ dataDir: path.join(dataDir, 'pooled'), registryFile: registry, now: NOW, fetch: FETCH, threads: 2 });
     // The id ends in a hash of the Parquet bytes: same id, same file.
     assert.equal(pooled.manifest.id, inline.manifest.id);
-    assert.deepEqual(pooled.manifest.sources.map((s) => ({ ...s, ms: 0 })), inline.manifest.sources.map((s) => ({ ...s, ms: 0 })));
+    assert.deepEqual(
+      pooled.manifest.sources.map((s) => ({ ...s, ms: 0 })),
+      inline.manifest.sources.map((s) => ({ ...s, ms: 0 })),
+    );
     assert.ok(inline.manifest.counts.events > 0);
   });
 
-  test('a feed that lists one uid twice publishes it once and counts the copy as merged; nothing but the snapshot is published', { timeout: 30_000 }, async () => {
-    const { feeds, dataDir } = await workDir('dup-uid');
-    const row = (title: string) => `twice-1,${title},2026-11-25 10:30,"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"`;
-    await fs.writeFile(path.join(feeds, 'dup.csv'), ['id,title,start,location', row('Toddler Time'), row('Toddler Time (listed again)'), ''].join('\n'));
-    const registry = await writeRegistry(feeds, 'registry.json', [source('dup-test', 'dup.csv', 'csv', 'sfpl')]);
-    const b = await build(dataDir, registry);
-    const rows = await readRows(b);
-    assert.deepEqual(rows.map((r) => r.title), ['Toddler Time']);
-    assert.deepEqual(report(b.manifest, 'dup-test').dropped, {});
-    assert.equal(report(b.manifest, 'dup-test').merged_duplicates, 1);
-    assert.equal(report(b.manifest, 'dup-test').kept, 1);
-    assert.deepEqual((await fs.readdir(b.dir)).sort(), ['events.parquet', 'manifest.json', 'records.csv', 'records.csv.idx', 'records.idx', 'records.jsonl', 'search.duckdb']);
-  });
+  test(
+    'a feed that lists one uid twice publishes it once and counts the copy as merged; nothing but the snapshot is published',
+    { timeout: 30_000 },
+    async () => {
+      const { feeds, dataDir } = await workDir('dup-uid');
+      const row = (title: string) => `twice-1,${title},2026-11-25 10:30,"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"`;
+      await fs.writeFile(path.join(feeds, 'dup.csv'), ['id,title,start,location', row('Toddler Time'), row('Toddler Time (listed again)'), ''].join('\n'));
+      const registry = await writeRegistry(feeds, 'registry.json', [source('dup-test', 'dup.csv', 'csv', 'sfpl')]);
+      const b = await build(dataDir, registry);
+      const rows = await readRows(b);
+      assert.deepEqual(
+        rows.map((r) => r.title),
+        ['Toddler Time'],
+      );
+      assert.deepEqual(report(b.manifest, 'dup-test').dropped, {});
+      assert.equal(report(b.manifest, 'dup-test').merged_duplicates, 1);
+      assert.equal(report(b.manifest, 'dup-test').kept, 1);
+      assert.deepEqual((await fs.readdir(b.dir)).sort(), [
+        'events.parquet',
+        'manifest.json',
+        'records.csv',
+        'records.csv.idx',
+        'records.idx',
+        'records.jsonl',
+        'search.duckdb',
+      ]);
+    },
+  );
 
   test('one UID for a program at several branches and times: every occurrence is published, and the report adds up', { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('shared-uid');
-    const ev = (start: string, location: string, extra: string[] = []) =>
-      ['BEGIN:VEVENT', 'UID:storytime-88@county.test', `DTSTART;TZID=America/Los_Angeles:${start}`, 'DURATION:PT45M', 'SUMMARY:Baby Storytime', `LOCATION:${location}`, ...extra, 'END:VEVENT'];
+    const ev = (start: string, location: string, extra: string[] = []) => [
+      'BEGIN:VEVENT',
+      'UID:storytime-88@county.test',
+      `DTSTART;TZID=America/Los_Angeles:${start}`,
+      'DURATION:PT45M',
+      'SUMMARY:Baby Storytime',
+      `LOCATION:${location}`,
+      ...extra,
+      'END:VEVENT',
+    ];
     const mission = 'Mission Branch Library\\, 300 Bartlett St\\, San Francisco\\, CA 94110';
     const excelsior = 'Excelsior Branch Library\\, 4400 Mission St\\, San Francisco\\, CA 94112';
     const ics = [
-      'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//County//EN',
-      ...ev('20261124T103000', mission), ...ev('20261124T103000', excelsior), ...ev('20261201T103000', mission),
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:-//Test//County//EN',
+      ...ev('20261124T103000', mission),
+      ...ev('20261124T103000', excelsior),
+      ...ev('20261201T103000', mission),
       // The same occurrence again, and a revision of another.
-      ...ev('20261124T103000', mission), ...ev('20261201T103000', mission, ['SEQUENCE:2', 'DESCRIPTION:Now in the community room.']),
+      ...ev('20261124T103000', mission),
+      ...ev('20261201T103000', mission, ['SEQUENCE:2', 'DESCRIPTION:Now in the community room.']),
       // A series that ended before the window.
       ...ev('20250106T103000', mission, ['RRULE:FREQ=WEEKLY;COUNT=2']).map((l) => l.replace('storytime-88', 'winter')),
-      'END:VCALENDAR', '',
+      'END:VCALENDAR',
+      '',
     ].join('\r\n');
     await fs.writeFile(path.join(feeds, 'county.ics'), ics);
     const registry = await writeRegistry(feeds, 'registry.json', [source('county-test', 'county.ics', 'ical', 'sfpl')]);
@@ -414,7 +466,10 @@ describe('buildSnapshot', () => {
     const rows = (await readRows(b)).filter((r) => r.title === 'Baby Storytime');
     assert.equal(rows.length, 3);
     assert.equal(new Set(rows.map((r) => r.id)).size, 3);
-    assert.ok(rows.some((r) => /community room/.test(r.description ?? '')), 'the later SEQUENCE stands');
+    assert.ok(
+      rows.some((r) => /community room/.test(r.description ?? '')),
+      'the later SEQUENCE stands',
+    );
     const r = report(b.manifest, 'county-test');
     assert.deepEqual([r.parsed, r.kept, r.dropped, r.merged_duplicates], [6, 3, { outside_window: 1 }, 2]);
   });
@@ -447,7 +502,9 @@ describe('buildSnapshot', () => {
     const b = await build(dataDir, registry);
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    const places = (await c.runAndReadAll(`SELECT DISTINCT venue_key, venue_name, venue_address FROM read_parquet('${path.join(b.dir, 'events.parquet')}')`)).getRowObjectsJson();
+    const places = (
+      await c.runAndReadAll(`SELECT DISTINCT venue_key, venue_name, venue_address FROM read_parquet('${path.join(b.dir, 'events.parquet')}')`)
+    ).getRowObjectsJson();
     assert.equal(places.length, 1, JSON.stringify(places));
     assert.match(String(places[0]!['venue_key']), /^adhoc:/);
     assert.deepEqual([places[0]!['venue_name'], places[0]!['venue_address']], ['Lakeside Garden Center', '666 Bellevue Ave, Oakland, CA 94610']);
@@ -455,7 +512,7 @@ describe('buildSnapshot', () => {
     assert.equal(b.manifest.counts.venues, 1);
   });
 
-  test('the same event from two sources is merged into the higher-ranked source\'s record', { timeout: 30_000 }, async () => {
+  test("the same event from two sources is merged into the higher-ranked source's record", { timeout: 30_000 }, async () => {
     const { feeds, dataDir } = await workDir('merge');
     const registry = await writeRegistry(feeds, 'registry.json', [
       source('sfpl-test', 'merge-library.ics', 'ical', 'sfpl', { free_by_default: false }),
@@ -474,8 +531,11 @@ describe('buildSnapshot', () => {
     assert.equal(row.title, 'Family Craft Afternoon');
     assert.match(row.description ?? '', /^Make winter ornaments/, 'the first source keeps its own description');
     assert.equal(row.image_url, 'https://images.example.org/family-craft-ornaments.jpg', 'the image the first source lacked comes from the second');
-    assert.ok(!rows.some((r) => r.id === eventId('kids-calendar', 'bakc-98765')), 'the second source\'s copy is gone');
-    assert.ok(rows.some((r) => r.id === eventId('kids-calendar', 'bakc-98766')), 'the second source\'s other event stays');
+    assert.ok(!rows.some((r) => r.id === eventId('kids-calendar', 'bakc-98765')), "the second source's copy is gone");
+    assert.ok(
+      rows.some((r) => r.id === eventId('kids-calendar', 'bakc-98766')),
+      "the second source's other event stays",
+    );
 
     const kids = report(m, 'kids-calendar');
     assert.equal(kids.merged_into_other_sources, 1);

@@ -117,30 +117,27 @@ describe('fetchSource over HTTP', () => {
   // a registry url change the old address's validators go to the new one. A server that honours
   // If-Modified-Since (RFC 9110 §13.1.3: 304 when not modified since that date) would make
   // fetchSource return the OLD feed's body as the new feed; the cache records its address.
-  test(
-    'the cache is per address: a moved feed is not answered with the old address\'s cached body',
-    async () => {
-      routes.set('/old-home.ics', (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/calendar', 'last-modified': 'Sat, 14 Nov 2026 08:00:00 GMT' });
-        res.end('OLD FEED');
-      });
-      const newLastModified = 'Sun, 01 Nov 2026 08:00:00 GMT';
-      routes.set('/new-home.ics', (req, res) => {
-        const ims = req.headers['if-modified-since'];
-        if (ims && Date.parse(ims) >= Date.parse(newLastModified)) {
-          res.writeHead(304);
-          res.end();
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'text/calendar', 'last-modified': newLastModified });
-        res.end('NEW FEED');
-      });
-      assert.equal((await fetchSource(`${base}/old-home.ics`, opts('moved'))).text, 'OLD FEED');
-      const got = await fetchSource(`${base}/new-home.ics`, opts('moved'));
-      assert.equal(got.text, 'NEW FEED');
-      assert.equal(got.notModified, false);
-    },
-  );
+  test("the cache is per address: a moved feed is not answered with the old address's cached body", async () => {
+    routes.set('/old-home.ics', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/calendar', 'last-modified': 'Sat, 14 Nov 2026 08:00:00 GMT' });
+      res.end('OLD FEED');
+    });
+    const newLastModified = 'Sun, 01 Nov 2026 08:00:00 GMT';
+    routes.set('/new-home.ics', (req, res) => {
+      const ims = req.headers['if-modified-since'];
+      if (ims && Date.parse(ims) >= Date.parse(newLastModified)) {
+        res.writeHead(304);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/calendar', 'last-modified': newLastModified });
+      res.end('NEW FEED');
+    });
+    assert.equal((await fetchSource(`${base}/old-home.ics`, opts('moved'))).text, 'OLD FEED');
+    const got = await fetchSource(`${base}/new-home.ics`, opts('moved'));
+    assert.equal(got.text, 'NEW FEED');
+    assert.equal(got.notModified, false);
+  });
 
   test('transient 503s are retried: 503, 503, 200 succeeds after 3 requests', async () => {
     routes.set('/flaky.xml', (_req, res, n) => {
@@ -286,16 +283,13 @@ describe('charset decoding', () => {
   // Node >= 20.18.3 decodes TextDecoder('windows-1252') as ISO-8859-1 (nodejs/node#60888), so
   // bytes 0x80-0x9F come out as C1 control characters instead of curly quotes, dashes, euro sign.
   // decode() therefore uses iconv-lite for legacy charsets.
-  test(
-    'the windows-1252 fallback maps 0x80-0x9F (curly quotes, en dash, euro) to their characters',
-    async () => {
-      // 0x93/0x94 are curly quotes, 0x96 an en dash, 0x80 the euro sign; none is valid UTF-8 here.
-      const bytes = Buffer.from('\x93Storytime\x94 \x96 ages 3\x965, \x805', 'latin1');
-      serve('/nodecl-c1.txt', 'text/plain', bytes);
-      const got = await fetchSource(`${base}/nodecl-c1.txt`, opts('nodecl-c1'));
-      assert.equal(got.text, '\u201cStorytime\u201d \u2013 ages 3\u20135, \u20ac5');
-    },
-  );
+  test('the windows-1252 fallback maps 0x80-0x9F (curly quotes, en dash, euro) to their characters', async () => {
+    // 0x93/0x94 are curly quotes, 0x96 an en dash, 0x80 the euro sign; none is valid UTF-8 here.
+    const bytes = Buffer.from('\x93Storytime\x94 \x96 ages 3\x965, \x805', 'latin1');
+    serve('/nodecl-c1.txt', 'text/plain', bytes);
+    const got = await fetchSource(`${base}/nodecl-c1.txt`, opts('nodecl-c1'));
+    assert.equal(got.text, '\u201cStorytime\u201d \u2013 ages 3\u20135, \u20ac5');
+  });
 });
 
 describe('local files', () => {

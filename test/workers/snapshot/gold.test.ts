@@ -29,7 +29,6 @@ const TARGETS = {
 
 const HELDOUT = path.resolve(REPO_ROOT, '..', 'shared', 'heldout-sources.txt');
 
-
 const show = (r: Rate): string => `${(pct(r) * 100).toFixed(1)}% (${r.hit}/${r.of})`;
 const worst = (fact: string): string => (scores.wrong[fact] ?? []).slice(0, 15).join('\n');
 
@@ -48,7 +47,10 @@ describe('gold set', { skip }, () => {
     assert.ok(files.length >= TARGETS.feeds, `${files.length} feeds, want ≥ ${TARGETS.feeds}`);
     assert.ok(scores.items >= TARGETS.items, `${scores.items} items, want ≥ ${TARGETS.items}`);
     const heldout = existsSync(HELDOUT)
-      ? readFileSync(HELDOUT, 'utf8').split('\n').map((l) => l.trim().toLowerCase()).filter((l) => l !== '' && !l.startsWith('#'))
+      ? readFileSync(HELDOUT, 'utf8')
+          .split('\n')
+          .map((l) => l.trim().toLowerCase())
+          .filter((l) => l !== '' && !l.startsWith('#'))
       : [];
     const ids = new Set<string>();
     for (const { feed, items } of files) {
@@ -95,7 +97,10 @@ describe('gold set', { skip }, () => {
   });
 
   test('gives categories the event is, not its incidental words', () => {
-    assert.ok(pct(scores.categoryPrecision) >= TARGETS.categoryPrecisionAtLeast, `category precision ${show(scores.categoryPrecision)}:\n${worst('categories')}`);
+    assert.ok(
+      pct(scores.categoryPrecision) >= TARGETS.categoryPrecisionAtLeast,
+      `category precision ${show(scores.categoryPrecision)}:\n${worst('categories')}`,
+    );
   });
 
   test('drops what is not an event (closures, private bookings, deadlines), never a family event for it', () => {

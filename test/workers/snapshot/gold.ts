@@ -247,7 +247,8 @@ const isUnmatched = (s: Scored): boolean => 'dropped' in s.outcome && s.outcome.
  */
 export function score(all: readonly Scored[]): Scores {
   const wrong: Record<string, string[]> = { verdict: [], age: [], free: [], price: [], categories: [], city: [] };
-  const say = (fact: string, s: Scored, what: string): void => void wrong[fact]!.push(`${s.feed.id} ${JSON.stringify(s.item.title)} (${s.item.start}): ${what}`);
+  const say = (fact: string, s: Scored, what: string): void =>
+    void wrong[fact]!.push(`${s.feed.id} ${JSON.stringify(s.item.title)} (${s.item.start}): ${what}`);
   const matched = all.filter((s) => !isUnmatched(s));
   const by = (...v: Verdict[]): Scored[] => matched.filter((s) => v.includes(s.item.verdict));
   const droppedWhy = (o: Outcome): string => ('dropped' in o ? o.dropped : 'served');
@@ -344,11 +345,12 @@ export function score(all: readonly Scored[]): Scores {
     // read from an incidental word (precision).
     const fallback = r.categories.length === 1 && r.categories[0] === 'community';
     if (fallback && !want_c.has('community')) uncategorized++;
-    else for (const c of r.categories) {
-      catPredicted++;
-      if (want_c.has(c)) catTp++;
-      else say('categories', s, `${c} not among ${[...want_c].join(', ') || 'none'}`);
-    }
+    else
+      for (const c of r.categories) {
+        catPredicted++;
+        if (want_c.has(c)) catTp++;
+        else say('categories', s, `${c} not among ${[...want_c].join(', ') || 'none'}`);
+      }
     catRecalled += s.item.categories.filter((c) => r.categories.includes(c)).length;
   }
 
@@ -415,11 +417,18 @@ export function table(s: Scores): string {
     ['categories: only the fallback, where others apply', s.uncategorized],
     ['venue city', s.city],
   ];
-  return [`| fact (${s.feeds} feeds, ${s.items} items, ${s.unmatched.length} unmatched) | rate |`, '|---|---|', ...rows.map(([k, r]) => `| ${k} | ${fmt(r)} |`)].join('\n');
+  return [
+    `| fact (${s.feeds} feeds, ${s.items} items, ${s.unmatched.length} unmatched) | rate |`,
+    '|---|---|',
+    ...rows.map(([k, r]) => `| ${k} | ${fmt(r)} |`),
+  ].join('\n');
 }
 
 export function feedTable(files: readonly GoldFile[]): string {
-  const lines = ['| feed | kind | repository | items | family | adults-only | outside area | not an event | free | priced | with ages |', '|---|---|---|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| feed | kind | repository | items | family | adults-only | outside area | not an event | free | priced | with ages |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const { feed, items } of files) {
     const n = (v: Verdict): number => items.filter((i) => i.verdict === v).length;
     lines.push(

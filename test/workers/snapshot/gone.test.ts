@@ -49,12 +49,22 @@ async function workDir(name: string): Promise<{ dataDir: string; build: (rows: r
   const dir = await fs.mkdtemp(path.join(tmp, `${name}-`));
   const feed = path.join(dir, 'feed.csv');
   const registryFile = path.join(dir, 'registry.json');
-  await fs.writeFile(registryFile, JSON.stringify({
-    sources: [{
-      id: SOURCE, url: 'feed.csv', format: 'csv', organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
-      destination: 'san-francisco', attribution: 'San Francisco Public Library', free_by_default: true,
-    }],
-  }));
+  await fs.writeFile(
+    registryFile,
+    JSON.stringify({
+      sources: [
+        {
+          id: SOURCE,
+          url: 'feed.csv',
+          format: 'csv',
+          organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
+          destination: 'san-francisco',
+          attribution: 'San Francisco Public Library',
+          free_by_default: true,
+        },
+      ],
+    }),
+  );
   const dataDir = path.join(dir, 'data');
   return {
     dataDir,
@@ -80,10 +90,18 @@ async function served(b: BuildResult): Promise<Map<string, Omit<GoneEvent, 'remo
   try {
     const file = path.join(b.dir, 'events.parquet').replaceAll("'", "''");
     const rows = (await c.runAndReadAll(`SELECT id, title, start_datetime, venue_city, categories FROM read_parquet('${file}')`)).getRowObjectsJson();
-    return new Map(rows.map((r) => [String(r['id']), {
-      id: String(r['id']), title: String(r['title']), start_datetime: String(r['start_datetime']),
-      venue_city: String(r['venue_city']), categories: (r['categories'] as string[]).map(String),
-    }]));
+    return new Map(
+      rows.map((r) => [
+        String(r['id']),
+        {
+          id: String(r['id']),
+          title: String(r['title']),
+          start_datetime: String(r['start_datetime']),
+          venue_city: String(r['venue_city']),
+          categories: (r['categories'] as string[]).map(String),
+        },
+      ]),
+    );
   } finally {
     c.closeSync();
     db.closeSync();
@@ -101,7 +119,10 @@ function withIndex<T>(b: BuildResult, fn: (g: GoneIndex) => T): T {
 
 async function goneLines(b: BuildResult): Promise<GoneEvent[]> {
   const text = await fs.readFile(path.join(b.dir, GONE_FILE), 'utf8').catch(() => '');
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as GoneEvent);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as GoneEvent);
 }
 
 /** A list as the build leaves it: JSON lines (sorted by the caller), then indexed. */
@@ -119,7 +140,10 @@ describe('gone events across builds', () => {
     const b1 = await w.build([STAY, LEAVING], NOW);
     assert.equal(b1.manifest.counts.gone, 0);
     assert.deepEqual(b1.manifest.gone_from, { snapshot: null, error: null });
-    assert.equal(withIndex(b1, (g) => g.size), 0);
+    assert.equal(
+      withIndex(b1, (g) => g.size),
+      0,
+    );
 
     const t2 = new Date(NOW.getTime() + HOUR);
     const b2 = await w.build([STAY, ADDED], t2);
@@ -135,7 +159,10 @@ describe('gone events across builds', () => {
     const expected = [...before.keys()].filter((id) => !now2.has(id)).sort();
     assert.deepEqual(expected, [idOf(LEAVING)]);
     const lines = await goneLines(b2);
-    assert.deepEqual(lines.map((e) => e.id), expected);
+    assert.deepEqual(
+      lines.map((e) => e.id),
+      expected,
+    );
     assert.equal(b2.manifest.counts.gone, 1);
     assert.deepEqual(b2.manifest.files.gone, GONE_FILE);
     assert.deepEqual(Object.keys(lines[0]!), ['id', 'title', 'start_datetime', 'venue_city', 'categories', 'removed_at']);
@@ -154,7 +181,11 @@ describe('gone events across builds', () => {
     const back = await w.build([STAY, ADDED, LEAVING], t3, await branch(w.dataDir, 'back'));
     assert.ok((await served(back)).has(idOf(LEAVING)));
     assert.equal(back.manifest.counts.gone, 0);
-    assert.equal(withIndex(back, (g) => g.lookup(idOf(LEAVING))), null, 'an id that came back is no longer gone');
+    assert.equal(
+      withIndex(back, (g) => g.lookup(idOf(LEAVING))),
+      null,
+      'an id that came back is no longer gone',
+    );
     await assert.rejects(fs.stat(path.join(back.dir, GONE_FILE)), 'an empty list writes no file');
 
     // Branch: it stays away, and so does another one now.
@@ -170,7 +201,11 @@ describe('gone events across builds', () => {
       assert.equal(g.size, 2);
     });
     const ids = (await goneLines(still)).map((e) => e.id);
-    assert.deepEqual(ids, [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), 'sorted by id');
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+      'sorted by id',
+    );
   });
 
   test(`entries that started more than ${GONE_KEEP_DAYS} days before the build are dropped`, { timeout: 60_000 }, async () => {
@@ -201,8 +236,14 @@ describe('gone events across builds', () => {
     assert.equal(b2.manifest.counts.gone, 0);
     assert.equal(b2.manifest.gone_from?.snapshot, b1.manifest.id);
     assert.match(b2.manifest.gone_from?.error ?? '', new RegExp(`^previous snapshot ${b1.manifest.id}: `));
-    assert.deepEqual((await fs.readdir(b2.dir)).filter((f) => f.startsWith('gone')), []);
-    assert.equal(withIndex(b2, (g) => g.lookup(idOf(LEAVING))), null);
+    assert.deepEqual(
+      (await fs.readdir(b2.dir)).filter((f) => f.startsWith('gone')),
+      [],
+    );
+    assert.equal(
+      withIndex(b2, (g) => g.lookup(idOf(LEAVING))),
+      null,
+    );
   });
 
   test('a damaged line in the previous list costs that line only', { timeout: 60_000 }, async () => {
@@ -234,7 +275,10 @@ describe('GoneIndex', () => {
   test('a damaged file answers null instead of throwing', async () => {
     const dir = await fs.mkdtemp(path.join(tmp, 'damaged-'));
     const ids = ['a', 'b', 'c'].map((u) => eventId(SOURCE, u)).sort();
-    await writeList(dir, ids.map((id) => ({ id, title: 't', start_datetime: STAY.start, venue_city: 'Oakland', categories: [], removed_at: NOW.toISOString() })));
+    await writeList(
+      dir,
+      ids.map((id) => ({ id, title: 't', start_datetime: STAY.start, venue_city: 'Oakland', categories: [], removed_at: NOW.toISOString() })),
+    );
     const size = (await fs.stat(path.join(dir, GONE_FILE))).size;
     await fs.writeFile(path.join(dir, GONE_FILE), Buffer.alloc(size, 0x7b));
     const g = GoneIndex.open(dir);
@@ -259,7 +303,13 @@ describe('GoneIndex', () => {
       removed_at: fc.constant(NOW.toISOString()),
     });
     // Any string as an id (astral characters and escapes included), so the byte order is exercised.
-    const idsArb = fc.uniqueArray(fc.oneof(fc.string({ minLength: 1, maxLength: 12, unit: 'binary' }), fc.string({ minLength: 1, maxLength: 6, unit: fc.constantFrom(...'0123456789abcdef') })), { maxLength: 300 });
+    const idsArb = fc.uniqueArray(
+      fc.oneof(
+        fc.string({ minLength: 1, maxLength: 12, unit: 'binary' }),
+        fc.string({ minLength: 1, maxLength: 6, unit: fc.constantFrom(...'0123456789abcdef') }),
+      ),
+      { maxLength: 300 },
+    );
     const check = async (ids: string[], bodies: Omit<GoneEvent, 'id'>[], probes: string[]): Promise<void> => {
       // Lone surrogates do not survive UTF-8: such strings are not ids.
       if (ids.some((id) => Buffer.from(id).toString() !== id)) return;
@@ -269,7 +319,10 @@ describe('GoneIndex', () => {
       const entries = sorted.map((id, i) => ({ id, ...bodies[i % bodies.length]! }));
       assert.equal(await writeList(dir, entries), entries.length);
       // The index beside the list: the offset of every line and of the end, or no files at all.
-      const idxBytes = await fs.stat(path.join(dir, GONE_INDEX)).then((st) => st.size, () => 0);
+      const idxBytes = await fs.stat(path.join(dir, GONE_INDEX)).then(
+        (st) => st.size,
+        () => 0,
+      );
       assert.equal(idxBytes, entries.length === 0 ? 0 : (entries.length + 1) * 8);
       const g = GoneIndex.open(dir);
       try {
@@ -287,10 +340,15 @@ describe('GoneIndex', () => {
     // The time limit abandons a run in flight rather than waiting: wait for it before the temp dir goes.
     let inFlight: Promise<void> = Promise.resolve();
     await fc.assert(
-      fc.asyncProperty(idsArb, fc.array(entryArb, { minLength: 1, maxLength: 8 }), fc.array(fc.string({ unit: 'binary', maxLength: 12 }), { maxLength: 20 }), (ids, bodies, probes) => {
-        inFlight = check(ids, bodies, probes);
-        return inFlight;
-      }),
+      fc.asyncProperty(
+        idsArb,
+        fc.array(entryArb, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.string({ unit: 'binary', maxLength: 12 }), { maxLength: 20 }),
+        (ids, bodies, probes) => {
+          inFlight = check(ids, bodies, probes);
+          return inFlight;
+        },
+      ),
       { interruptAfterTimeLimit: 3000, markInterruptAsFailure: false, numRuns: 10_000 },
     );
     await inFlight.catch(() => undefined);

@@ -17,7 +17,9 @@ import type { EventRecord } from '../../../workers/record.ts';
 
 const run = promisify(execFile);
 /** The zipcodes package (offline US ZIP centroids; CommonJS, untyped): the oracle of where a city is. */
-const zipcodes = createRequire(import.meta.url)('zipcodes') as { lookupByName(city: string, state: string): readonly { latitude: number; longitude: number }[] };
+const zipcodes = createRequire(import.meta.url)('zipcodes') as {
+  lookupByName(city: string, state: string): readonly { latitude: number; longitude: number }[];
+};
 const CORPUS = path.resolve(REPO_ROOT, '..', 'shared', 'realworld-feeds');
 const EXPECTED = path.join(path.dirname(new URL(import.meta.url).pathname), 'realworld.expected.json');
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
@@ -28,10 +30,25 @@ const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
  * (most of the corpus is outside the Bay Area: those events must then be refused as not ours).
  */
 const FILES: Readonly<Record<string, { organizer: string; site: string; now: string; venue?: string; csvColumns?: string }>> = {
-  'bsa-cubscout-pack149.scouting.ics': { organizer: 'Cub Scout Pack 149', site: 'https://bsapack149.github.io', now: '2026-02-20T12:00:00-08:00', venue: 'sfpl-main' },
+  'bsa-cubscout-pack149.scouting.ics': {
+    organizer: 'Cub Scout Pack 149',
+    site: 'https://bsapack149.github.io',
+    now: '2026-02-20T12:00:00-08:00',
+    venue: 'sfpl-main',
+  },
   'fablab-cottbus.ai1ec.ics': { organizer: 'FabLab Cottbus', site: 'https://blog.fablab-cottbus.de', now: '2018-04-10T12:00:00-07:00', venue: 'sfpl-main' },
-  'fremont-abbey.jsonld.html': { organizer: 'Fremont Abbey Arts Center', site: 'https://fremontabbey.org', now: '2026-05-15T12:00:00-07:00', venue: 'sfpl-main' },
-  'germany-holidays.officeholidays.ics': { organizer: 'Office Holidays', site: 'https://www.officeholidays.com', now: '2014-12-20T12:00:00-08:00', venue: 'sfpl-main' },
+  'fremont-abbey.jsonld.html': {
+    organizer: 'Fremont Abbey Arts Center',
+    site: 'https://fremontabbey.org',
+    now: '2026-05-15T12:00:00-07:00',
+    venue: 'sfpl-main',
+  },
+  'germany-holidays.officeholidays.ics': {
+    organizer: 'Office Holidays',
+    site: 'https://www.officeholidays.com',
+    now: '2014-12-20T12:00:00-08:00',
+    venue: 'sfpl-main',
+  },
   'hidden-hall.jsonld.html': { organizer: 'Hidden Hall', site: 'https://hiddenhall.com', now: '2026-03-20T12:00:00-07:00', venue: 'sfpl-main' },
   'knco-nevada-county.trumba-rss.xml': { organizer: 'KNCO', site: 'https://knco.com', now: '2025-10-05T12:00:00-07:00', venue: 'sfpl-main' },
   'machbar-potsdam.google.ics': { organizer: 'machBar Potsdam', site: 'https://machbar-potsdam.de', now: '2018-04-20T12:00:00-07:00', venue: 'sfpl-main' },
@@ -43,15 +60,30 @@ const FILES: Readonly<Record<string, { organizer: string; site: string; now: str
     csvColumns: 'title=title,start=date,time=time_string,lat=latitude,lng=longitude,location=place_name',
   },
   'mohai.ecp.ics': { organizer: 'MOHAI', site: 'https://mohai.org', now: '2026-05-10T12:00:00-07:00', venue: 'sfpl-main' },
-  'pike-place-market.jsonld.html': { organizer: 'Pike Place Market', site: 'https://www.pikeplacemarket.org', now: '2026-02-10T12:00:00-08:00', venue: 'sfpl-main' },
+  'pike-place-market.jsonld.html': {
+    organizer: 'Pike Place Market',
+    site: 'https://www.pikeplacemarket.org',
+    now: '2026-02-10T12:00:00-08:00',
+    venue: 'sfpl-main',
+  },
   'royal-room.wp-rss.xml': { organizer: 'The Royal Room', site: 'https://theroyalroomseattle.com', now: '2026-04-20T12:00:00-07:00', venue: 'sfpl-main' },
   'scoutbook-troop485.csv': { organizer: 'Troop 485', site: 'https://scoutbook.scouting.org', now: '2022-08-01T12:00:00-07:00', venue: 'sfpl-main' },
   'scoutbook-troop485.ics': { organizer: 'Troop 485', site: 'https://scoutbook.scouting.org', now: '2022-08-01T12:00:00-07:00', venue: 'sfpl-main' },
   'seattle-gov-citywide.trumba.ics': { organizer: 'Seattle.gov', site: 'https://www.seattle.gov', now: '2026-05-10T12:00:00-07:00', venue: 'sfpl-main' },
   'songkick-maximo-park.jsonld.html': { organizer: 'Songkick', site: 'https://www.songkick.com', now: '2014-07-01T12:00:00-07:00' },
   'songkick-years-and-years.jsonld.html': { organizer: 'Songkick', site: 'https://www.songkick.com', now: '2015-10-20T12:00:00-07:00' },
-  'spscc-student-life.trumba.ics': { organizer: 'South Puget Sound Community College', site: 'https://spscc.edu', now: '2023-05-10T12:00:00-07:00', venue: 'sfpl-main' },
-  'united-indians-daybreak-star.ecp.ics': { organizer: 'United Indians of All Tribes', site: 'https://www.unitedindians.org', now: '2026-05-10T12:00:00-07:00', venue: 'sfpl-main' },
+  'spscc-student-life.trumba.ics': {
+    organizer: 'South Puget Sound Community College',
+    site: 'https://spscc.edu',
+    now: '2023-05-10T12:00:00-07:00',
+    venue: 'sfpl-main',
+  },
+  'united-indians-daybreak-star.ecp.ics': {
+    organizer: 'United Indians of All Tribes',
+    site: 'https://www.unitedindians.org',
+    now: '2026-05-10T12:00:00-07:00',
+    venue: 'sfpl-main',
+  },
   'wallyhood.google.ics': { organizer: 'Wallyhood', site: 'https://www.wallyhood.org', now: '2025-10-15T12:00:00-07:00', venue: 'sfpl-main' },
 };
 
@@ -75,7 +107,10 @@ async function normalize(file: string): Promise<{ records: EventRecord[]; summar
     env: { PATH: process.env.PATH ?? '', FAMILY_EVENTS_NOW: o.now },
     maxBuffer: 64 * 1024 * 1024,
   });
-  const records = stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as EventRecord);
+  const records = stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as EventRecord);
   const last = stderr.trim().split('\n').at(-1) ?? '';
   const s = JSON.parse(last) as { items: number; records: number; dropped: Record<string, number>; merged_duplicates: number };
   assert.equal(s.records, records.length, `${file}: the summary counts another number of records than were printed`);
@@ -108,7 +143,8 @@ const ADULTS_ONLY = [
 ];
 
 /** What states an audience age: an age word, a unit, a grade, a life stage, or "N+". */
-const AGE_PHRASE = /\b(?:ages?|years?|yrs?|months?|mos|grades?|toddlers?|bab(?:y|ies)|infants?|preschool(?:ers)?|kids|children|child|teens?|tweens?|youth|families|family|kindergarten|students?|scouts?|cubs?|under \d{1,2})\b|\d\s?\+/i;
+const AGE_PHRASE =
+  /\b(?:ages?|years?|yrs?|months?|mos|grades?|toddlers?|bab(?:y|ies)|infants?|preschool(?:ers)?|kids|children|child|teens?|tweens?|youth|families|family|kindergarten|students?|scouts?|cubs?|under \d{1,2})\b|\d\s?\+/i;
 
 /** The Bay Area, generously: the nine counties' extent. */
 const BAY = { south: 36.85, north: 38.87, west: -123.65, east: -121.2 };
@@ -144,10 +180,13 @@ function checkRecord(file: string, r: EventRecord, problems: string[]): void {
   if (!(toCity <= CITY_KM)) problems.push(`${where}: at ${lat},${lng}, ${toCity.toFixed(1)} km from ${r.venue.city}`);
   const tail = `${r.venue.city}, CA`;
   const [, head = '', zip = ''] = /^(.*?)(?: (\d{5}))?$/.exec(r.venue.address) ?? [];
-  if (!(head === tail || head.endsWith(`, ${tail}`)) || (zip !== '' && !zip.startsWith('9'))) problems.push(`${where}: address "${r.venue.address}" does not read "…, ${tail} ZIP"`);
+  if (!(head === tail || head.endsWith(`, ${tail}`)) || (zip !== '' && !zip.startsWith('9')))
+    problems.push(`${where}: address "${r.venue.address}" does not read "…, ${tail} ZIP"`);
   for (const t of [...r.tags, ...r.categories]) if (!SLUG.test(t) || /\bamp\b/.test(t)) problems.push(`${where}: tag "${t}" is not a clean slug`);
-  if (/\bpre-?register:\s*no\b/i.test(text) && r.tags.includes('registration-required')) problems.push(`${where}: registration-required, upstream says "Pre-Register: No"`);
-  if (r.tags.includes('virtual') && !/\b(?:virtual|online|zoom|webinar|livestream(?:ed)?)\b/i.test(text)) problems.push(`${where}: virtual, and nothing says so`);
+  if (/\bpre-?register:\s*no\b/i.test(text) && r.tags.includes('registration-required'))
+    problems.push(`${where}: registration-required, upstream says "Pre-Register: No"`);
+  if (r.tags.includes('virtual') && !/\b(?:virtual|online|zoom|webinar|livestream(?:ed)?)\b/i.test(text))
+    problems.push(`${where}: virtual, and nothing says so`);
   if (/\\['"]/.test(text)) problems.push(`${where}: a literal backslash survives`);
 }
 
@@ -157,7 +196,12 @@ const skip = existsSync(CORPUS) ? false : `the corpus is not here (${CORPUS}); i
 
 describe('the real-world corpus through family-events normalize', { skip }, () => {
   test('every file: no record breaks a fact a parent relies on, and what each file yields is as pinned', { timeout: 300_000 }, async () => {
-    const files = existsSync(CORPUS) ? (await import('node:fs')).readdirSync(CORPUS).filter((f) => f !== 'PROVENANCE.md').sort() : [];
+    const files = existsSync(CORPUS)
+      ? (await import('node:fs'))
+          .readdirSync(CORPUS)
+          .filter((f) => f !== 'PROVENANCE.md')
+          .sort()
+      : [];
     assert.deepEqual(files, Object.keys(FILES).sort(), 'every corpus file has its options here, and only corpus files do');
     const got: Record<string, Yield> = {};
     const problems: string[] = [];

@@ -38,8 +38,13 @@ after(() => rm(dataDir, { recursive: true, force: true }));
 
 describe('bundled sample: coverage', () => {
   test('every source builds; all four formats; at least 30 organizers', async () => {
-    const registry = JSON.parse(await readFile(path.join(REPO_ROOT, 'sources', 'registry.json'), 'utf8')) as { sources: { format: string; organizer: { name: string } }[] };
-    assert.deepEqual(built.manifest.sources.filter((s) => s.status !== 'ok'), []);
+    const registry = JSON.parse(await readFile(path.join(REPO_ROOT, 'sources', 'registry.json'), 'utf8')) as {
+      sources: { format: string; organizer: { name: string } }[];
+    };
+    assert.deepEqual(
+      built.manifest.sources.filter((s) => s.status !== 'ok'),
+      [],
+    );
     assert.deepEqual(new Set(registry.sources.map((s) => s.format)), new Set(['ical', 'rss', 'jsonld', 'csv']));
     assert.ok(new Set(rows.map((r) => r.organizer)).size >= 30);
     assert.equal(rows.length, built.manifest.counts.events);
@@ -57,12 +62,21 @@ describe('bundled sample: coverage', () => {
     assert.ok((built.manifest.counts.dropped['adults_only'] ?? 0) > 0);
     const weekly = new Map<string, number>();
     for (const r of rows.filter((x) => x.source_id === 'sfpl')) weekly.set(`${r.title}|${r.venue_key}`, (weekly.get(`${r.title}|${r.venue_key}`) ?? 0) + 1);
-    assert.ok([...weekly.values()].some((n) => n >= 10), 'an iCal series expands to weekly occurrences');
+    assert.ok(
+      [...weekly.values()].some((n) => n >= 10),
+      'an iCal series expands to weekly occurrences',
+    );
     assert.ok(rows.some((r) => r.categories.includes('seasonal')) && rows.some((r) => r.categories.includes('festivals')));
   });
 
   test('no two rows are the same real-world event', () => {
-    const keys = rows.map((r) => `${r.title.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim()}|${r.start_ms}|${r.venue_key}`);
+    const keys = rows.map(
+      (r) =>
+        `${r.title
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, ' ')
+          .trim()}|${r.start_ms}|${r.venue_key}`,
+    );
     assert.equal(new Set(keys).size, keys.length);
     assert.equal(new Set(rows.map((r) => r.id)).size, rows.length);
   });
@@ -117,7 +131,11 @@ describe('bundled sample: every record keeps the contract', () => {
   test('q tokens cover title, venue and organizer words', () => {
     for (const row of rows.slice(0, 500)) {
       for (const text of [row.title, row.venue_name, row.organizer ?? '']) {
-        for (const w of text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+        for (const w of text
+          .normalize('NFKD')
+          .replace(/\p{M}/gu, '')
+          .toLowerCase()
+          .match(/[\p{L}\p{N}]+/gu) ?? []) {
           assert.ok(row.search_text.includes(` ${w}`), `${row.id}: ${w}`);
         }
       }
@@ -131,7 +149,9 @@ describe('bundled sample: the Parquet file', () => {
     const c = await db.connect();
     await c.run(await readFile(path.join(REPO_ROOT, 'sql', 'snapshot_schema.sql'), 'utf8'));
     const schema = (await c.runAndReadAll('SELECT column_name, column_type FROM (DESCRIBE events)')).getRowObjectsJson();
-    const file = (await c.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${path.join(built.dir, 'events.parquet')}'))`)).getRowObjectsJson();
+    const file = (
+      await c.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${path.join(built.dir, 'events.parquet')}'))`)
+    ).getRowObjectsJson();
     assert.deepEqual(file, schema);
   });
 

@@ -10,9 +10,7 @@
 import { createRequire } from 'node:module';
 import type nlpType from 'compromise';
 import { memoize } from './memo.ts';
-import {
-  adultSigns, audienceField, audienceLabel, notTheAudience, speaksToChildren, type AudienceGroups,
-} from './audience.ts';
+import { adultSigns, audienceField, audienceLabel, notTheAudience, speaksToChildren, type AudienceGroups } from './audience.ts';
 import { fold } from './text.ts';
 
 export interface AgeRange {
@@ -72,37 +70,47 @@ const RULES: readonly Rule[] = [
   // "3rd-5th grade", "kindergarten through 2nd grade", "TK-5th graders", "5th grade", "1st graders"
   rule(String.raw`\b${GRADE}(?:\s?grade)?${DASH}${GRADE}\s{0,2}(?:grades?|graders?)\b`, (m) => grades(m[1]!, m[2], undefined)),
   // Not a story's grade: "formed in the 4th grade", "since kindergarten".
-  rule(String.raw`(?<!\b(?:in|since|from)\s(?:the\s)?)\b(?:(tk|pre-?k|k|kinder(?:garten)?|\d{1,2})(?:st|nd|rd|th)\s{0,2}(?:grades?|graders?)\b|\b(kindergarten(?:ers)?)\b(?!\s(?:readiness|registration|enrollment|teachers?)))`, (m) =>
-    grades(m[1] ?? 'k', undefined, undefined)),
+  rule(
+    String.raw`(?<!\b(?:in|since|from)\s(?:the\s)?)\b(?:(tk|pre-?k|k|kinder(?:garten)?|\d{1,2})(?:st|nd|rd|th)\s{0,2}(?:grades?|graders?)\b|\b(kindergarten(?:ers)?)\b(?!\s(?:readiness|registration|enrollment|teachers?)))`,
+    (m) => grades(m[1] ?? 'k', undefined, undefined),
+  ),
   // "(K-5)", "TK-5 students": a school span without the word grade (never "K-9", the police dogs)
-  rule(String.raw`(?:\(|\b)(t?k)\s?[-–]\s?(?!9\b)(\d{1,2})(?:st|nd|rd|th)?(?:\)|\s(?:students|kids|children|families))`, (m) =>
-    grades(m[1]!, m[2], undefined)),
+  rule(String.raw`(?:\(|\b)(t?k)\s?[-–]\s?(?!9\b)(\d{1,2})(?:st|nd|rd|th)?(?:\)|\s(?:students|kids|children|families))`, (m) => grades(m[1]!, m[2], undefined)),
   // "ages 3-5", "ages 3 to 5 years", "for ages 3-5", "kids 6–12", "between the ages of 5 and 12"
   rule(String.raw`\b${WHO}\s{0,2}${NUM}${DASH}(\d{1,2})\b${NOT_AGE_UNIT}`, (m) => years(num(m[1]), Number(m[2]))),
   // "3-5 years", "for 3-5 year olds"
   rule(String.raw`\b${NUM}${DASH}(\d{1,2})\s{0,2}(?:-\s{0,2})?${YEARS_WORD}`, (m) => years(num(m[1]), Number(m[2]))),
   // "ages 2+", "ages 5 and up", "kids 5 & older", "5 years and up", "(4+)"; not "2+ mile walk"
   rule(String.raw`\b${WHO}\s{0,2}(\d{1,2})\s{0,2}${OPEN_HIGH}|\b(\d{1,2})\s{0,2}${YEARS_WORD}(?:\sold)?\s{0,2}${OPEN_HIGH}|\((\d{1,2})\s?\+\)`, (m) =>
-    years(Number(m[1] ?? m[2] ?? m[3]), MAX_CHILD_YEARS)),
+    years(Number(m[1] ?? m[2] ?? m[3]), MAX_CHILD_YEARS),
+  ),
   // "ages 5 and under", "kids 5 & younger", "musicians 18 and under", "children under 5", "under 5s"
   rule(String.raw`(?<![$\d.:,])\b(\d{1,2})\s{0,2}(?:${YEARS_WORD}(?:\sold)?\s{0,2})?${OPEN_LOW}\b`, (m) => years(0, Number(m[1]))),
-  rule(String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b|\b(?:under|younger\sthan)\s(\d{1,2})\s${YEARS_WORD}(?:\sold|\sof\sage)`, (m) =>
-    years(0, Number(m[1] ?? m[2] ?? m[3]) - 1)),
+  rule(
+    String.raw`\b${WHO}\s(?:under|younger\sthan)\s(\d{1,2})\b${NOT_AGE_UNIT}|\bunder\s(\d{1,2})s\b|\b(?:under|younger\sthan)\s(\d{1,2})\s${YEARS_WORD}(?:\sold|\sof\sage)`,
+    (m) => years(0, Number(m[1] ?? m[2] ?? m[3]) - 1),
+  ),
   // "from birth to 5", "birth through elementary school"; Spanish "de 0 a 5 años", "edades 3-5"
   rule(String.raw`\bbirth${DASH}(?:age\s)?(\d{1,2})\b${NOT_AGE_UNIT}|\bbirth${DASH}(?:the\s)?(elementary|kindergarten|preschool|pre-?k)`, (m) =>
-    years(0, m[1] !== undefined ? Number(m[1]) : m[2] === 'elementary' ? 11 : 5)),
+    years(0, m[1] !== undefined ? Number(m[1]) : m[2] === 'elementary' ? 11 : 5),
+  ),
   rule(String.raw`\b(?:edades?:?\s|de\s)?(\d{1,2})\s?(?:a|-|–|y)\s?(\d{1,2})\sanos\b|\bedades?:?\s(\d{1,2})\s?(?:-|–|a)\s?(\d{1,2})\b`, (m) =>
-    years(Number(m[1] ?? m[3]), Number(m[2] ?? m[4]))),
+    years(Number(m[1] ?? m[3]), Number(m[2] ?? m[4])),
+  ),
   // Chinese: "3至5歲", "0-5岁", "从0岁到小学生" (from birth to primary school)
   rule(String.raw`(\d{1,2})\s?(?:岁|歲)?\s?(?:至|到|-|–|~|～)\s?(?:(\d{1,2})\s?(?:岁|歲)|(?:小学|小學))`, (m) =>
-    years(Number(m[1]), m[2] !== undefined ? Number(m[2]) : 11)),
+    years(Number(m[1]), m[2] !== undefined ? Number(m[2]) : 11),
+  ),
   // "elementary, middle school, and high school students": the union of the school levels named
-  rule(String.raw`\b((?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/)(?:(?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/))*(?:elementary|middle|high))\s(?:school\s)?(?:students|schoolers|kids|youth|aged?)\b`, (m) => {
-    const lv = m[1]!;
-    const lo = /elementary/.test(lv) ? 5 : /middle/.test(lv) ? 11 : 14;
-    const hi = /high/.test(lv) ? 18 : /middle/.test(lv) ? 14 : 11;
-    return years(lo, hi);
-  }),
+  rule(
+    String.raw`\b((?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/)(?:(?:elementary|middle|high)(?:\sschool)?(?:,?\s(?:and|or|&)\s|,\s|\/))*(?:elementary|middle|high))\s(?:school\s)?(?:students|schoolers|kids|youth|aged?)\b`,
+    (m) => {
+      const lv = m[1]!;
+      const lo = /elementary/.test(lv) ? 5 : /middle/.test(lv) ? 11 : 14;
+      const hi = /high/.test(lv) ? 18 : /middle/.test(lv) ? 14 : 11;
+      return years(lo, hi);
+    },
+  ),
   // A single age, unless it is the start of a range that failed above ("ages 9-3" is no age at all).
   rule(String.raw`\bages?:?\s(\d{1,2})\b(?!\s{0,3}(?:[-–—]|to)\s{0,3}\d)${NOT_AGE_UNIT}`, (m) => years(Number(m[1]), Number(m[1]))),
 ];
@@ -132,7 +140,8 @@ const TOPIC = String.raw`(?!\s(?:cpr|first\said|care|massage|sleep|feeding|loss|
 // Baby Tour", "Baby Shark Live!").
 const BABY_ACTIVITY = String.raw`(?=\s?(?:[&+,]|and)\s?(?:me|toddler|tot|caregiver|parent|grown-?up|famil|preschool|bab)|\s?(?:stor|rhyme|lap|play|sign|music|song|sing|bounce|yoga|sensory|gym|swim|social|circle|time|book|read|art|dance|steps|jam|boogie|wiggle|group|class|club|hour|talk|explor|meetup|movers|lounge)|\s?$|\s?[)\]:–-])`;
 // Not the audience: a topic ("Parenting Teens"), or the place ("Concert at Rosa Parks Elementary").
-const PARENTS_OF = /(?:parenting|raising|parents?\s(?:and\scaregivers\s)?of|caring\sfor|about|teaching|living\swith)\s(?:your\s|young\s|a\s|an\s|the\s)?$|\b(?:at|@)\s(?:[\w.'’-]+\s){1,3}$/;
+const PARENTS_OF =
+  /(?:parenting|raising|parents?\s(?:and\scaregivers\s)?of|caring\sfor|about|teaching|living\swith)\s(?:your\s|young\s|a\s|an\s|the\s)?$|\b(?:at|@)\s(?:[\w.'’-]+\s){1,3}$/;
 // "Adults of all ages" is no child.
 const ALL_AGES = /(?<!\b(?:adults?|grown-?ups|seniors)\sof\s)\ball[\s-]ages\b|\bfor (?:the (?:whole|entire) )?famil(?:y|ies)\b/;
 // In a title the list may start with any group but a singular baby or infant, which needs its activity.
@@ -168,7 +177,8 @@ function keywords(text: string, re: RegExp): AgeVerdict | null {
     const found = unionOf(m[1] ?? m[2] ?? m[3] ?? '', null);
     if (found === null) continue;
     const listEnd = m.index + m[0].length;
-    const withAdults = ADULTS_BEFORE.test(before) || ADULTS_AFTER.test(text.slice(listEnd, listEnd + 20)) || /\s(?:and|&|\+)\s(?:adults?|grown-?ups)\b/.test(m[0]);
+    const withAdults =
+      ADULTS_BEFORE.test(before) || ADULTS_AFTER.test(text.slice(listEnd, listEnd + 20)) || /\s(?:and|&|\+)\s(?:adults?|grown-?ups)\b/.test(m[0]);
     if (withAdults && found.min_months >= TEENS_UP) continue;
     range = unionOf(m[1] ?? m[2] ?? m[3] ?? '', range);
   }
@@ -240,7 +250,13 @@ function fromGroups(g: AudienceGroups | null): AgeVerdict | null {
  * Saturday-morning market.
  * Returns null when nothing is said (served as all ages).
  */
-export function parseAges(field: string | null, title: string, description: string | null, place: string | null = null, startHour: number | null = null): AgeVerdict | null {
+export function parseAges(
+  field: string | null,
+  title: string,
+  description: string | null,
+  place: string | null = null,
+  startHour: number | null = null,
+): AgeVerdict | null {
   // Only the part of the day matters (audience.ts): night, morning, afternoon, evening.
   const partOfDay = startHour === null ? null : startHour < 7 ? 0 : startHour < 12 ? 7 : startHour < 17 ? 12 : 17;
   return agesMemo(JSON.stringify([field, title, description, place, partOfDay]));

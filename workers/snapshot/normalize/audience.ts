@@ -9,17 +9,43 @@ export type AudienceGroups = { kind: 'all' } | { kind: 'years'; lo: number; hi: 
 // 'neutral' items (pets, accessibility) say nothing about age and leave the rest to decide.
 type Group = 'all' | 'adults' | 'neutral' | readonly [number, number];
 const GROUPS: ReadonlyMap<string, Group> = new Map<string, Group>([
-  ['all', 'all'], ['all ages', 'all'], ['everyone', 'all'], ['family', 'all'], ['families', 'all'], ['family friendly', 'all'],
-  ['general public', 'all'], ['public', 'all'],
-  ['children', [0, 12]], ['child', [0, 12]], ['kids', [0, 12]], ['youth', [5, 18]],
-  ['infants', [0, 1]], ['babies', [0, 1]], ['toddlers', [1, 3]], ['preschoolers', [3, 5]], ['preschool', [3, 5]],
-  ['tweens', [9, 12]], ['teen', [13, 18]], ['teens', [13, 18]], ['teenagers', [13, 18]], ['young adults', [13, 18]],
-  ['adult', 'adults'], ['adults', 'adults'], ['senior', 'adults'], ['seniors', 'adults'], ['older adults', 'adults'],
-  ['pets', 'neutral'], ['special needs', 'neutral'], ['people with disabilities', 'neutral'],
+  ['all', 'all'],
+  ['all ages', 'all'],
+  ['everyone', 'all'],
+  ['family', 'all'],
+  ['families', 'all'],
+  ['family friendly', 'all'],
+  ['general public', 'all'],
+  ['public', 'all'],
+  ['children', [0, 12]],
+  ['child', [0, 12]],
+  ['kids', [0, 12]],
+  ['youth', [5, 18]],
+  ['infants', [0, 1]],
+  ['babies', [0, 1]],
+  ['toddlers', [1, 3]],
+  ['preschoolers', [3, 5]],
+  ['preschool', [3, 5]],
+  ['tweens', [9, 12]],
+  ['teen', [13, 18]],
+  ['teens', [13, 18]],
+  ['teenagers', [13, 18]],
+  ['young adults', [13, 18]],
+  ['adult', 'adults'],
+  ['adults', 'adults'],
+  ['senior', 'adults'],
+  ['seniors', 'adults'],
+  ['older adults', 'adults'],
+  ['pets', 'neutral'],
+  ['special needs', 'neutral'],
+  ['people with disabilities', 'neutral'],
 ]);
 
 // Longest names first, so "all ages" is not read as "all" followed by junk.
-const GROUP = [...GROUPS.keys()].sort((a, b) => b.length - a.length).map((g) => g.replace(/ /g, String.raw`\s`)).join('|');
+const GROUP = [...GROUPS.keys()]
+  .sort((a, b) => b.length - a.length)
+  .map((g) => g.replace(/ /g, String.raw`\s`))
+  .join('|');
 // A whole field that is nothing but a list; and "Audience: …" inside a description, where the list
 // runs straight into the next label ("Audience: Adults,Senior,Teen Pre-Register: Yes").
 const WHOLE_LIST = new RegExp(String.raw`^(?:${GROUP})(?:\s?[,;/]\s?(?:${GROUP}))*$`);
@@ -85,12 +111,14 @@ const ADDRESSED_BEFORE = /\b(?:for|open\sto|designed\sfor|intended\sfor)\s(?:[\w
 const OTHER_TIER = /\badults?\b|\bseniors?\b|\bgeneral\b|\bmembers?\b|\bstudents?\b|\$\s?\d[^$]*\$\s?\d/;
 // Performers and casts ("young actors ages 11-20", "performed by students ages 8-14"), unless the
 // text invites them ("open to musicians 18 and under").
-const PERFORMER = /\b(?:perform(?:ed|s|ing)?\sby|performances?\sby|featur(?:es|ing)|starring|presented\sby|(?:works?|art(?:work)?|pieces|projects|films?|written|created|made|painted|drawn|led|hosted|taught)\sby|cast|casts|actors?|performers?|dancers|singers|musicians|choir|chorus|orchestra|ensemble|band|troupe|company\sof|students\sof|alumni)\b/g;
+const PERFORMER =
+  /\b(?:perform(?:ed|s|ing)?\sby|performances?\sby|featur(?:es|ing)|starring|presented\sby|(?:works?|art(?:work)?|pieces|projects|films?|written|created|made|painted|drawn|led|hosted|taught)\sby|cast|casts|actors?|performers?|dancers|singers|musicians|choir|chorus|orchestra|ensemble|band|troupe|company\sof|students\sof|alumni)\b/g;
 const ADDRESSED_AFTER = /\b(?:for|open\sto|calling\sall|welcom\w*|invit\w*)\b/;
 const INVITED = /\b(?:for|open\sto|calling\sall|seeking|welcom\w*|invit\w*|attention|all)\s(?:[\w-]+\s){0,2}$/;
 // Another program of the organizer ("Our conservatory trains actors ages 11-20", "enrollment for our
 // camps, ages 5-12"), unless the event is such a program itself.
-const OTHER_PROGRAM = /\b(?:conservatory|academy|alumni|auditions?|year-round|after-?school|scholarships?|trains|training|(?:our|other|upcoming)\s(?:[\w-]+\s){0,2}(program|class|camp|course|session|workshop|offering)e?s)\b/;
+const OTHER_PROGRAM =
+  /\b(?:conservatory|academy|alumni|auditions?|year-round|after-?school|scholarships?|trains|training|(?:our|other|upcoming)\s(?:[\w-]+\s){0,2}(program|class|camp|course|session|workshop|offering)e?s)\b/;
 const PROGRAM_TITLE = /\b(?:camps?|class(?:es)?|courses?|workshops?|auditions?|academy|conservatory|training|lessons?|clinics?|programs?|sessions?)\b/;
 // The event is such a program itself when the text calls it one elsewhere ("camp participants will …").
 function otherProgram(text: string, start: number, end: number, title: string): boolean {
@@ -118,7 +146,8 @@ export function notTheAudience(text: string, start: number, end: number, title: 
   const addressed = ADDRESSED_BEFORE.test(before) || text.startsWith('for ', start);
   if ((FREE_AFTER.test(after) && !addressed) || (openLow && FREE_FOR_BEFORE.test(before))) return true;
   if (DOLLAR_BEFORE.test(before)) return true;
-  if ((DOLLAR_AFTER.test(after) || DOLLAR_FOR_BEFORE.test(before)) && OTHER_TIER.test(sentenceAt(text, start).replace(text.slice(start, end), ' '))) return true;
+  if ((DOLLAR_AFTER.test(after) || DOLLAR_FOR_BEFORE.test(before)) && OTHER_TIER.test(sentenceAt(text, start).replace(text.slice(start, end), ' ')))
+    return true;
   if (PARENTS_OF.test(before) || ENTRY_RULE.test(after)) return true;
   for (const m of before.matchAll(PERFORMER)) {
     // "led by a librarian for ages 3-5": the age is addressed after the performer is named.
@@ -134,7 +163,10 @@ const ADULT_AGE = String.raw`(?:1[89]|2[01])`;
 const ADULT_AGE_ALONE = String.raw`(?<![$\d.])${ADULT_AGE}`;
 const STRONG_ADULT: readonly RegExp[] = [
   new RegExp(String.raw`\b${ADULT_AGE_ALONE}\s?\+(?!\s?(?:months?|mos|years?|yrs)\b)`, 'g'),
-  new RegExp(String.raw`\b${ADULT_AGE_ALONE}\s?(?:years?\s?(?:old\s?|of\sage\s?)?)?(?:-?(?:and|or|&)-?|-|\/)\s?(?:up|over|older|above|plus)\b(?!\s(?:of|in|years?)\b)`, 'g'),
+  new RegExp(
+    String.raw`\b${ADULT_AGE_ALONE}\s?(?:years?\s?(?:old\s?|of\sage\s?)?)?(?:-?(?:and|or|&)-?|-|\/)\s?(?:up|over|older|above|plus)\b(?!\s(?:of|in|years?)\b)`,
+    'g',
+  ),
   new RegExp(String.raw`\bmust\sbe\s(?:at\sleast\s|over\s|aged?\s)?${ADULT_AGE}\b`, 'g'),
   new RegExp(String.raw`\b(?:no\sone|nobody|none|no\sminors)\sunder\s(?:the\sage\sof\s)?${ADULT_AGE}\b`, 'g'),
   /\b(?:over|above|at\sleast)\s(?:the\sage\sof\s)?(?:1[89]|21)\b(?!\s?(?:months?|mos|[-–]|and\sunder)\b)/g,
@@ -142,15 +174,20 @@ const STRONG_ADULT: readonly RegExp[] = [
   /\bages?\s(?:1[89]|[2-9]\d)\b(?!\s(?:months?|mos)\b|\s?(?:and|&|or|-)\s?(?:under|younger|below)\b)/g,
   /\b(?:age\s(?:restriction|requirement|limit|minimum)s?|minimum\sage)\s?(?:is\s|of\s)?:?\s?(?:1[89]|2[01])\b/g,
   /\badults?[\s-]only\b|\bno\sminors\b|\bminors\s(?:are\s)?not\s(?:permitted|allowed|admitted)\b|\b(?:legal\s)?drinking\sage\b|\bof\slegal\sage\b/g,
-  new RegExp(String.raw`\b(?:under|younger\sthan)\s${ADULT_AGE}\s(?:(?:will|are|is)\s)?(?:not|never|cannot|can't)\s(?:be\s)?(?:admitted|allowed|permitted)`, 'g'),
+  new RegExp(
+    String.raw`\b(?:under|younger\sthan)\s${ADULT_AGE}\s(?:(?:will|are|is)\s)?(?:not|never|cannot|can't)\s(?:be\s)?(?:admitted|allowed|permitted)`,
+    'g',
+  ),
   // Spanish ("solo para adultos", "mayores de 18 años") and Chinese ("18歲以上", "僅限成人").
   /\b(?:solo|solamente|exclusivo)\s(?:para\s)?adultos\b|\bmayores\sde\s(?:1[89]|2[01])\b/g,
   /(?<![$\d.])(?:1[89]|2[01])\s?(?:岁|歲|周岁|週歲)或?以上|(?:仅限|僅限|只限)成人|成人(?:专场|專場|限定)/g,
 ];
 // Minors may come with a grown-up: then the age is a rule of entry, not an adults' event.
-const ACCOMPANIED = /\b(?:unless\s|if\s|when\s|must\sbe\s|are\s|is\s)?accompanied\sby\b|\bwith\sa\s(?:parent|guardian|grown-?up|adult)\b|\bguardians?\b|\bchaperon\w*|\bparental\s(?:consent|permission)|\bpermission\sslip/;
+const ACCOMPANIED =
+  /\b(?:unless\s|if\s|when\s|must\sbe\s|are\s|is\s)?accompanied\sby\b|\bwith\sa\s(?:parent|guardian|grown-?up|adult)\b|\bguardians?\b|\bchaperon\w*|\bparental\s(?:consent|permission)|\bpermission\sslip/;
 // Nudity: a life-drawing session "from a nude model", whatever else the text says.
-const NUDITY = /\bnud(?:e|es|ity)\b(?!\s(?:colou?r|tone|lip|heel|shade|palette|pump|descending))|\b(?:figure|life)\s(?:drawing\s)?models?\b|\bclothing[\s-]optional\b|\bnaked\s(?:models?|figures?|bike|yoga|swim)/;
+const NUDITY =
+  /\bnud(?:e|es|ity)\b(?!\s(?:colou?r|tone|lip|heel|shade|palette|pump|descending))|\b(?:figure|life)\s(?:drawing\s)?models?\b|\bclothing[\s-]optional\b|\bnaked\s(?:models?|figures?|bike|yoga|swim)/;
 
 function strongIn(text: string): boolean {
   for (const re of STRONG_ADULT) {
@@ -185,10 +222,12 @@ const WEAK_ADULT_ANYWHERE = new RegExp(
 // Pub", "Russell's Tavern 12th Anniversary", "Trivia at the Lounge"), not as the first word of a
 // name ("Pub Choir", "Bar Method") or beside another noun ("at Monkey Bar Gym").
 const TITLE_PLACE = /\b(?:brewery|breweries|brewing|winery|wineries|distillery|beer\shall|biergarten|cocktail\sbar|wine\sbar)\b/;
-const TITLE_GROWNUPS = /(?<!\byoung\s)\badults?\b|\bseniors\b|\bolder\sadults\b|\badultos\b|\bpersonas\smayores\b|\btercera\sedad\b|樂齡|乐龄|長者|长者|長輩|长辈|銀髮|银发|耆英|老年人|成人/;
+const TITLE_GROWNUPS =
+  /(?<!\byoung\s)\badults?\b|\bseniors\b|\bolder\sadults\b|\badultos\b|\bpersonas\smayores\b|\btercera\sedad\b|樂齡|乐龄|長者|长者|長輩|长辈|銀髮|银发|耆英|老年人|成人/;
 // A drink named in a title is what the event is about ("Women, Wheels and Wine Ride", "IPA Release
 // Party"), unless it is no drink ("root beer", "ginger beer") or a region ("wine country").
-const TITLE_DRINK = /(?<!\b(?:root|ginger|butter)\s)\b(?:beers?|wines?|whiske?y|bourbon|tequila|mezcal|cocktails?|martinis?|margaritas?|mimosas?|sangria|booze|pints|ipas?|champagne|prosecco|tap\stakeovers?)\b(?!\scountry\b)/;
+const TITLE_DRINK =
+  /(?<!\b(?:root|ginger|butter)\s)\b(?:beers?|wines?|whiske?y|bourbon|tequila|mezcal|cocktails?|martinis?|margaritas?|mimosas?|sangria|booze|pints|ipas?|champagne|prosecco|tap\stakeovers?)\b(?!\scountry\b)/;
 const BAR_WORD = /\b(?:bar|pub|tavern|saloon|lounge|cantina)\b(?!\s(?:mitzvah|none)\b)/g;
 const POSSESSIVE_BEFORE = /(?:'s|s'|’s)\s$/;
 const AT_BEFORE = /(?:^|\s)(?:at|@)\s(?:[\w'’&.-]+\s){0,3}$/;
@@ -255,7 +294,9 @@ export function adultSigns(
   const nude = [...head, description].some((t) => t != null && NUDITY.test(t));
   const strong = nude || head.some(strongIn) ? 'head' : description !== null && strongIn(description) ? 'body' : null;
   const weak =
-    TITLE_GROWNUPS.test(title) || TITLE_DRINK.test(title) || drinkingPlace(title, place, startHour) ||
+    TITLE_GROWNUPS.test(title) ||
+    TITLE_DRINK.test(title) ||
+    drinkingPlace(title, place, startHour) ||
     [title, description].some((t) => t != null && WEAK_ADULT_ANYWHERE.test(t)) ||
     (description !== null && WEAK_ADULT_DESCRIPTION.test(description));
   return { strong, weak };

@@ -7,32 +7,381 @@ import { fold, plainText, slugify, words } from './text.ts';
 // Each phrase is matched as a whole-word sequence in the folded text; a trailing * allows any suffix.
 const RULES: Readonly<Record<CategorySlug, readonly string[]>> = {
   // Never a bare "story": "The Moth StorySLAM" is adults telling stories, "LOVE STORY" a 21+ dance night.
-  storytime: ['storytime*', 'story time*', 'story hour*', 'toddler story', 'toddler stories', 'preschool story', 'preschool stories', 'baby story', 'storywalk*', 'story walk*', 'read aloud', 'read-aloud', 'lapsit', 'lap sit', 'bilingual story*', 'rhyme time*', 'rhymetime*', 'nursery rhyme*', 'book babies', 'picture book*', 'read to a dog', 'read to dogs', 'read to a therapy dog', 'paws to read', 'hora de cuentos', 'cuentacuentos', '故 事 会', '故 事 會', '故 事 时 间', '故 事 時 間', '说 故 事', '說 故 事'],
-  'arts-crafts': ['art', 'arts', 'craft*', 'painting', 'drawing', 'collage', 'maker*', 'origami', 'clay', 'sculpt*', 'diy', 'pottery', 'ceramic*', 'wheel throwing', 'printmaking'],
-  music: ['music*', 'sing', 'sings', 'singing', 'sing along*', 'singalong*', 'singer*', 'song*', 'concert*', 'choir', 'chorus', 'ukulele', 'drum*', 'orchestra', 'symphony', 'philharmonic', 'jam', 'jam session*', 'jazz', 'blues', 'bluegrass', 'recital*', 'pianist*', 'piano*', 'guitar*', 'violin*', 'cello*', 'a cappella', 'karaoke', 'dj', 'djs'],
+  storytime: [
+    'storytime*',
+    'story time*',
+    'story hour*',
+    'toddler story',
+    'toddler stories',
+    'preschool story',
+    'preschool stories',
+    'baby story',
+    'storywalk*',
+    'story walk*',
+    'read aloud',
+    'read-aloud',
+    'lapsit',
+    'lap sit',
+    'bilingual story*',
+    'rhyme time*',
+    'rhymetime*',
+    'nursery rhyme*',
+    'book babies',
+    'picture book*',
+    'read to a dog',
+    'read to dogs',
+    'read to a therapy dog',
+    'paws to read',
+    'hora de cuentos',
+    'cuentacuentos',
+    '故 事 会',
+    '故 事 會',
+    '故 事 时 间',
+    '故 事 時 間',
+    '说 故 事',
+    '說 故 事',
+  ],
+  'arts-crafts': [
+    'art',
+    'arts',
+    'craft*',
+    'painting',
+    'drawing',
+    'collage',
+    'maker*',
+    'origami',
+    'clay',
+    'sculpt*',
+    'diy',
+    'pottery',
+    'ceramic*',
+    'wheel throwing',
+    'printmaking',
+  ],
+  music: [
+    'music*',
+    'sing',
+    'sings',
+    'singing',
+    'sing along*',
+    'singalong*',
+    'singer*',
+    'song*',
+    'concert*',
+    'choir',
+    'chorus',
+    'ukulele',
+    'drum*',
+    'orchestra',
+    'symphony',
+    'philharmonic',
+    'jam',
+    'jam session*',
+    'jazz',
+    'blues',
+    'bluegrass',
+    'recital*',
+    'pianist*',
+    'piano*',
+    'guitar*',
+    'violin*',
+    'cello*',
+    'a cappella',
+    'karaoke',
+    'dj',
+    'djs',
+  ],
   dance: ['danc*', 'ballet', 'hip hop', 'folklorico', 'folklórico', 'zumba', 'bellydanc*', 'belly danc*'],
   // Not a bare "play": "Open Play" and "Play-based discovery" are play, not a stage play. Not
   // "performance": a recital, a fashion show and a tea ceremony are performances, and so is "high-performance" fabric.
-  theater: ['theater', 'theatre', 'puppet*', 'school play', 'fall play', 'spring play', 'winter play', 'family play', 'stage play', 'magic show', 'magician', 'circus', 'improv', 'shakespeare', 'playwright*', 'broadway', 'a musical', 'the musical', 'musical theater', 'musical theatre'],
+  theater: [
+    'theater',
+    'theatre',
+    'puppet*',
+    'school play',
+    'fall play',
+    'spring play',
+    'winter play',
+    'family play',
+    'stage play',
+    'magic show',
+    'magician',
+    'circus',
+    'improv',
+    'shakespeare',
+    'playwright*',
+    'broadway',
+    'a musical',
+    'the musical',
+    'musical theater',
+    'musical theatre',
+  ],
   film: ['film*', 'movie*', 'cinema', 'screening'],
   // Not a bare "code" ("Meeting number (access code)") or "space" ("Space is limited"); not
   // "experimental", a genre of music and film.
-  stem: ['stem', 'steam', 'science', 'scientist*', 'coding', 'code club', 'learn to code', 'hour of code', 'robot*', 'lego*', 'engineer*', 'math', 'maths', 'mathematics', 'astronom*', 'planetarium', 'chemistry', 'tech', 'technology', 'experiment', 'experiments', 'outer space', 'space science', 'space exploration', 'telescope*', 'fossil*', 'microfossil*', 'dinosaur*', 'paleontolog*', 'artificial intelligence', 'machine learning', 'hackathon*', 'hack night*'],
-  'nature-outdoors': ['nature', 'hike', 'hikes', 'hiking', 'garden*', 'outdoor*', 'park walk', 'tide pool*', 'bird*', 'trail', 'trails', 'naturalist', 'creek', 'beach', 'earth day', 'forest restoration', 'habitat restoration', 'restoration work party', 'restoration event*', 'tree planting', 'trailhead*'],
+  stem: [
+    'stem',
+    'steam',
+    'science',
+    'scientist*',
+    'coding',
+    'code club',
+    'learn to code',
+    'hour of code',
+    'robot*',
+    'lego*',
+    'engineer*',
+    'math',
+    'maths',
+    'mathematics',
+    'astronom*',
+    'planetarium',
+    'chemistry',
+    'tech',
+    'technology',
+    'experiment',
+    'experiments',
+    'outer space',
+    'space science',
+    'space exploration',
+    'telescope*',
+    'fossil*',
+    'microfossil*',
+    'dinosaur*',
+    'paleontolog*',
+    'artificial intelligence',
+    'machine learning',
+    'hackathon*',
+    'hack night*',
+  ],
+  'nature-outdoors': [
+    'nature',
+    'hike',
+    'hikes',
+    'hiking',
+    'garden*',
+    'outdoor*',
+    'park walk',
+    'tide pool*',
+    'bird*',
+    'trail',
+    'trails',
+    'naturalist',
+    'creek',
+    'beach',
+    'earth day',
+    'forest restoration',
+    'habitat restoration',
+    'restoration work party',
+    'restoration event*',
+    'tree planting',
+    'trailhead*',
+  ],
   // Not a bare "dog*": Dogpatch and Dogwood are places.
-  animals: ['animal*', 'zoo', 'farm', 'petting', 'reptile*', 'insect*', 'bug', 'bugs', 'wildlife', 'aquarium', 'otter*', 'penguin*', 'goat', 'goats', 'dog', 'dogs', 'doggy', 'doggie*', 'puppy', 'puppies', 'cat', 'cats', 'kitten*', 'butterfl*'],
+  animals: [
+    'animal*',
+    'zoo',
+    'farm',
+    'petting',
+    'reptile*',
+    'insect*',
+    'bug',
+    'bugs',
+    'wildlife',
+    'aquarium',
+    'otter*',
+    'penguin*',
+    'goat',
+    'goats',
+    'dog',
+    'dogs',
+    'doggy',
+    'doggie*',
+    'puppy',
+    'puppies',
+    'cat',
+    'cats',
+    'kitten*',
+    'butterfl*',
+  ],
   // Not a bare "run": "all lanes will run" is a freeway, "run by volunteers" an organizer.
-  'sports-fitness': ['sport*', 'soccer', 'basketball', 'baseball', 'softball', 'volleyball', 'pickleball', 'hockey', 'golf', 'yoga', 'pilates', 'tai chi', 'qigong', 'fitness', 'hiit', 'cardio', 'aerobics', 'jazzercise', 'barre', 'workout*', 'exercise', 'weight training', 'strength training', 'weightlifting', 'swim*', 'skate*', 'bike', 'biking', 'tennis', 'gymnastics', 'martial arts', 'karate', 'climb*', 'bouldering', 'fun run*', 'run club', 'running club', 'run walk', 'kids run', 'family run', '5k', '10k', 'motorsport*', 'speedway', 'raceway', 'drifting', 'drift day', 'drift school', 'drift event*', '太 极', '太 極'],
-  'museums-exhibits': ['museum*', 'exhibit', 'exhibits', 'exhibition*', 'gallery', 'galleries', 'free day', 'free admission day', 'public tour*', 'member tour*', 'members tour*', 'guided tour*', 'docent*', 'gallery tour*', 'museum tour*', 'exhibition tour*', 'highlights tour*', 'member preview*', 'members preview*', 'free first sunday', 'free first monday', 'free first tuesday', 'free first wednesday', 'free first thursday', 'free first friday', 'free first saturday'],
-  'classes-workshops': ['class', 'classes', 'workshop*', 'lesson*', 'tutoring', 'homework help', 'homework', 'webinar*', 'intro to', 'introduction to', 'basics of'],
-  playgroups: ['playgroup*', 'play group*', 'playtime', 'play time', 'open play', 'baby play', 'sensory play', 'stay and play', 'stay & play', 'play and learn', 'play learn'],
+  'sports-fitness': [
+    'sport*',
+    'soccer',
+    'basketball',
+    'baseball',
+    'softball',
+    'volleyball',
+    'pickleball',
+    'hockey',
+    'golf',
+    'yoga',
+    'pilates',
+    'tai chi',
+    'qigong',
+    'fitness',
+    'hiit',
+    'cardio',
+    'aerobics',
+    'jazzercise',
+    'barre',
+    'workout*',
+    'exercise',
+    'weight training',
+    'strength training',
+    'weightlifting',
+    'swim*',
+    'skate*',
+    'bike',
+    'biking',
+    'tennis',
+    'gymnastics',
+    'martial arts',
+    'karate',
+    'climb*',
+    'bouldering',
+    'fun run*',
+    'run club',
+    'running club',
+    'run walk',
+    'kids run',
+    'family run',
+    '5k',
+    '10k',
+    'motorsport*',
+    'speedway',
+    'raceway',
+    'drifting',
+    'drift day',
+    'drift school',
+    'drift event*',
+    '太 极',
+    '太 極',
+  ],
+  'museums-exhibits': [
+    'museum*',
+    'exhibit',
+    'exhibits',
+    'exhibition*',
+    'gallery',
+    'galleries',
+    'free day',
+    'free admission day',
+    'public tour*',
+    'member tour*',
+    'members tour*',
+    'guided tour*',
+    'docent*',
+    'gallery tour*',
+    'museum tour*',
+    'exhibition tour*',
+    'highlights tour*',
+    'member preview*',
+    'members preview*',
+    'free first sunday',
+    'free first monday',
+    'free first tuesday',
+    'free first wednesday',
+    'free first thursday',
+    'free first friday',
+    'free first saturday',
+  ],
+  'classes-workshops': [
+    'class',
+    'classes',
+    'workshop*',
+    'lesson*',
+    'tutoring',
+    'homework help',
+    'homework',
+    'webinar*',
+    'intro to',
+    'introduction to',
+    'basics of',
+  ],
+  playgroups: [
+    'playgroup*',
+    'play group*',
+    'playtime',
+    'play time',
+    'open play',
+    'baby play',
+    'sensory play',
+    'stay and play',
+    'stay & play',
+    'play and learn',
+    'play learn',
+  ],
   games: ['game*', 'gaming', 'chess', 'board game*', 'video game*', 'minecraft', 'trivia', 'puzzle*', 'pokemon', 'dungeons', 'scrabble', 'bingo', 'geoguessr'],
   // A camp as an event, never a place named Camp: "Camp Long Restoration Event" is a park work party.
-  camps: ['camps', 'day camp*', 'summer camp*', 'spring camp*', 'spring break camp*', 'winter camp*', 'winter break camp*', 'break camp*', 'holiday camp*', 'half day camp*', 'full day camp*', 'art camp*', 'science camp*', 'stem camp*', 'nature camp*', 'sports camp*', 'soccer camp*', 'scout camp*', 'family camp*', 'overnight camp*', 'sleepaway camp*', 'camp week', 'campout*', 'camp out'],
+  camps: [
+    'camps',
+    'day camp*',
+    'summer camp*',
+    'spring camp*',
+    'spring break camp*',
+    'winter camp*',
+    'winter break camp*',
+    'break camp*',
+    'holiday camp*',
+    'half day camp*',
+    'full day camp*',
+    'art camp*',
+    'science camp*',
+    'stem camp*',
+    'nature camp*',
+    'sports camp*',
+    'soccer camp*',
+    'scout camp*',
+    'family camp*',
+    'overnight camp*',
+    'sleepaway camp*',
+    'camp week',
+    'campout*',
+    'camp out',
+  ],
   festivals: ['festival*', 'fest', 'fair', 'fairs', 'street fair*', 'carnival*', 'parade*', 'block party'],
   // Not a bare "santa": Santa Clara, Santa Cruz and Santa Rosa are Bay Area places. Not Earth Day,
   // which is what a park's work party or a recycling drive is for, not a holiday (see nature-outdoors).
-  seasonal: ['halloween', 'trick or treat*', 'trick-or-treat*', 'pumpkin*', 'lunar new year', 'chinese new year', 'diwali', 'hanukkah', 'chanukah', 'christmas', 'santa claus', 'with santa', 'santa s', 'santa visit*', 'santa photo*', 'holiday*', 'thanksgiving', 'friendsgiving', 'easter', 'egg hunt*', 'winter wonderland', 'dia de los muertos', 'day of the dead', 'kwanzaa', 'valentine*', 'galentine*', 'fourth of july', '4th of july', 'independence day', 'gingerbread', 'snow day', 'menorah', 'ramadan', 'eid', 'juneteenth', 'mother s day', 'father s day'],
+  seasonal: [
+    'halloween',
+    'trick or treat*',
+    'trick-or-treat*',
+    'pumpkin*',
+    'lunar new year',
+    'chinese new year',
+    'diwali',
+    'hanukkah',
+    'chanukah',
+    'christmas',
+    'santa claus',
+    'with santa',
+    'santa s',
+    'santa visit*',
+    'santa photo*',
+    'holiday*',
+    'thanksgiving',
+    'friendsgiving',
+    'easter',
+    'egg hunt*',
+    'winter wonderland',
+    'dia de los muertos',
+    'day of the dead',
+    'kwanzaa',
+    'valentine*',
+    'galentine*',
+    'fourth of july',
+    '4th of july',
+    'independence day',
+    'gingerbread',
+    'snow day',
+    'menorah',
+    'ramadan',
+    'eid',
+    'juneteenth',
+    'mother s day',
+    'father s day',
+  ],
   community: ['community', 'volunteer*', 'meetup', 'social', 'library card', 'town hall', 'clean up', 'cleanup'],
 };
 
@@ -41,9 +390,26 @@ const RULES: Readonly<Record<CategorySlug, readonly string[]>> = {
 // event keeps no category at all, not even the "community" fallback, so that no category filter
 // serves it (it stays in unfiltered results: the pipeline has no drop reason for non-events).
 const NOT_FOR_FAMILIES: readonly string[] = [
-  'city council', 'council briefing', 'council meeting*', 'community council', 'advisory council',
-  'commission', 'commissions', 'commissioners', 'committee', 'advisory board', 'board meeting*', 'review panel',
-  'public hearing*', 'public meeting*', 'design review', 'closure', 'closures', 'lane closure*', 'lane reduction*', 'road work',
+  'city council',
+  'council briefing',
+  'council meeting*',
+  'community council',
+  'advisory council',
+  'commission',
+  'commissions',
+  'commissioners',
+  'committee',
+  'advisory board',
+  'board meeting*',
+  'review panel',
+  'public hearing*',
+  'public meeting*',
+  'design review',
+  'closure',
+  'closures',
+  'lane closure*',
+  'lane reduction*',
+  'road work',
 ];
 
 // The upstream's own type, where schema.org has one that says what the event is. ChildrensEvent and
@@ -72,7 +438,16 @@ const TAG_RULES: Readonly<Record<string, readonly string[]>> = {
   'registration-required': ['registration required', 'register*', 'pre-registration', 'rsvp'],
   // Only statements that nothing needs booking: a bare "no registration" also begins
   // "Pre-Register: No Registration Details: To RSVP…" (seattle.gov's Trumba fields).
-  'drop-in': ['drop in', 'drop-in', 'no registration required', 'no registration is required', 'no registration needed', 'no registration is needed', 'no rsvp is needed', 'no rsvp needed'],
+  'drop-in': [
+    'drop in',
+    'drop-in',
+    'no registration required',
+    'no registration is required',
+    'no registration needed',
+    'no registration is needed',
+    'no rsvp is needed',
+    'no rsvp needed',
+  ],
   lego: ['lego*'],
   outdoor: ['outdoor*', 'outside'],
   // In a description "online" is mostly about something else ("register online", "online tickets",
@@ -263,7 +638,10 @@ function tokenize(text: string, prose = false): Tok[] {
   let first = true;
   let sent = 0;
   const clean = text.replace(LINKS, ' ').replace(BOTH_SIDES, ' indoor ').replace(HAN, ' $& ');
-  for (const [raw] of clean.normalize('NFKD').replace(/\p{M}+/gu, '').matchAll(TOKEN)) {
+  for (const [raw] of clean
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .matchAll(TOKEN)) {
     if (QUOTES.has(raw)) {
       out.push({ w: CLAUSE, cap: false, first: false, quote: true, sent });
       continue;
@@ -307,12 +685,49 @@ function maskQuotes(toks: Tok[]): void {
 
 // Cues after which the rest of the clause says when or why the event does not happen.
 const EXCEPTIONS: ReadonlySet<string> = new Set([
-  'except', 'excluding', 'excludes', 'exclude', 'closed', 'closes', 'closure', 'closures', 'no', 'not', 'without', 'due', 'because',
-  'observed', 'observance', 'observing', 'canceled', 'cancelled', 'postponed', 'unless', 'skip', 'skipping',
+  'except',
+  'excluding',
+  'excludes',
+  'exclude',
+  'closed',
+  'closes',
+  'closure',
+  'closures',
+  'no',
+  'not',
+  'without',
+  'due',
+  'because',
+  'observed',
+  'observance',
+  'observing',
+  'canceled',
+  'cancelled',
+  'postponed',
+  'unless',
+  'skip',
+  'skipping',
 ]);
 
 // A negative contraction is split at its apostrophe: "isn't" is "isn" "t", "don’t" is "don" "t".
-const CONTRACTED: ReadonlySet<string> = new Set(['isn', 'aren', 'wasn', 'weren', 'don', 'doesn', 'didn', 'can', 'won', 'shouldn', 'wouldn', 'couldn', 'hasn', 'haven', 'hadn', 'ain']);
+const CONTRACTED: ReadonlySet<string> = new Set([
+  'isn',
+  'aren',
+  'wasn',
+  'weren',
+  'don',
+  'doesn',
+  'didn',
+  'can',
+  'won',
+  'shouldn',
+  'wouldn',
+  'couldn',
+  'hasn',
+  'haven',
+  'hadn',
+  'ain',
+]);
 
 /** What follows an "@" up to the end of its clause (at most 8 words) is a place or an account. */
 function maskPlaces(toks: Tok[]): void {
@@ -340,7 +755,13 @@ function maskExceptions(toks: Tok[]): void {
 
 // Other senses of a rule's word: the word is masked when the word before or after it is one of these.
 const SENSES: ReadonlyMap<string, { readonly before?: ReadonlySet<string>; readonly after?: ReadonlySet<string> }> = new Map([
-  ['class', { before: new Set(['first', 'world', 'high', 'middle', 'working', 'business', 'economy', 'upper', 'lower', 'graduating', 'senior']), after: new Set(['of', 'reunion', 'reunions', 'act', 'action', 'photo', 'photos', 'ring', 'rings']) }],
+  [
+    'class',
+    {
+      before: new Set(['first', 'world', 'high', 'middle', 'working', 'business', 'economy', 'upper', 'lower', 'graduating', 'senior']),
+      after: new Set(['of', 'reunion', 'reunions', 'act', 'action', 'photo', 'photos', 'ring', 'rings']),
+    },
+  ],
   ['classes', { before: new Set(['social', 'working', 'middle', 'upper', 'lower']) }],
   ['arts', { before: new Set(['liberal', 'fine']) }],
   ['art', { before: new Set(['martial']) }],
@@ -349,7 +770,10 @@ const SENSES: ReadonlyMap<string, { readonly before?: ReadonlySet<string>; reado
   // "participants will experiment with different ways": a verb.
   ['experiment', { after: new Set(['with']) }],
   // "idea jam", "game jam", "traffic jam", "jam-packed".
-  ['jam', { before: new Set(['idea', 'game', 'hack', 'code', 'coding', 'traffic', 'paper', 'strawberry', 'jelly']), after: new Set(['packed', 'jar', 'jars']) }],
+  [
+    'jam',
+    { before: new Set(['idea', 'game', 'hack', 'code', 'coding', 'traffic', 'paper', 'strawberry', 'jelly']), after: new Set(['packed', 'jar', 'jars']) },
+  ],
   ['dog', { before: new Set(['hot', 'corn', 'top']), after: new Set(['days']) }],
   ['dogs', { before: new Set(['hot', 'corn']) }],
   ['holiday', { after: new Set(['hours', 'schedule', 'closure', 'closures', 'closing', 'closings', 'observance', 'break', 'weekend', 'inn']) }],
@@ -394,7 +818,28 @@ function maskIdioms(toks: Tok[]): void {
 // A workout is sports and fitness, not a class to learn in or a sculpture: in a sentence that names
 // one ("Cardio Sculpt Dance Fitness Class", "This is a group exercise class"), "class" and "sculpt"
 // are the workout's. An upstream "Classes" label still counts.
-const WORKOUT = indexMatchers(compileRules({ workout: ['fitness', 'hiit', 'cardio', 'aerobics', 'jazzercise', 'barre', 'workout*', 'exercise', 'weight training', 'strength training', 'weightlifting', 'zumba', 'bootcamp', 'yoga', 'pilates', 'tai chi'] }));
+const WORKOUT = indexMatchers(
+  compileRules({
+    workout: [
+      'fitness',
+      'hiit',
+      'cardio',
+      'aerobics',
+      'jazzercise',
+      'barre',
+      'workout*',
+      'exercise',
+      'weight training',
+      'strength training',
+      'weightlifting',
+      'zumba',
+      'bootcamp',
+      'yoga',
+      'pilates',
+      'tai chi',
+    ],
+  }),
+);
 const WORKOUT_WORDS: ReadonlySet<string> = new Set(['class', 'classes', 'sculpt', 'sculpting']);
 
 function maskWorkouts(toks: Tok[]): void {
@@ -408,15 +853,132 @@ function maskWorkouts(toks: Tok[]): void {
 const CONNECTORS: ReadonlySet<string> = new Set(['of', 'on', 'the', 'and', 'de', 'del', 'la', 'el', 'los', 'for', 'in', 'y']);
 // Capitalized words an event's own name or a heading is made of: they are no evidence of a name.
 const EVERYDAY: ReadonlySet<string> = new Set([
-  'family', 'families', 'kid', 'kids', 'child', 'children', 'childrens', 'teen', 'teens', 'tween', 'tweens', 'toddler', 'toddlers', 'baby',
-  'babies', 'preschool', 'preschooler', 'preschoolers', 'youth', 'adult', 'adults', 'parent', 'parents', 'all', 'ages', 'free', 'day', 'days',
-  'night', 'nights', 'party', 'event', 'events', 'program', 'programs', 'club', 'time', 'fun', 'open', 'drop', 'annual', 'special',
-  'celebration', 'celebrate', 'summer', 'winter', 'spring', 'fall', 'autumn', 'weekend', 'morning', 'afternoon', 'evening', 'join',
-  'us', 'we', 'our', 'you', 'your', 'new', 'first', 'learn', 'explore', 'make', 'create', 'come', 'bring', 'let', 's', 'a', 'an', 'and',
-  'at', 'with', 'for', 'the', 'this', 'it', 'in', 'on', 'to', 'of', 'is', 'are', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday',
-  'saturday', 'sunday', 'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november',
-  'december', 'big', 'little', 'mini', 'great', 'grand', 'happy', 'welcome', 'week', 'month', 'year', 'series', 'session', 'sessions',
-  'edition', 'part', 'live', 'public', 'library', 'branch', 'room', 'center', 'hall', 'park',
+  'family',
+  'families',
+  'kid',
+  'kids',
+  'child',
+  'children',
+  'childrens',
+  'teen',
+  'teens',
+  'tween',
+  'tweens',
+  'toddler',
+  'toddlers',
+  'baby',
+  'babies',
+  'preschool',
+  'preschooler',
+  'preschoolers',
+  'youth',
+  'adult',
+  'adults',
+  'parent',
+  'parents',
+  'all',
+  'ages',
+  'free',
+  'day',
+  'days',
+  'night',
+  'nights',
+  'party',
+  'event',
+  'events',
+  'program',
+  'programs',
+  'club',
+  'time',
+  'fun',
+  'open',
+  'drop',
+  'annual',
+  'special',
+  'celebration',
+  'celebrate',
+  'summer',
+  'winter',
+  'spring',
+  'fall',
+  'autumn',
+  'weekend',
+  'morning',
+  'afternoon',
+  'evening',
+  'join',
+  'us',
+  'we',
+  'our',
+  'you',
+  'your',
+  'new',
+  'first',
+  'learn',
+  'explore',
+  'make',
+  'create',
+  'come',
+  'bring',
+  'let',
+  's',
+  'a',
+  'an',
+  'and',
+  'at',
+  'with',
+  'for',
+  'the',
+  'this',
+  'it',
+  'in',
+  'on',
+  'to',
+  'of',
+  'is',
+  'are',
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+  'big',
+  'little',
+  'mini',
+  'great',
+  'grand',
+  'happy',
+  'welcome',
+  'week',
+  'month',
+  'year',
+  'series',
+  'session',
+  'sessions',
+  'edition',
+  'part',
+  'live',
+  'public',
+  'library',
+  'branch',
+  'room',
+  'center',
+  'hall',
+  'park',
 ]);
 
 const WORD_INDEX = (() => {
@@ -482,7 +1044,20 @@ function nameRuns(toks: readonly Tok[], from = 0, to = toks.length, titled = fal
 // What kind of event it is, as against what it is about (animals, nature, art, science, a holiday):
 // an event's own name says its kind ("Solstice Parade Launch"), a band's or a book's ("Dog Eyes",
 // "Holidays on Ice") only a topic.
-const KINDS: readonly CategorySlug[] = ['storytime', 'music', 'dance', 'theater', 'film', 'classes-workshops', 'playgroups', 'games', 'camps', 'festivals', 'sports-fitness', 'museums-exhibits'];
+const KINDS: readonly CategorySlug[] = [
+  'storytime',
+  'music',
+  'dance',
+  'theater',
+  'film',
+  'classes-workshops',
+  'playgroups',
+  'games',
+  'camps',
+  'festivals',
+  'sports-fitness',
+  'museums-exhibits',
+];
 const KIND_WORDS = indexMatchers(compileRules(Object.fromEntries(KINDS.map((k) => [k, RULES[k]]))));
 
 /** Keeps the words of specific holidays (and, with `kinds`, of event kinds) inside [from, to). */
@@ -519,7 +1094,13 @@ function readText(title: string, description: string | null): Read {
   const names: string[] = [];
   for (const [a, b] of nameRuns(d)) {
     // A description that opens with the event's name is a heading, not evidence that the title is a name.
-    if (a > 0) names.push(d.slice(a, b).map((t) => t.w).join(' '));
+    if (a > 0)
+      names.push(
+        d
+          .slice(a, b)
+          .map((t) => t.w)
+          .join(' '),
+      );
     mask(d, a, b, holidayWords(d, a, b));
   }
   maskExceptions(d);
@@ -534,10 +1115,13 @@ function readText(title: string, description: string | null): Read {
   // or bills ("… Presents Baby Bugs") is a name: a band's, a book's, or the event's own. Its topic
   // words go ("Dog" in "Dog Eyes", "Bugs" in "Baby Bugs"); its words of an event's kind stay
   // ("Parade" in "Brazilian Showcase & Solstice Parade Launch").
-  for (let i = 0; i < t.length; ) {
+  for (let i = 0; i < t.length;) {
     let j = i;
     while (j < t.length && t[j]!.w !== CLAUSE && t[j]!.w !== FIELD) j++;
-    const part = t.slice(i, j).map((u) => u.w).join(' ');
+    const part = t
+      .slice(i, j)
+      .map((u) => u.w)
+      .join(' ');
     if (j > i && (names.includes(part) || BILLS.some((b) => said.includes(` ${b} ${part} `)))) mask(t, i, j, holidayWords(t, i, j, true));
     i = j + 1;
   }
@@ -558,7 +1142,9 @@ function readText(title: string, description: string | null): Read {
 const SLUG_SET: ReadonlySet<string> = new Set(CATEGORY_SLUGS);
 
 // A book club's description is the book ("…learns giraffes are going extinct"), not the event.
-const DISCUSSIONS = indexMatchers(compileRules({ discussion: ['book club*', 'book group*', 'book discussion*', 'book chat*', 'reading group*', 'readers circle'] }));
+const DISCUSSIONS = indexMatchers(
+  compileRules({ discussion: ['book club*', 'book group*', 'book discussion*', 'book chat*', 'reading group*', 'readers circle'] }),
+);
 
 /**
  * A title that ends a clause on "Meeting" ("Pack Meeting: Cubmaster Challenge"), not "Meeting
@@ -586,10 +1172,36 @@ export interface ClassifyContext {
 
 // Organizers whose programs are visits to a museum: "Seattle Art Museum", "Exploratorium",
 // "Chabot Space & Science Center", "California Academy of Sciences", "Lawrence Hall of Science".
-const MUSEUM_ORGANIZERS = indexMatchers(compileRules({ museum: ['museum*', 'exploratorium', 'science center', 'science centre', 'academy of sciences', 'hall of science'] }));
+const MUSEUM_ORGANIZERS = indexMatchers(
+  compileRules({ museum: ['museum*', 'exploratorium', 'science center', 'science centre', 'academy of sciences', 'hall of science'] }),
+);
 // What a museum's program is when its title says no more: a tour, a talk, an opening, an access day.
 // Elsewhere a tour is a band's and a talk an author's at the library.
-const MUSEUM_VISITS = indexMatchers(compileRules({ 'museums-exhibits': ['tour', 'tours', 'talk', 'talks', 'lecture*', 'panel*', 'discussion*', 'conversation*', 'curator*', 'demonstration*', 'open house', 'opening', 'openings', 'preview*', 'sensory friendly', 'homeschool day*', 'first thursday', 'first friday', 'first sunday'] }));
+const MUSEUM_VISITS = indexMatchers(
+  compileRules({
+    'museums-exhibits': [
+      'tour',
+      'tours',
+      'talk',
+      'talks',
+      'lecture*',
+      'panel*',
+      'discussion*',
+      'conversation*',
+      'curator*',
+      'demonstration*',
+      'open house',
+      'opening',
+      'openings',
+      'preview*',
+      'sensory friendly',
+      'homeschool day*',
+      'first thursday',
+      'first friday',
+      'first sunday',
+    ],
+  }),
+);
 
 const museumOrganizers = new Map<string, boolean>();
 function isMuseum(organizer: string | null | undefined): boolean {
@@ -621,7 +1233,13 @@ function urlSections(url: string | null | undefined): string[] {
  * everything ("bring a snack for the park walk"). Civic business and road work get no category;
  * anything else that matches nothing is `community`.
  */
-export function classify(upstream: readonly string[], title: string, description: string | null, schemaTypes: readonly string[] = [], context: ClassifyContext = {}): Classified {
+export function classify(
+  upstream: readonly string[],
+  title: string,
+  description: string | null,
+  schemaTypes: readonly string[] = [],
+  context: ClassifyContext = {},
+): Classified {
   // Copies: the memoized arrays are shared by every occurrence of a program. The key holds what the
   // context says, not the context: every occurrence of a program has an address of its own.
   const c = classifyMemo(JSON.stringify([upstream, title, description, schemaTypes, urlSections(context.url), isMuseum(context.organizer)]));
@@ -669,7 +1287,10 @@ const classifyMemo = memoize((key: string): Classified => {
     // A museum's description says "tours" or "talks" as its title would.
     if (museum) for (const [c, at] of firstMatches(descWords, MUSEUM_VISITS)) first.set(c, Math.min(at, first.get(c) ?? at));
     const early = [...first].filter(([, at]) => at < FILL).map(([c]) => c);
-    const earliest = [...first].sort((a, b) => a[1] - b[1]).slice(0, 1).map(([c]) => c);
+    const earliest = [...first]
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, 1)
+      .map(([c]) => c);
     for (const c of early.length > 0 ? early : earliest) cats.add(c);
   }
   // Holidays and fairs are plan-relevant (Community excludes them), so they are read from the
@@ -692,4 +1313,3 @@ const classifyMemo = memoize((key: string): Classified => {
 });
 
 export { fold };
-

@@ -98,7 +98,12 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   if (endMs < ctx.windowStartMs || startMs > ctx.windowEndMs) return 'outside_window';
 
   // The event's organizer and its links: the registry's, whatever the item claims (links.ts).
-  const org = resolveOrganizer({ name: plainText(raw.organizerName), url: raw.organizerUrl, ticketUrl: raw.ticketUrl }, src.organizer, ctx.organizers, ctx.feedAddresses);
+  const org = resolveOrganizer(
+    { name: plainText(raw.organizerName), url: raw.organizerUrl, ticketUrl: raw.ticketUrl },
+    src.organizer,
+    ctx.organizers,
+    ctx.feedAddresses,
+  );
   const organizer = org.organizer;
 
   // An item with no place of its own may name one in its title ("Band @ Fox Theater - Oakland").
@@ -118,9 +123,12 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
   // An upstream id several items share (a program at several branches or times) is told apart by
   // the same start and place, and only then, so that every other id stays what it was.
   const upstreamId = upstreamIdOf(raw);
-  const uid = upstreamId ? (placeInId ? `${upstreamId}|${isoLocal(span.start)}|${placeText(raw)}` : upstreamId) : `${title}|${isoLocal(span.start)}|${placeText(raw)}`;
+  const uid = upstreamId
+    ? placeInId
+      ? `${upstreamId}|${isoLocal(span.start)}|${placeText(raw)}`
+      : upstreamId
+    : `${title}|${isoLocal(span.start)}|${placeText(raw)}`;
   const range = ages?.kind === 'range' ? ages.range : null;
-
 
   return {
     id: eventId(src.id, uid),

@@ -28,7 +28,9 @@ const CLOSURE: readonly RegExp[] = [
     String.raw`^\W{0,4}closed(?:${END_ALT}|\s?@|\s+(?:for|on|today|tonight|tomorrow|all|through|thru|until|till|due|in (?:observance|honou?r|recognition)|this|early|at|to (?:the )?public|${WEEKDAY}|${MONTH}|holidays?)\b|\s+\d)`,
   ),
   // "Main Library Closed", "All locations are closed", "Memorial Day - Library will be closed".
-  new RegExp(String.raw`\b${FACILITY}\s(?:(?:is|are|will be|remains?|to be|temporarily|currently)\s)?closed\b(?!\s?-?\s?(?:caption|door|loop|circuit|session|meeting|beta|group|workshop|to (?:cars|traffic|vehicles)))`),
+  new RegExp(
+    String.raw`\b${FACILITY}\s(?:(?:is|are|will be|remains?|to be|temporarily|currently)\s)?closed\b(?!\s?-?\s?(?:caption|door|loop|circuit|session|meeting|beta|group|workshop|to (?:cars|traffic|vehicles)))`,
+  ),
   // "Memorial Day Weekend – Closed Monday": the same after a separator (an event named there keeps it).
   new RegExp(String.raw`[-–—:|([]\s?closed\s(?:for|on|today|tonight|tomorrow|all day|through|thru|until|till|in observance|${WEEKDAY}|${MONTH})\b`),
   // "Memorial Day - Closed", "Thanksgiving (Closed)".
@@ -89,7 +91,9 @@ const HOLIDAY_DAY = String.raw`(?:thanksgiving|christmas(?: eve| day)?|new year'
 const HOURS: readonly RegExp[] = [
   new RegExp(String.raw`\b${HOLIDAY_DAY}\shours\b`),
   // "Christmas Eve - Open 10am-6pm": a day's opening hours, and nothing else.
-  new RegExp(String.raw`^${HOLIDAY_DAY}\W{1,4}open\s(?:from\s)?\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)?\s?(?:[-–—]|to|until|till)\s?\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)?\W{0,3}$`),
+  new RegExp(
+    String.raw`^${HOLIDAY_DAY}\W{1,4}open\s(?:from\s)?\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)?\s?(?:[-–—]|to|until|till)\s?\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)?\W{0,3}$`,
+  ),
   /\b(?:holiday|summer|winter|fall|autumn|spring|modified|reduced|limited|regular|business|operating|opening|adjusted|new|temporary|store|shop|library|branch|building)\shours\b/,
   /\bhours of operation\b/,
 ];
@@ -115,7 +119,8 @@ const SAT_TEST = /\b(?:practice|placement|taste|hearing|vision|eye|swim|swimming
 const HOLIDAY_PREFIX =
   /^(?:city|county|state|federal|public|legal|bank|national|office|staff|company|university|college|campus|district|school)\sholiday(?:\s?(?:observed|closure))?(?:\s*$|\s?[:(–—-])/;
 // An academic term's break is the calendar's marker, whatever the text says: "Quarter Break - Summer 2026".
-const TERM_BREAK = /^(?:quarter|semester|term|trimester|mid-?term|inter-?session)(?:\s(?:break|recess))?(?:\s?[-–—:]?\s?(?:(?:spring|summer|fall|autumn|winter)\s)?\d{4})?\W{0,3}$/;
+const TERM_BREAK =
+  /^(?:quarter|semester|term|trimester|mid-?term|inter-?session)(?:\s(?:break|recess))?(?:\s?[-–—:]?\s?(?:(?:spring|summer|fall|autumn|winter)\s)?\d{4})?\W{0,3}$/;
 const HOLIDAY_MARK = /[[(](?:not a )?(?:public|bank|federal|national|legal) holiday[\])]/;
 // A title that is only a holiday's (or a break's) name: the entry of an academic or office calendar,
 // when its text says that nothing happens ("No classes. Most offices are closed."). A celebration

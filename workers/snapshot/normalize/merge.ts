@@ -75,7 +75,11 @@ export function mergeGroup(group: EventRow[]): EventRow {
 /** A spelling of a place: coordinates travel with how precise they are. */
 export type VenueForm = readonly [name: string, address: string, lat: number, lng: number, precision: GeoPrecision];
 export const venueFormOf = (r: Pick<EventRow, 'venue_name' | 'venue_address' | 'venue_lat' | 'venue_lng' | 'venue_geo_precision'>): VenueForm => [
-  r.venue_name, r.venue_address, r.venue_lat, r.venue_lng, r.venue_geo_precision,
+  r.venue_name,
+  r.venue_address,
+  r.venue_lat,
+  r.venue_lng,
+  r.venue_geo_precision,
 ];
 
 /** The spelling of an ad-hoc place most events use; ties go to the smallest, so the choice is stable. */

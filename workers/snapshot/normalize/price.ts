@@ -34,10 +34,7 @@ export interface PriceText {
 
 const NUM = String.raw`(\d{1,3}(?:,\d{3})+|\d{1,5})(\.\d{1,2})?`;
 // "$25", "$ 45", "$1,250", "$5.50", ranges "$20-40", "$10 – $15", "$5 to $8" (not "$5 - 8pm"), "20 dollars".
-const MONEY = new RegExp(
-  String.raw`\$\s?${NUM}(?:\s?(?:[-–—]|to)\s?\$?\s?${NUM}(?!\d|\s?(?:[ap]\.?m\b|:)))?|\b${NUM}\s?(?:dollars|usd)\b`,
-  'gi',
-);
+const MONEY = new RegExp(String.raw`\$\s?${NUM}(?:\s?(?:[-–—]|to)\s?\$?\s?${NUM}(?!\d|\s?(?:[ap]\.?m\b|:)))?|\b${NUM}\s?(?:dollars|usd)\b`, 'gi');
 // A cost field holding only numbers ("Cost: 25-100", "Price: 0") is in the feed's currency.
 const BARE_AMOUNTS = /^\$?\s?\d{1,5}(?:\.\d{1,2})?(?:\s?(?:-|–|to)\s?\$?\s?\d{1,5}(?:\.\d{1,2})?)?$/i;
 const BARE_NUMBER = /\d{1,5}(?:\.\d{1,2})?/g;
@@ -56,7 +53,8 @@ function amountsIn(s: string): Amount[] {
   for (const m of s.matchAll(MONEY)) {
     const start = m.index;
     const end = start + m[0].length;
-    for (const v of [toAmount(m[1], m[2]), toAmount(m[3], m[4]), toAmount(m[5], m[6])]) if (v !== null && Number.isFinite(v)) out.push({ value: v, start, end });
+    for (const v of [toAmount(m[1], m[2]), toAmount(m[3], m[4]), toAmount(m[5], m[6])])
+      if (v !== null && Number.isFinite(v)) out.push({ value: v, start, end });
   }
   return out;
 }
@@ -66,11 +64,11 @@ function amountsIn(s: string): Amount[] {
 const NOT_ATTENDING =
   /\b(?:parking|discounts?|save|savings|prizes?|win|winners?|awards?|awarded|raffle|rais(?:e|ed|es|ing)|goal|fundrais\w*|proceeds|grants?|scholarships?|sponsors?(?:hip)?|stipends?|gift (?:cards?|certificates?)|million|billion|value|worth|optional|wishing to|if you (?:would like|wish|want)|membership|dues|deposit|refund|fines?|budget|tips?)\b|^\s?off\b/i;
 // Things for sale at the event, unless the price includes them ("$25 includes dinner").
-const FOR_SALE =
-  /\b(?:for sale|for purchase|merch\w*|t-?shirts?|books|food|drinks?|beverages?|beer|wine|cocktails?|snacks?|concessions?|refreshments)\b/i;
+const FOR_SALE = /\b(?:for sale|for purchase|merch\w*|t-?shirts?|books|food|drinks?|beverages?|beer|wine|cocktails?|snacks?|concessions?|refreshments)\b/i;
 const INCLUDES = /\binclud/i;
 // A sentence about another event: "Also check out our 8-week series ($120)", "Don't miss next month's gala".
-const ANOTHER_EVENT = /\b(?:check out|also offer(?:s|ing)?|don['’]t miss|coming up|upcoming|next (?:week|month|year|session|term|season)|sign up for our|register for our|other (?:classes|programs|events))\b/i;
+const ANOTHER_EVENT =
+  /\b(?:check out|also offer(?:s|ing)?|don['’]t miss|coming up|upcoming|next (?:week|month|year|session|term|season)|sign up for our|register for our|other (?:classes|programs|events))\b/i;
 // What makes a prose sentence a statement of the price of attending.
 const PRICE_CUE =
   /\b(?:admission|admittance|tickets?|entry|entrance|cover|costs?|price[sd]?|pricing|fees?|charge|donation|tuition|registration|register|enroll(?:ment)?|pay|payable|sliding scale|per|each|members?|non-?members?|adults?|kids?|children|child|seniors?|students?|youth|teens?|general|at the door|doors?|in advance|advance|adv|dos|presale|drop-?ins?|pass(?:es)?)\b|\b(?:is|are|just|only|from|starting at)\s\$|\/\s?(?:person|child|kid|ticket|family|adult|student|session|class)\b/i;
@@ -130,7 +128,10 @@ const NOT_ADMISSION =
   /\w-free\b|\bfree-\w|\b(?:feel|set|break|sugar|smoke|scent|nut|latex|fragrance|hands) free\b|\bfree (?:of (?!charge)|from|parking|wi-?fi|refreshments|snacks|food|popcorn|drinks?|coffee|childcare|zines?|gifts?|giveaways?|swag|samples?|seeds|books?|t-?shirts?|tickets? for|play|swim|skate|style|form|range|verse|throw|time|speech|jazz|will|trial|consultation|resources?|materials)\b/gi;
 // Free on a day: "FREE Wednesdays", "free admission on Sundays", "Wednesdays are free".
 // ("anyone with a free Saturday" is free time, not a free day.)
-const FREE_WEEKDAY = new RegExp(String.raw`\bfree\s(?:(?:admission|entry|entrance)\s)?(?:(?:on|every)\s(${WEEKDAY})s?|(${WEEKDAY})s)\b|\b(${WEEKDAY})s\s(?:are|is)\sfree\b`, 'i');
+const FREE_WEEKDAY = new RegExp(
+  String.raw`\bfree\s(?:(?:admission|entry|entrance)\s)?(?:(?:on|every)\s(${WEEKDAY})s?|(${WEEKDAY})s)\b|\b(${WEEKDAY})s\s(?:are|is)\sfree\b`,
+  'i',
+);
 // Free only on some days or hours, which we cannot check: "First Thursday", "free before 10pm", "free on January 29th".
 const FREE_SOMETIMES = new RegExp(
   String.raw`\b(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s${WEEKDAY}|\bfree\s(?:[^.!?]{0,40}?\s)?(?:before|after|until|between)\s\d|\bfree\s(?:[^.!?]{0,30}?\s)?on\s(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s\d`,

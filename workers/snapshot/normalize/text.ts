@@ -123,7 +123,12 @@ function lastSpace(s: string): number {
 
 /** Case- and accent-insensitive comparison key: "San José" → "san jose". */
 export function fold(s: string): string {
-  return s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 const wordsMemo = memoize((s: string): readonly string[] => Object.freeze(fold(s).match(/[\p{L}\p{N}]+/gu) ?? []));

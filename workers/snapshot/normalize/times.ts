@@ -82,7 +82,10 @@ export function parseUpstreamTime(input: string | null | undefined, zone: Zone |
   if (input == null) return null;
   const fast = fastPath(input, zone);
   if (fast !== undefined) return fast;
-  const s = input.trim().replace(/\s+/g, ' ').replace(/\b([ap])\.m\.?/gi, '$1m');
+  const s = input
+    .trim()
+    .replace(/\s+/g, ' ')
+    .replace(/\b([ap])\.m\.?/gi, '$1m');
   if (s === '' || s.length > 64) return null;
   if (/^\d{4}-\d{2}-\d{2}$/.test(s) || /^\d{8}$/.test(s)) {
     const d = DateTime.fromISO(s, { zone });
@@ -111,7 +114,12 @@ const ISO_FAST = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{
 const US_FAST = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}) ?([AP]M)$/i;
 
 function fastPath(s: string, zone: Zone | string): UpstreamTime | null | undefined {
-  let y: number, mo: number, d: number, h: number, mi: number, sec = 0;
+  let y: number,
+    mo: number,
+    d: number,
+    h: number,
+    mi: number,
+    sec = 0;
   let offset: string | undefined;
   const iso = ISO_FAST.exec(s);
   if (iso) {

@@ -78,7 +78,38 @@ function foreign(): NonNullable<typeof foreignNames> {
 
 // Codes that are also words or abbreviations ("Library OR online", "Acme Co", "Main St NE", "Ms"):
 // after a town with no comma between they count only with a ZIP, which names the state by itself.
-const WORDLIKE_CODES = new Set(['IN', 'OR', 'ME', 'OK', 'HI', 'OH', 'DE', 'LA', 'AL', 'PA', 'ID', 'MS', 'MD', 'CO', 'NE', 'FL', 'CT', 'AR', 'MT', 'VA', 'GA', 'DC', 'ON', 'PE', 'AB', 'SK', 'NT', 'MB', 'NB', 'AS']);
+const WORDLIKE_CODES = new Set([
+  'IN',
+  'OR',
+  'ME',
+  'OK',
+  'HI',
+  'OH',
+  'DE',
+  'LA',
+  'AL',
+  'PA',
+  'ID',
+  'MS',
+  'MD',
+  'CO',
+  'NE',
+  'FL',
+  'CT',
+  'AR',
+  'MT',
+  'VA',
+  'GA',
+  'DC',
+  'ON',
+  'PE',
+  'AB',
+  'SK',
+  'NT',
+  'MB',
+  'NB',
+  'AS',
+]);
 // A state's name after one of these is a name of its own ("Lake Washington", "Booker T. Washington").
 const STATE_NAME_LEADS = /(?:^|\s)(?:mount|mt\.?|lake|fort|ft\.?|port|george|t\.)$/i;
 
@@ -150,7 +181,8 @@ const UNIT_BEFORE = /\b(?:room|rm|suite|ste|unit|apt|bldg|building|floor|fl|no|n
 // "Room 213", "Meeting Room B", "Children's Room", "Suite 200", "2nd Floor".
 const ROOM = /^(?:(?:[\w'’-]+\s+){0,3}(?:room|rm\.?)(?:\s+#?[\w-]{1,6})?|(?:suite|ste\.?|unit|floor|fl\.?|#)\s*[\w-]{1,6}|\d+(?:st|nd|rd|th)\s+floor)$/i;
 // A building a place name may lead ("Petaluma Regional Library", "Guerneville Library").
-const FACILITY = /\b(?:library|center|centre|park|museum|school|church|hall|theat(?:er|re)|community|recreation|pool|zoo|gardens?|plaza|farm|beach|marina|preserve|club|college|university|academy|ymca|playground|commons|campus|fairgrounds|auditorium|arena|stadium|branch)\b/i;
+const FACILITY =
+  /\b(?:library|center|centre|park|museum|school|church|hall|theat(?:er|re)|community|recreation|pool|zoo|gardens?|plaza|farm|beach|marina|preserve|club|college|university|academy|ymca|playground|commons|campus|fairgrounds|auditorium|arena|stadium|branch)\b/i;
 
 /** Trailing spaces and commas off. */
 function trimTail(s: string): string {
@@ -209,7 +241,10 @@ function placeEnding(g: Gazetteer, text: string, corroborated: boolean): { city:
 /** A place named inside a building's name ("Northwest Santa Rosa Library", "Occidental Community Center"). */
 function placeInName(g: Gazetteer, name: string): City | null {
   if (!FACILITY.test(name)) return null;
-  const words = name.replace(/[^\p{L}\p{N}.' -]/gu, ' ').split(/\s+/).filter(Boolean);
+  const words = name
+    .replace(/[^\p{L}\p{N}.' -]/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
   for (let i = 0; i < words.length; i++) {
     for (let n = Math.min(4, words.length - i); n >= 1; n--) {
       const c = g.cityByName.get(fold(words.slice(i, i + n).join(' ')));
@@ -277,7 +312,8 @@ function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
         street = ending.before;
         city = ending.city;
       } else street = lineRest;
-      if (!city && !named && parsed?.city && parsed.state && /^ca/i.test(parsed.state)) unknownCity = californiaZips().all.some((z) => fold(z.city) === fold(parsed.city!));
+      if (!city && !named && parsed?.city && parsed.state && /^ca/i.test(parsed.state))
+        unknownCity = californiaZips().all.some((z) => fold(z.city) === fold(parsed.city!));
       if (parsed?.state && !/^(?:ca|calif|california)\.?$/i.test(parsed.state)) elsewhere = foreignPlace = true;
       // "1 Main St Suite 200": the suite is a room of the place, not its street line.
       street = withoutUnit(trimTail(street));
@@ -314,7 +350,10 @@ function parseAddress(g: Gazetteer, text0: string): ParsedAddress {
   const rooms: string[] = [];
   const candidates = [before, ...kept.filter((_, i) => !consumed.has(i))].filter((p) => p !== '' && !isStreetLine(p) && !US.has(fold(p)));
   for (const c of candidates) {
-    const after = c.split(/ at (?:the )?/).slice(1).at(-1);
+    const after = c
+      .split(/ at (?:the )?/)
+      .slice(1)
+      .at(-1);
     const named = after && /^\p{Lu}/u.test(after) && (g.venuesByName.has(fold(after)) || placeInName(g, after) || g.cityByName.has(fold(after)));
     const name = named ? after : c;
     (ROOM.test(name) ? rooms : names).push(name);
@@ -409,11 +448,12 @@ function adhocKey(street: string | null, name: string, city: string): string {
 // Words that say what kind of place a building is, not which: a name made of nothing else
 // ("Central Library", "Main Library", "City Hall", "Community Center") is a building of every town.
 const GENERIC_WORDS = new Set(
-  ('the s main central public city town county civic community recreation rec center centre library libraries branch hall ' +
+  (
+    'the s main central public city town county civic community recreation rec center centre library libraries branch hall ' +
     'park downtown north south east west children childrens kids teen youth family senior museum plaza auditorium ' +
     'theater theatre gym pool garden gardens school high middle elementary campus building annex cultural arts art ' +
-    'visitor visitors nature regional memorial municipal headquarters main room meeting event events and of')
-    .split(' '),
+    'visitor visitors nature regional memorial municipal headquarters main room meeting event events and of'
+  ).split(' '),
 );
 const isGeneric = (name: string): boolean => words(name).length > 0 && words(name).every((w) => GENERIC_WORDS.has(w));
 
@@ -430,7 +470,12 @@ function namesItsPlace(text: string, parsed: ParsedAddress, v: KnownVenue): bool
  * not Berkeley's): it is the known venue only for that venue's organizer, or when the text names
  * the venue's city or street, and never when it names another city.
  */
-function namedVenue(g: Gazetteer, text: string, parsed: ParsedAddress, organizer: string | null): { readonly venue: KnownVenue; readonly name: string } | undefined {
+function namedVenue(
+  g: Gazetteer,
+  text: string,
+  parsed: ParsedAddress,
+  organizer: string | null,
+): { readonly venue: KnownVenue; readonly name: string } | undefined {
   const org = organizer ? fold(organizer) : null;
   for (const n of [text, ...parsed.names]) {
     let candidates = g.venuesByName.get(fold(n));
@@ -507,7 +552,17 @@ function resolveParsed(g: Gazetteer, input: LocationInput, hasCoord: boolean, pa
     // city's address this is, and a street the text placed elsewhere is not kept.
     const street = parsed?.city ? null : (parsed?.street ?? null);
     const name = parsed?.names.find((n) => !ROOM.test(n)) ?? street ?? parsed?.names[0] ?? here.city;
-    return { key: adhocKey(street, name, here.city), name, street, city: here.city, zip: null, lat: input.lat!, lng: input.lng!, destination: here.destination, precision: 'exact' };
+    return {
+      key: adhocKey(street, name, here.city),
+      name,
+      street,
+      city: here.city,
+      zip: null,
+      lat: input.lat!,
+      lng: input.lng!,
+      destination: here.destination,
+      precision: 'exact',
+    };
   }
   return null;
 }

@@ -29,8 +29,7 @@ function clock(text: string): Clock | null {
   return { hour, minute, meridiem };
 }
 
-const minutesOf = (c: Clock, meridiem: Clock['meridiem']): number =>
-  ((meridiem ? (c.hour % 12) + (meridiem === 'p' ? 12 : 0) : c.hour) * 60) + c.minute;
+const minutesOf = (c: Clock, meridiem: Clock['meridiem']): number => (meridiem ? (c.hour % 12) + (meridiem === 'p' ? 12 : 0) : c.hour) * 60 + c.minute;
 
 /** "6pm-9pm" → 18:00–21:00; null when the text is not a time or a range of two times. */
 export function parseClockRange(text: string): ClockRange | null {

@@ -146,7 +146,10 @@ export async function parseCsv(input: string, opts: ParseOptions): Promise<Parse
       location,
       lat: toNumber(get('lat')),
       lng: toNumber(get('lng')),
-      categories: (get('categories') ?? '').split(/[;,|]/).map((c) => c.trim()).filter((c) => c !== ''),
+      categories: (get('categories') ?? '')
+        .split(/[;,|]/)
+        .map((c) => c.trim())
+        .filter((c) => c !== ''),
       url: get('url'),
       ticketUrl: get('ticket_url'),
       imageUrl: get('image_url'),

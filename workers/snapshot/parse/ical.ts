@@ -17,7 +17,7 @@ const MAX_ITERATIONS = 100_000;
 
 /** Wall-clock minutes as one comparable number (not an instant): for cheap skipping only. */
 const wallKey = (t: { year: number; month: number; day: number; hour: number; minute: number }): number =>
-  ((((t.year * 13 + t.month) * 32 + t.day) * 24 + t.hour) * 60) + t.minute;
+  (((t.year * 13 + t.month) * 32 + t.day) * 24 + t.hour) * 60 + t.minute;
 
 function toUpstream(t: ICalTime, tzid: string | null): UpstreamTime {
   const parts = { year: t.year, month: t.month, day: t.day, hour: t.isDate ? 0 : t.hour, minute: t.isDate ? 0 : t.minute, second: t.isDate ? 0 : t.second };
@@ -33,7 +33,10 @@ const text = (c: ICalComponent, name: string): string | null => {
 };
 
 function categoriesOf(c: ICalComponent): string[] {
-  return c.getAllProperties('categories').flatMap((p) => p.getValues().map(String)).filter((s) => s.trim() !== '');
+  return c
+    .getAllProperties('categories')
+    .flatMap((p) => p.getValues().map(String))
+    .filter((s) => s.trim() !== '');
 }
 
 function tzidOf(c: ICalComponent, name: string): string | null {
@@ -182,7 +185,14 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
 
   const emit = (c: ICalComponent, uid: string | null, start: ICalTime, end: ICalTime | null, tzid: string | null, endTzid: string | null): void => {
     const base = describe(c);
-    events.push({ ...base, uid, start: toUpstream(start, tzid), end: end ? toUpstream(end, endTzid ?? tzid) : null, endIsExclusiveDate: end?.isDate ?? false, sequence: sequenceOf(c) });
+    events.push({
+      ...base,
+      uid,
+      start: toUpstream(start, tzid),
+      end: end ? toUpstream(end, endTzid ?? tzid) : null,
+      endIsExclusiveDate: end?.isDate ?? false,
+      sequence: sequenceOf(c),
+    });
   };
 
   // A VEVENT with no readable DTSTART (none, "TBD", a broken RRULE) may still state its day in its
@@ -232,7 +242,10 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
       // An override of a single event's one occurrence (some calendars write one when an event is
       // edited) stands for it.
       const startMs = toUpstream(ev.startDate, tzid).at.toMillis();
-      const o = exceptions.find((x) => !applied.has(x) && toUpstream(x.getFirstPropertyValue('recurrence-id') as ICalTime, tzidOf(x, 'recurrence-id') ?? tzid).at.toMillis() === startMs);
+      const o = exceptions.find(
+        (x) =>
+          !applied.has(x) && toUpstream(x.getFirstPropertyValue('recurrence-id') as ICalTime, tzidOf(x, 'recurrence-id') ?? tzid).at.toMillis() === startMs,
+      );
       if (o) {
         applied.add(o);
         const oe = new ICAL.Event(o);
@@ -280,7 +293,15 @@ export function parseICal(input: string, opts: ParseOptions): ParseOutput {
         const oe = new ICAL.Event(o);
         const tzid = tzidOf(o, 'dtstart');
         if (!oe.startDate) noReadableStart(o, uid);
-        else emit(o, occurrenceUid(uid, oe.recurrenceId, tzidOf(o, 'recurrence-id') ?? tzid), oe.startDate, o.hasProperty('dtend') || o.hasProperty('duration') ? oe.endDate : null, tzid, tzidOf(o, 'dtend'));
+        else
+          emit(
+            o,
+            occurrenceUid(uid, oe.recurrenceId, tzidOf(o, 'recurrence-id') ?? tzid),
+            oe.startDate,
+            o.hasProperty('dtend') || o.hasProperty('duration') ? oe.endDate : null,
+            tzid,
+            tzidOf(o, 'dtend'),
+          );
       });
     }
   }

@@ -21,7 +21,23 @@ function types(o: Obj): string[] {
   return arr(o['@type']).map((t) => String(t).replace(/^https?:\/\/schema\.org\//, ''));
 }
 
-const EVENT_TYPES = new Set(['Event', 'ChildrensEvent', 'EducationEvent', 'Festival', 'LiteraryEvent', 'MusicEvent', 'TheaterEvent', 'ScreeningEvent', 'ExhibitionEvent', 'SocialEvent', 'SportsEvent', 'DanceEvent', 'ComedyEvent', 'VisualArtsEvent', 'FoodEvent']);
+const EVENT_TYPES = new Set([
+  'Event',
+  'ChildrensEvent',
+  'EducationEvent',
+  'Festival',
+  'LiteraryEvent',
+  'MusicEvent',
+  'TheaterEvent',
+  'ScreeningEvent',
+  'ExhibitionEvent',
+  'SocialEvent',
+  'SportsEvent',
+  'DanceEvent',
+  'ComedyEvent',
+  'VisualArtsEvent',
+  'FoodEvent',
+]);
 
 function collectEvents(node: unknown, out: Obj[], depth = 0): void {
   if (depth > 6) return;
@@ -41,7 +57,12 @@ function place(loc: unknown): { text: string | null; lat: number | null; lng: nu
   const addr = p['address'];
   const a = isObj(addr)
     ? // The country stays in the text: "Dublin, Dublin 2, Ireland" must not read as Dublin, CA.
-      [addr['streetAddress'], addr['addressLocality'], [addr['addressRegion'], addr['postalCode']].filter(Boolean).join(' '), countryName(addr['addressCountry'])]
+      [
+        addr['streetAddress'],
+        addr['addressLocality'],
+        [addr['addressRegion'], addr['postalCode']].filter(Boolean).join(' '),
+        countryName(addr['addressCountry']),
+      ]
         .map(s)
         .filter(Boolean)
         .join(', ')
@@ -53,7 +74,13 @@ function place(loc: unknown): { text: string | null; lat: number | null; lng: nu
 /** schema.org Booleans arrive as true/false, "true"/"false", or the URLs https://schema.org/True|False. */
 function flag(x: unknown): boolean | null {
   if (typeof x === 'boolean') return x;
-  const v = typeof x === 'string' ? x.trim().replace(/^https?:\/\/schema\.org\//i, '').toLowerCase() : '';
+  const v =
+    typeof x === 'string'
+      ? x
+          .trim()
+          .replace(/^https?:\/\/schema\.org\//i, '')
+          .toLowerCase()
+      : '';
   return v === 'true' ? true : v === 'false' ? false : null;
 }
 
@@ -89,14 +116,19 @@ function toRaw(e: Obj, pageDate: DateTime | null): RawEvent | null {
   const offers = arr(e['offers']).filter(isObj);
   const prices = offers.flatMap(offerPrices);
   const org = arr(e['organizer']).find(isObj);
-  const image = arr(e['image']).map((i) => (isObj(i) ? s(i['url']) : s(i))).find(Boolean) ?? null;
+  const image =
+    arr(e['image'])
+      .map((i) => (isObj(i) ? s(i['url']) : s(i)))
+      .find(Boolean) ?? null;
   const audience = arr(e['audience']).filter(isObj);
   const ageText =
-    audience.map((a) => {
-      const lo = toNumber(a['suggestedMinAge']);
-      const hi = toNumber(a['suggestedMaxAge']);
-      return lo !== null || hi !== null ? `ages ${lo ?? 0}-${hi ?? 18}` : s(a['audienceType']);
-    }).find(Boolean) ?? s(e['typicalAgeRange']);
+    audience
+      .map((a) => {
+        const lo = toNumber(a['suggestedMinAge']);
+        const hi = toNumber(a['suggestedMaxAge']);
+        return lo !== null || hi !== null ? `ages ${lo ?? 0}-${hi ?? 18}` : s(a['audienceType']);
+      })
+      .find(Boolean) ?? s(e['typicalAgeRange']);
   const status = s(e['eventStatus']) ?? (isObj(e['eventStatus']) ? s(e['eventStatus']['@id']) : null) ?? '';
   return {
     ...emptyRaw(),
@@ -141,7 +173,10 @@ export function parseJsonLd(input: string, _opts: ParseOptions): ParseOutput {
     }
   }
   if (found.length === 0 && broken > 0) throw new FeedFormatError(`no readable JSON-LD (${broken} block(s) failed to parse)`);
-  const meta = findAll((el) => el.name === 'meta' && /^(?:article:(?:published|modified)_time|og:updated_time|date)$/i.test(el.attribs['property'] ?? el.attribs['name'] ?? ''), doc.children);
+  const meta = findAll(
+    (el) => el.name === 'meta' && /^(?:article:(?:published|modified)_time|og:updated_time|date)$/i.test(el.attribs['property'] ?? el.attribs['name'] ?? ''),
+    doc.children,
+  );
   const pageDate = meta.map((el) => referenceInstant(el.attribs['content'])).find((d) => d !== null) ?? null;
   const events: RawEvent[] = [];
   let noStart = 0;

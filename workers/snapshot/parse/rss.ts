@@ -164,7 +164,9 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
   const noStartItems: SkippedItem[] = [];
   for (const [position, entry] of entries.entries()) {
     const e = entry.raw;
-    const categories = list(e['category']).map((c) => str(c) ?? attr(c, 'term')).filter((c): c is string => c !== null);
+    const categories = list(e['category'])
+      .map((c) => str(c) ?? attr(c, 'term'))
+      .filter((c): c is string => c !== null);
     let start = parseUpstreamTime(field(e, 'ev:startdate', 'event:startdate', 'x:dtstart', 'xcal:dtstart', 'startdate'));
     let end: UpstreamTime | null = null;
     let location: string | null = null;
@@ -194,7 +196,13 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
     const point = field(e, 'georss:point')?.trim().split(/\s+/).map(toNumber);
     for (const t of list(e['ev:type'])) {
       const s = str(t);
-      if (s) categories.push(...s.split(/[,;]/).map((c) => c.trim()).filter((c) => c !== ''));
+      if (s)
+        categories.push(
+          ...s
+            .split(/[,;]/)
+            .map((c) => c.trim())
+            .filter((c) => c !== ''),
+        );
     }
     events.push({
       ...emptyRaw(),

@@ -14,7 +14,12 @@ const MONTH_WORD = /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a
 export function referenceInstant(text: string | null | undefined): DateTime | null {
   const s = text?.trim();
   if (!s) return null;
-  for (const d of [DateTime.fromISO(s, { zone: LA }), DateTime.fromRFC2822(s, { zone: LA }), DateTime.fromHTTP(s, { zone: LA }), DateTime.fromFormat(s.replace(/Z$/, ''), "yyyyMMdd'T'HHmmss", { zone: s.endsWith('Z') ? 'UTC' : LA })]) {
+  for (const d of [
+    DateTime.fromISO(s, { zone: LA }),
+    DateTime.fromRFC2822(s, { zone: LA }),
+    DateTime.fromHTTP(s, { zone: LA }),
+    DateTime.fromFormat(s.replace(/Z$/, ''), "yyyyMMdd'T'HHmmss", { zone: s.endsWith('Z') ? 'UTC' : LA }),
+  ]) {
     if (d.isValid) return d;
   }
   return null;
@@ -27,9 +32,9 @@ export function referenceInstant(text: string | null | undefined): DateTime | nu
  */
 export function titleDate(title: string | null | undefined, ref: DateTime | null): UpstreamTime | null {
   if (!title || !ref?.isValid) return null;
-  const found = chrono.en.parse(title, { instant: ref.toJSDate(), timezone: ref.offset }).find(
-    (r) => r.start.isCertain('month') && r.start.isCertain('day') && MONTH_WORD.test(r.text),
-  );
+  const found = chrono.en
+    .parse(title, { instant: ref.toJSDate(), timezone: ref.offset })
+    .find((r) => r.start.isCertain('month') && r.start.isCertain('day') && MONTH_WORD.test(r.text));
   if (!found) return null;
   const s = found.start;
   const month = s.get('month')!;

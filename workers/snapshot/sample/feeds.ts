@@ -33,7 +33,10 @@ function locationText(v: KnownVenue, h: number): string {
 }
 
 function plainOf(html: string): string {
-  return html.replace(/<[^>]{0,200}>/g, ' ').replace(/\s+/g, ' ').trim();
+  return html
+    .replace(/<[^>]{0,200}>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 // ---------- iCalendar ----------
@@ -166,7 +169,13 @@ function renderRss(m: SourceModel, stamp: DateTime): string {
       '@_xmlns:ev': 'http://purl.org/rss/1.0/modules/event/',
       '@_xmlns:georss': 'http://www.georss.org/georss',
       '@_xmlns:content': 'http://purl.org/rss/1.0/modules/content/',
-      channel: { title: `${m.source.organizer.name} — Events`, link: site, description: `Upcoming events at ${m.source.organizer.name}`, lastBuildDate: stamp.toRFC2822(), item: items },
+      channel: {
+        title: `${m.source.organizer.name} — Events`,
+        link: site,
+        description: `Upcoming events at ${m.source.organizer.name}`,
+        lastBuildDate: stamp.toRFC2822(),
+        item: items,
+      },
     },
   };
   return new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', cdataPropName: '__cdata', format: true, suppressEmptyNode: true }).build(doc);
@@ -191,7 +200,14 @@ function ldEvent(o: Occurrence): Record<string, unknown> {
     location: {
       '@type': 'Place',
       name: h % 5 === 0 ? (o.venue.aliases[0] ?? o.venue.name) : o.venue.name,
-      address: { '@type': 'PostalAddress', streetAddress: o.venue.street, addressLocality: o.venue.city, addressRegion: 'CA', postalCode: o.venue.zip, addressCountry: 'US' },
+      address: {
+        '@type': 'PostalAddress',
+        streetAddress: o.venue.street,
+        addressLocality: o.venue.city,
+        addressRegion: 'CA',
+        postalCode: o.venue.zip,
+        addressCountry: 'US',
+      },
       ...(h % 3 === 0 ? { geo: { '@type': 'GeoCoordinates', latitude: o.venue.lat, longitude: o.venue.lng } } : {}),
     },
     organizer: { '@type': 'Organization', name: o.organizer.name, url: o.organizer.url },
@@ -202,7 +218,13 @@ function ldEvent(o: Occurrence): Record<string, unknown> {
   if (o.imageUrl) ev['image'] = [o.imageUrl];
   if (ages) ev['audience'] = { '@type': 'PeopleAudience', suggestedMinAge: Number(ages[1]), suggestedMaxAge: Number(ages[2]) };
   if (o.program.price || o.ticketUrl) {
-    ev['offers'] = { '@type': 'Offer', priceCurrency: 'USD', ...(amount ? { price: amount } : { price: '0' }), ...(o.program.price ? { description: o.program.price } : {}), ...(o.ticketUrl ? { url: o.ticketUrl } : {}) };
+    ev['offers'] = {
+      '@type': 'Offer',
+      priceCurrency: 'USD',
+      ...(amount ? { price: amount } : { price: '0' }),
+      ...(o.program.price ? { description: o.program.price } : {}),
+      ...(o.ticketUrl ? { url: o.ticketUrl } : {}),
+    };
   }
   return ev;
 }
@@ -217,7 +239,13 @@ function renderJsonLd(m: SourceModel): string {
     hash(m.source.id) % 2 === 0
       ? `<script type="application/ld+json">${jsonForScript({ '@context': 'https://schema.org', '@graph': events })}</script>`
       : events.map((e) => `<script type="application/ld+json">${jsonForScript({ '@context': 'https://schema.org', ...e })}</script>`).join('\n');
-  const cards = m.singles.slice(0, 50).map((o) => `<article class="event-card"><h2>${o.title.replaceAll('&', '&amp;').replaceAll('<', '&lt;')}</h2><p>${o.start.toFormat('ccc, LLL d · h:mm a')}</p></article>`).join('\n');
+  const cards = m.singles
+    .slice(0, 50)
+    .map(
+      (o) =>
+        `<article class="event-card"><h2>${o.title.replaceAll('&', '&amp;').replaceAll('<', '&lt;')}</h2><p>${o.start.toFormat('ccc, LLL d · h:mm a')}</p></article>`,
+    )
+    .join('\n');
   return `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Events | ${name}</title>\n${scripts}\n</head>\n<body><h1>Upcoming events</h1>\n${cards}\n</body></html>\n`;
 }
 

@@ -126,7 +126,17 @@ function weeklySeries(src: Source, p: Program, venue: KnownVenue, window: ParseW
     else if (h % 29 === 0) cancelled.push(t);
   }
   const site = siteRoot(src.organizer.url);
-  return { uid: `${src.id}-${p.key}-${venue.key}@sample.familyevents.example`, program: p, venue, organizer: src.organizer, dtstart, exdates, moved, cancelled, url: `${site}/programs/${p.key}` };
+  return {
+    uid: `${src.id}-${p.key}-${venue.key}@sample.familyevents.example`,
+    program: p,
+    venue,
+    organizer: src.organizer,
+    dtstart,
+    exdates,
+    moved,
+    cancelled,
+    url: `${site}/programs/${p.key}`,
+  };
 }
 
 function venuesOf(g: Gazetteer, src: Source): KnownVenue[] {

@@ -94,7 +94,10 @@ export async function writeSynthetic(opts: SyntheticOptions, onProgress?: (done:
     const csv = format({ headers: ['id', 'title', 'start', 'end', 'venue', 'lat', 'lng', 'categories', 'ages', 'price', 'description', 'url', 'image'] });
     const done = new Promise<void>((resolve, reject) => {
       const chunks: Buffer[] = [];
-      csv.on('data', (c: Buffer) => chunks.push(c)).on('error', reject).on('end', () => void writeFile(file, Buffer.concat(chunks)).then(resolve, reject));
+      csv
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('error', reject)
+        .on('end', () => void writeFile(file, Buffer.concat(chunks)).then(resolve, reject));
     });
     // Each event gets its own (venue, day, hour) slot, and sources that share a destination use
     // different minutes, so no two synthetic events are the same event and none merge away.

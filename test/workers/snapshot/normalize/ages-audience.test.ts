@@ -38,8 +38,13 @@ describe('adults only: a stated minimum of 18 or more, in any phrasing', () => {
 
 describe('adults only: nudity, night clubs and lounges, drink with nothing for children', () => {
   cases([
-    ['observed: figure drawing "from a nude model" (once read as 12–23 months)', null, 'Open Studio: Figure Drawing',
-      'Drop-in figure drawing session. Draw from a nude model in 1, 5 and 20 minute poses. Babies 12-23 months are not our audience.', ADULTS],
+    [
+      'observed: figure drawing "from a nude model" (once read as 12–23 months)',
+      null,
+      'Open Studio: Figure Drawing',
+      'Drop-in figure drawing session. Draw from a nude model in 1, 5 and 20 minute poses. Babies 12-23 months are not our audience.',
+      ADULTS,
+    ],
     ['"life drawing with a live model, nudity"', null, 'Life Drawing Drop-In', 'Three hours of long poses. Contains nudity.', ADULTS],
     ['"figure model" in other words', null, 'Sketch Night', 'Our figure model holds gesture poses.', ADULTS],
     ['observed: a nightclub night', null, 'Reggaeton Fridays', 'The best nightclub in the city. DJ sets all night.', ADULTS],
@@ -76,15 +81,32 @@ describe('adults only: the location is a taproom, pub or winery', () => {
 
 describe('not adults only: children welcome, or no adult sign at all', () => {
   cases([
-    ['observed: "Family Open Mic Night … for musicians 18 and under"', null, 'Family Open Mic Night',
-      'An open mic for musicians 18 and under. Sign up at the door.', years(0, 18)],
+    [
+      'observed: "Family Open Mic Night … for musicians 18 and under"',
+      null,
+      'Family Open Mic Night',
+      'An open mic for musicians 18 and under. Sign up at the door.',
+      years(0, 18),
+    ],
     ['"age 18 and under" is a child audience', null, 'Youth Open Mic', 'Open to performers age 18 and under.', years(0, 18)],
     ['"18 & younger"', null, 'Teen Jam', 'For players 18 & younger.', years(0, 18)],
-    ['observed: "Pub Choir" says nothing of age or alcohol', null, 'Pub Choir', 'Sing along with hundreds of others: we teach a pop song in three-part harmony in one night.', null],
+    [
+      'observed: "Pub Choir" says nothing of age or alcohol',
+      null,
+      'Pub Choir',
+      'Sing along with hundreds of others: we teach a pop song in three-part harmony in one night.',
+      null,
+    ],
     ['"Bar Method" is a name', null, 'Bar Method Stretch', 'A low-impact stretch class.', null],
     ['"at Monkey Bar Gym" is not a bar', null, 'Open Play at Monkey Bar Gym', 'Climb and slide.', null],
-    ['a pub named as the venue still is a sign', null, 'Quiz Night at O\'Malley\'s Pub', 'Teams of four.', ADULTS],
-    ['"under 18 must be accompanied" opens the door to children', null, 'Blues Jam', 'Everyone must be 18 or older or accompanied by a parent or guardian.', null],
+    ['a pub named as the venue still is a sign', null, "Quiz Night at O'Malley's Pub", 'Teams of four.', ADULTS],
+    [
+      '"under 18 must be accompanied" opens the door to children',
+      null,
+      'Blues Jam',
+      'Everyone must be 18 or older or accompanied by a parent or guardian.',
+      null,
+    ],
     ['an adult price tier is not a restriction', null, 'Harvest Festival', 'Adults (18+): $15, children $5.', null],
     ['"root beer tasting" is for children too', null, 'Root Beer Tasting', 'Try six craft sodas.', null],
     ['a price of "$21+" is no age', null, 'Gala Dinner', 'Tickets $21+ per person.', null],
@@ -106,19 +128,48 @@ describe('ages that are not the audience: prices, performers, other programs, na
     ['an audience whose event is free keeps its range', null, 'Storytime', 'A storytime for ages 3-5 is always free.', years(3, 5)],
     ['"for kids 12 and under" in a free program keeps its range', null, 'Lego Build', 'This free program for kids 12 and under meets weekly.', years(0, 12)],
     ['a rule of entry is not the audience', null, 'Concert', 'All ages; children under 12 must be accompanied by an adult.', { kind: 'all' }],
-    ['a lone price beside the audience is the event\'s own', null, 'Robotics Workshop', 'For ages 8-12: $120 per session.', years(8, 12)],
-    ['observed: a theatre\'s actor training is not the audience of Cabaret', null, 'Cabaret',
-      'Willkommen! The Tony-winning musical returns. Our conservatory trains young actors ages 11–20 year-round.', null],
+    ["a lone price beside the audience is the event's own", null, 'Robotics Workshop', 'For ages 8-12: $120 per session.', years(8, 12)],
+    [
+      "observed: a theatre's actor training is not the audience of Cabaret",
+      null,
+      'Cabaret',
+      'Willkommen! The Tony-winning musical returns. Our conservatory trains young actors ages 11–20 year-round.',
+      null,
+    ],
     ['"performed by students ages 8-14"', null, 'The Nutcracker', 'Performed by students ages 8-14 of the ballet school.', null],
     ['"a cast of kids ages 7-15"', null, 'Annie', 'A cast of kids ages 7-15 brings the musical to life.', null],
     ['"featuring young musicians ages 12-18"', null, 'Spring Concert', 'Featuring young musicians ages 12-18.', null],
-    ['"artwork by students in grades 3-5" are the exhibitors', null, 'Spring Student Art Show', 'See artwork by students in grades 3-5 from local schools.', null],
+    [
+      '"artwork by students in grades 3-5" are the exhibitors',
+      null,
+      'Spring Student Art Show',
+      'See artwork by students in grades 3-5 from local schools.',
+      null,
+    ],
     ['"hosted by teens ages 14-18" are the hosts', null, 'Game Night', 'Hosted by teen volunteers ages 14-18.', null],
     ['"led by a librarian for ages 3-5" is addressed after the leader', null, 'Storytime', 'A storytime led by a librarian for ages 3-5.', years(3, 5)],
-    ['"a concert for kids ages 3-8 featuring songs" keeps its audience', null, 'Concert', 'A concert for kids ages 3-8 featuring songs about animals.', years(3, 8)],
-    ['"enrollment for our camps, ages 5-12" on another event', null, 'Open House', 'Tour the studio. Enrollment is open for our summer camps, ages 5-12.', null],
-    ['a camp\'s own sentence about camps is its audience', null, 'Summer Art Camp', 'Our summer camps are for kids ages 5-12.', years(5, 12)],
-    ['"parents of children ages 0-5" are the audience, not the children', null, 'Positive Discipline Workshop', 'A workshop for parents of children ages 0-5.', null],
+    [
+      '"a concert for kids ages 3-8 featuring songs" keeps its audience',
+      null,
+      'Concert',
+      'A concert for kids ages 3-8 featuring songs about animals.',
+      years(3, 8),
+    ],
+    [
+      '"enrollment for our camps, ages 5-12" on another event',
+      null,
+      'Open House',
+      'Tour the studio. Enrollment is open for our summer camps, ages 5-12.',
+      null,
+    ],
+    ["a camp's own sentence about camps is its audience", null, 'Summer Art Camp', 'Our summer camps are for kids ages 5-12.', years(5, 12)],
+    [
+      '"parents of children ages 0-5" are the audience, not the children',
+      null,
+      'Positive Discipline Workshop',
+      'A workshop for parents of children ages 0-5.',
+      null,
+    ],
     ['observed: "The Big Baby Tour" is a show\'s name', null, 'The Big Baby Tour', 'The hit touring show comes to town.', null],
     ['"Baby Shark Live!" is a name', null, 'Baby Shark Live!', 'Sing along with the hit show.', null],
     ['"Teen Titans Go!" is a name', null, 'Movie Matinee: Teen Titans Go! To the Movies', null, null],
@@ -149,10 +200,22 @@ describe('ranges read whole', () => {
     ['"ages three to five" (number words)', null, 'Story Stretch', 'For ages three to five.', years(3, 5)],
     ['"six months to two years" (number words)', null, 'Baby Bounce', 'Six months to two years.', months(6, 35)],
     ['"under 18 years of age"', null, 'Youth Drop-in Chess', 'For Children and Teens under 18 years of age.', years(0, 17)],
-    ['"from birth through elementary school"', null, 'Story Time', 'Children from birth through elementary school and their families can enjoy stories.', years(0, 11)],
+    [
+      '"from birth through elementary school"',
+      null,
+      'Story Time',
+      'Children from birth through elementary school and their families can enjoy stories.',
+      years(0, 11),
+    ],
     ['"birth to 5"', null, 'Early Learning Play', 'For kids from birth to 5 and their caregivers.', years(0, 5)],
     ['Spanish "de 0 a 5 años"', null, 'La Hora de Cuentos Familiares', 'Los niños de 0 a 5 años y sus familias pueden disfrutar de historias.', years(0, 5)],
-    ['school levels named are their union', null, 'Spring Break: CRAFT-ernoon', 'Elementary, middle school, and high school students: join our youth librarians for crafts!', years(5, 18)],
+    [
+      'school levels named are their union',
+      null,
+      'Spring Break: CRAFT-ernoon',
+      'Elementary, middle school, and high school students: join our youth librarians for crafts!',
+      years(5, 18),
+    ],
     ['"middle and high school students"', null, 'Robotics', 'Middle and high school students build robots.', years(11, 18)],
     ['observed: "Baby and Toddler Storytime" is the union', null, 'Baby and Toddler Storytime', null, months(0, 47)],
     ['"Toddler & Preschool Storytime"', null, 'Toddler & Preschool Storytime', null, { kind: 'range', range: { min_months: 12, max_months: 71 } }],
@@ -165,17 +228,45 @@ describe('ranges read whole', () => {
 // (trimmed), then other wordings of the class, and what must stay as it is.
 describe('adults only: an afterparty, training for a profession, a drink named in the title', () => {
   cases([
-    ['observed: a conference afterparty with DJs', null, "Up After Dark - TailscaleUp's Official Afterparty",
-      'Join Up attendees and Bay Area tech professionals at the historic Hibernia for “Up After Dark” - the official after party of TailscaleUp. We’re bringing the freshest DJs, funkiest house beats, tasty drinks and bites for a night to remember.', ADULTS],
+    [
+      'observed: a conference afterparty with DJs',
+      null,
+      "Up After Dark - TailscaleUp's Official Afterparty",
+      'Join Up attendees and Bay Area tech professionals at the historic Hibernia for “Up After Dark” - the official after party of TailscaleUp. We’re bringing the freshest DJs, funkiest house beats, tasty drinks and bites for a night to remember.',
+      ADULTS,
+    ],
     ['an "after-party" in the description', null, 'Spring Gala', 'Dinner, awards, and an after-party with a DJ until late.', ADULTS],
-    ['a children\'s after-party stays', null, 'Costume Parade & After-Party', 'A parade for kids in costume, then cocoa and crafts.', null],
-    ['observed: teachers\' professional development', null, 'Teacher Professional Development: Pop Culture & Activism',
-      'From musicians who use songs as a call to action to photographers who use images as protest, pop culture plays a critical role in activism.', ADULTS],
-    ['an educators\' workshop with clock hours', null, 'Teaching with Primary Sources', 'An educator workshop on archives in the classroom. Earn 3 clock hours.', ADULTS],
+    ["a children's after-party stays", null, 'Costume Parade & After-Party', 'A parade for kids in costume, then cocoa and crafts.', null],
+    [
+      "observed: teachers' professional development",
+      null,
+      'Teacher Professional Development: Pop Culture & Activism',
+      'From musicians who use songs as a call to action to photographers who use images as protest, pop culture plays a critical role in activism.',
+      ADULTS,
+    ],
+    [
+      "an educators' workshop with clock hours",
+      null,
+      'Teaching with Primary Sources',
+      'An educator workshop on archives in the classroom. Earn 3 clock hours.',
+      ADULTS,
+    ],
     ['continuing-education credit', null, 'Summer Institute: Watershed Science', 'Participants earn continuing education credits.', ADULTS],
     ['a day when educators get in free is no training (labelled family)', null, 'Free Educator Day at MOPOP', 'Educators get in free with a valid ID.', null],
-    ['office hours for instructors are no training (labelled family)', null, 'Teaching Technologies Office Hours', 'Drop in with questions about Canvas, Panopto and Zoom.', null],
-    ['a library\'s job help is not adults only (labelled family)', null, 'Job Interview Essentials', 'Learn how to prepare for a job interview and answer common questions.', null],
+    [
+      'office hours for instructors are no training (labelled family)',
+      null,
+      'Teaching Technologies Office Hours',
+      'Drop in with questions about Canvas, Panopto and Zoom.',
+      null,
+    ],
+    [
+      "a library's job help is not adults only (labelled family)",
+      null,
+      'Job Interview Essentials',
+      'Learn how to prepare for a job interview and answer common questions.',
+      null,
+    ],
     ['observed: "Women wheels and wine Ride" (no description)', null, 'Women wheels and wine Ride to Doffo', null, ADULTS],
     ['a beer release in the title', null, 'Hazy IPA Release Party', 'New beer on tap.', ADULTS],
     ['observed: a hashtag runs its words together', null, '#StoupBeerRunners', null, ADULTS],
@@ -188,33 +279,55 @@ describe('adults only: an afterparty, training for a profession, a drink named i
 
 describe('adults only: older adults, in English, Spanish and Chinese', () => {
   cases([
-    ['observed: "Tailored for active older adults … Adults of all ages welcome"', null, 'Zumba Toning *Online*',
-      'Tailored for active older adults, who want to focus on muscle conditioning and light weight activity, Zumba Gold Toning blends low-intensity strength training with a fun party atmosphere. Dress comfortably and bring water. Adults of all ages welcome. Start anytime.', ADULTS],
+    [
+      'observed: "Tailored for active older adults … Adults of all ages welcome"',
+      null,
+      'Zumba Toning *Online*',
+      'Tailored for active older adults, who want to focus on muscle conditioning and light weight activity, Zumba Gold Toning blends low-intensity strength training with a fun party atmosphere. Dress comfortably and bring water. Adults of all ages welcome. Start anytime.',
+      ADULTS,
+    ],
     ['"grown-ups of all ages" are still grown-ups', null, 'Walking Club', 'A walking group for older adults. Grown-ups of all ages are welcome.', ADULTS],
     ['"adults of all ages" alone is no all-ages event', null, 'Line Dancing', 'Adults of all ages welcome.', null],
     ['older adults beside kids stay a family event', null, 'Zumba for Everyone', 'Kids, parents and older adults welcome.', null],
-    ['observed: a seniors\' (樂齡) tech meetup in Chinese', null, '健安樂齡科技坊', '來參加我們 的樂齡科技交流會，與我們 一起探索數位世界！活動以粵語和國語進行。', ADULTS],
+    [
+      "observed: a seniors' (樂齡) tech meetup in Chinese",
+      null,
+      '健安樂齡科技坊',
+      '來參加我們 的樂齡科技交流會，與我們 一起探索數位世界！活動以粵語和國語進行。',
+      ADULTS,
+    ],
     ['simplified Chinese 乐龄', null, '乐龄智能手机课', '学习使用智能手机。', ADULTS],
     ['長者 (elders) in a title', null, '長者太極班', null, ADULTS],
     ['Chinese adult minimum "18歲以上"', null, '品酒會', '只限18歲以上人士參加。', ADULTS],
     ['Chinese seniors beside children stay', null, '祖孫同樂', '歡迎長者和兒童一起參加。', null],
     ['Spanish "para adultos mayores"', null, 'Clase de ejercicio', 'Una clase para adultos mayores.', ADULTS],
     ['Spanish "solo para adultos, mayores de 21"', null, 'Noche de salsa', 'Solo para adultos, mayores de 21 años.', ADULTS],
-    ['observed: open to all, elders encouraged (Spanish) is not adults only', null, 'Charlas creativas en comunidad',
-      'Este programa está al alcance de todos, sin embargo, se recomienda especialmente a las personas de la tercera edad que participen.', null],
+    [
+      'observed: open to all, elders encouraged (Spanish) is not adults only',
+      null,
+      'Charlas creativas en comunidad',
+      'Este programa está al alcance de todos, sin embargo, se recomienda especialmente a las personas de la tercera edad que participen.',
+      null,
+    ],
   ]);
 });
 
 describe('not adults only: children\'s fare at a "happy hour", a figure-drawing class with no nude model', () => {
   cases([
-    ['observed: "Cartoon Happy Hour" at a cinema (no description)', null, 'Cartoon Happy Hour', 'https://www.central-cinema.com/movie/cartoon-happy-hour', null],
+    [
+      'observed: "Cartoon Happy Hour" at a cinema (no description)',
+      null,
+      'Cartoon Happy Hour',
+      'https://www.central-cinema.com/movie/cartoon-happy-hour',
+      null,
+    ],
     ['a puppet show at happy hour', null, 'Puppet Show Happy Hour', 'Marionettes at five.', null],
-    ['a museum\'s happy hour is still a bar night', null, 'SAM Happy Hour', 'Drinks and live music in the galleries.', ADULTS],
+    ["a museum's happy hour is still a bar night", null, 'SAM Happy Hour', 'Drinks and live music in the galleries.', ADULTS],
     ['observed: figure drawing that says nothing of nudity', null, 'SAM Creates: Figure Drawing', 'art making, workshops', null],
   ]);
 });
 
-describe('a taproom\'s morning or its market is no night out', () => {
+describe("a taproom's morning or its market is no night out", () => {
   const brewery = 'Ravenna Brewing Company, 5408 26th Ave NE, Seattle, WA, 98105';
   const at = (title: string, place: string, hour: number | null): AgeVerdict | null => parseAges(null, title, null, place, hour);
   test('observed: an adoption meet at noon and a plant-start sale at 11 at a brewery', () => {
@@ -242,13 +355,23 @@ describe('a taproom\'s morning or its market is no night out', () => {
 
 describe('ages: teens beside adults, Chinese ranges', () => {
   cases([
-    ['observed: "Adults and teenagers welcome" is no teen program', null, 'Carkeek STARS Work Party',
-      'Join other enthusiastic volunteers for a fun morning of forest restoration and trails maintenance. Adults and teenagers welcome.', null],
+    [
+      'observed: "Adults and teenagers welcome" is no teen program',
+      null,
+      'Carkeek STARS Work Party',
+      'Join other enthusiastic volunteers for a fun morning of forest restoration and trails maintenance. Adults and teenagers welcome.',
+      null,
+    ],
     ['"for teens and adults"', null, 'Knitting Circle', 'A relaxed circle for teens and adults.', null],
     ['"teens and their parents" is still teens', null, 'College Prep Night', 'For teens and their parents.', years(13, 18)],
     ['"toddlers and adults" is toddlers with their grown-ups', null, 'Music & Movement', 'For toddlers and adults together.', months(12, 47)],
-    ['observed: "从0岁到小学生" (from birth to primary school)', null, '普通话故事会 / 國語故事會',
-      '在故事会，各年龄层的孩子（从0岁到小学生）和他们的家庭都可以一起享受故事、歌曲和有趣的学习活动。', years(0, 11)],
+    [
+      'observed: "从0岁到小学生" (from birth to primary school)',
+      null,
+      '普通话故事会 / 國語故事會',
+      '在故事会，各年龄层的孩子（从0岁到小学生）和他们的家庭都可以一起享受故事、歌曲和有趣的学习活动。',
+      years(0, 11),
+    ],
     ['"3至5歲"', null, '粵語故事時間', '適合3至5歲兒童。', years(3, 5)],
     ['"0-5岁"', null, '亲子阅读', '适合0-5岁的孩子和家长。', years(0, 5)],
   ]);

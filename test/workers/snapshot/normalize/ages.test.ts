@@ -49,29 +49,74 @@ describe('parseAges: adults-only events are not child events (issue 14)', () => 
   const ADULTS: AgeVerdict = { kind: 'adults' };
   const cases: [string, string | null, string, string | null, AgeVerdict | null][] = [
     // hidden-hall.jsonld.html: the show's age line, once decoded from its twice-escaped HTML.
-    ['a bare "21+" in a show listing', null, 'Bonkonomics w/ Montlake Traffic, Wendy Darling',
-      '2.19.26 Thursday (Funk/Jazz/Soul) Nectar Presents: Bonkonomics w/ Montlake Traffic, Wendy Darling 7:30PM Doors 8:00PM Show 21+', ADULTS],
-    ['"8pm, 21+"', null, 'MEMORIA - A celebration of Kurt Cobain & Nirvana, featuring: NEVERMIND & NEGATIVE CREEP',
-      '2.20 Friday (Tribute) J-Fell & Hidden Hall present: MEMORIA - A celebration of Kurt Cobain & Nirvana featuring: NEVERMIND & NEGATIVE CREEP 8pm, 21+', ADULTS],
+    [
+      'a bare "21+" in a show listing',
+      null,
+      'Bonkonomics w/ Montlake Traffic, Wendy Darling',
+      '2.19.26 Thursday (Funk/Jazz/Soul) Nectar Presents: Bonkonomics w/ Montlake Traffic, Wendy Darling 7:30PM Doors 8:00PM Show 21+',
+      ADULTS,
+    ],
+    [
+      '"8pm, 21+"',
+      null,
+      'MEMORIA - A celebration of Kurt Cobain & Nirvana, featuring: NEVERMIND & NEGATIVE CREEP',
+      '2.20 Friday (Tribute) J-Fell & Hidden Hall present: MEMORIA - A celebration of Kurt Cobain & Nirvana featuring: NEVERMIND & NEGATIVE CREEP 8pm, 21+',
+      ADULTS,
+    ],
     // A lyric and a DJ's name are not children ("IT'S A LOVE STORY, BABY", "DJ Kid Hops").
-    ['21+ with "baby" in a lyric', null, 'SWIFT ME AWAY',
-      "22 & good 4 u presents SWIFT ME AWAY 💌 ENTER YOUR LOVER ERA AT OUR GIRLY POP DANCE NIGHT! 💝 21+ IT'S A LOVE STORY, BABY", ADULTS],
-    ['the same venue\'s "All Ages" show stays', null, 'NOUR KHODR with Special Guests',
-      '3.22 Sunday (Pop) Nectar presents: NOUR KHODR with Special Guests 7pm, All Ages Nectar Lounge', { kind: 'all' }],
+    [
+      '21+ with "baby" in a lyric',
+      null,
+      'SWIFT ME AWAY',
+      "22 & good 4 u presents SWIFT ME AWAY 💌 ENTER YOUR LOVER ERA AT OUR GIRLY POP DANCE NIGHT! 💝 21+ IT'S A LOVE STORY, BABY",
+      ADULTS,
+    ],
+    [
+      'the same venue\'s "All Ages" show stays',
+      null,
+      'NOUR KHODR with Special Guests',
+      '3.22 Sunday (Pop) Nectar presents: NOUR KHODR with Special Guests 7pm, All Ages Nectar Lounge',
+      { kind: 'all' },
+    ],
     // wallyhood.google.ics
-    ['"RSVP required, 21+ only."', null, 'WCSC Fall Reception',
-      'Tickets are available in advance for $40. RSVP required, 21+ only. Dress is casual to casual chic.', ADULTS],
-    ['"wine tasting" with nothing for children', null, "Winter Market at Stone's Throw",
-      'Holiday shopping and wine tasting with vendors: Balo USA Carmela Creations SewWings Studio Spruce Hill Winery', ADULTS],
+    [
+      '"RSVP required, 21+ only."',
+      null,
+      'WCSC Fall Reception',
+      'Tickets are available in advance for $40. RSVP required, 21+ only. Dress is casual to casual chic.',
+      ADULTS,
+    ],
+    [
+      '"wine tasting" with nothing for children',
+      null,
+      "Winter Market at Stone's Throw",
+      'Holiday shopping and wine tasting with vendors: Balo USA Carmela Creations SewWings Studio Spruce Hill Winery',
+      ADULTS,
+    ],
     ['a pub in the title', null, 'Pumpkin Carving at Murphy’s Pub', null, ADULTS],
     // Served, but with no range: "youth 12 and under" prices a ticket; the party is for everyone (issue 25).
-    ['a family event that prices adults and youth is served, with no range from the price tier', null, 'FamilyWorks 30th Birthday Block Party',
-      "We’ll have music, snacks, games, kid-friendly activities … we suggest a ticket price of $30/ticket for adults and $15/ticket for youth 12 and under.", null],
+    [
+      'a family event that prices adults and youth is served, with no range from the price tier',
+      null,
+      'FamilyWorks 30th Birthday Block Party',
+      'We’ll have music, snacks, games, kid-friendly activities … we suggest a ticket price of $30/ticket for adults and $15/ticket for youth 12 and under.',
+      null,
+    ],
     // knco-nevada-county.trumba-rss.xml, two listings of "Paint and Sip with Alan Rollins".
-    ['"Must be 21 years or older."', null, 'Paint and Sip with Alan Rollins',
-      'All supplies and wine are included. No experience required. Must be 21 years or older. Advance registration required $37', ADULTS],
-    ['"Must be 21+ to attend."', null, 'Paint and Sip with Alan Rollins',
-      "Alan’s humor and welcoming spirit make this class fun for everyone. All painting supplies and wine are included.Must be 21+ to attend.", ADULTS],
+    [
+      '"Must be 21 years or older."',
+      null,
+      'Paint and Sip with Alan Rollins',
+      'All supplies and wine are included. No experience required. Must be 21 years or older. Advance registration required $37',
+      ADULTS,
+    ],
+    [
+      '"Must be 21+ to attend."',
+      null,
+      'Paint and Sip with Alan Rollins',
+      'Alan’s humor and welcoming spirit make this class fun for everyone. All painting supplies and wine are included.Must be 21+ to attend.',
+      ADULTS,
+    ],
     // The other phrase families the issue lists, which the corpus does not happen to contain.
     ['"18+ only"', null, 'Open Mic', 'Sign up at the door. 18+ only.', ADULTS],
     ['"ages 21 and up"', null, 'Trivia Night', 'Teams of up to six, ages 21 and up.', ADULTS],
@@ -81,8 +126,13 @@ describe('parseAges: adults-only events are not child events (issue 14)', () => 
     ['"adults" in a title', null, 'Adults Night Out: Paint & Sip', null, ADULTS],
     ['"adult" beside a child in a title is a family class', null, 'Adult & Child Swim', null, null],
     ['"beer garden" with nothing for children', null, 'Oktoberfest', 'Live polka and a beer garden.', ADULTS],
-    ['"beer garden (21+)" at a family festival stays a family event', null, 'Family Fun Fair',
-      'Bounce houses for kids ages 3-10, face painting, and a beer garden (21+).', years(3, 10)],
+    [
+      '"beer garden (21+)" at a family festival stays a family event',
+      null,
+      'Family Fun Fair',
+      'Bounce houses for kids ages 3-10, face painting, and a beer garden (21+).',
+      years(3, 10),
+    ],
     ['"18+ months" is a toddler age, not an adult one', null, 'Toddler Art', 'For toddlers 18+ months.', months(12, 47)],
   ];
   for (const [name, field, title, description, expected] of cases) {
@@ -104,7 +154,11 @@ describe('parseAges: audience checklists (Trumba "Audience") are the union of th
     // seattle-gov-citywide.trumba.ics: X-TRUMBA-CUSTOMFIELD;NAME="Audience" values, unescaped.
     ['"Adults" (the Ballard pub comedy night)', 'Adults', { kind: 'adults' }],
     ['"Adults,Senior"', 'Adults,Senior', { kind: 'adults' }],
-    ['"Adults,All,Children,Family,Pets,Senior,Special Needs,Teen" is all ages, not teens', 'Adults,All,Children,Family,Pets,Senior,Special Needs,Teen', { kind: 'all' }],
+    [
+      '"Adults,All,Children,Family,Pets,Senior,Special Needs,Teen" is all ages, not teens',
+      'Adults,All,Children,Family,Pets,Senior,Special Needs,Teen',
+      { kind: 'all' },
+    ],
     ['"Adults,Family,Pets,Senior"', 'Adults,Family,Pets,Senior', { kind: 'all' }],
     ['"Adults,Senior,Special Needs,Teen"', 'Adults,Senior,Special Needs,Teen', years(13, 18)],
     ['"Adults,Children,Teen"', 'Adults,Children,Teen', years(0, 18)],
@@ -124,7 +178,11 @@ describe('parseAges: audience checklists (Trumba "Audience") are the union of th
 
   test('a labelled list in a description is read as a list, up to the next label', () => {
     assert.deepEqual(
-      parseAges(null, 'Green Lake Litter Patrol', 'Contact Email: gtoddyoung@gmail.com Audience: Adults,All,Children,Family,Pets,Senior,Special Needs,Teen Pre-Register: No Cost: Free'),
+      parseAges(
+        null,
+        'Green Lake Litter Patrol',
+        'Contact Email: gtoddyoung@gmail.com Audience: Adults,All,Children,Family,Pets,Senior,Special Needs,Teen Pre-Register: No Cost: Free',
+      ),
       { kind: 'all' },
     );
     assert.deepEqual(
@@ -137,20 +195,40 @@ describe('parseAges: audience checklists (Trumba "Audience") are the union of th
 describe('parseAges: no age where the text states none (issue 14)', () => {
   const cases: [string, string, string, AgeVerdict | null][] = [
     // seattle-gov-citywide.trumba.ics
-    ['"2+ mile walk"', 'Green Lake Litter Patrol',
-      'We walk the park every Sunday from 9:00am -11:00am. picking up as much litter as we can each week. All are welcome. Litter patrols happen rain or shine. Please dress for the weather & 2+ mile walk.', null],
-    ['"Cost: 0-75 More Agenda" is not 0–75 months', 'NW Nature & Health Symposium',
-      'Pre-Register: Yes Cost: 0-75 More Agenda Information: https://events.uw.edu/event/2026NHSymposium/agenda', null],
-    ['"infant CPR" is a topic, not an audience', 'Community CPR class at Jefferson Community Center',
-      'The classes will provide adult, child, and infant CPR training as well as choking interventions and use of Automated External Defibrillator (AED). All are welcome to attend at no cost if a certification is not required.', null],
-    ['"this teen group" names performers', 'Longest Day: Ho\'oku\'i: The Key to our Bright Future',
-      'This teen group from Sunshine from Polynesia represents the new and the old', null],
+    [
+      '"2+ mile walk"',
+      'Green Lake Litter Patrol',
+      'We walk the park every Sunday from 9:00am -11:00am. picking up as much litter as we can each week. All are welcome. Litter patrols happen rain or shine. Please dress for the weather & 2+ mile walk.',
+      null,
+    ],
+    [
+      '"Cost: 0-75 More Agenda" is not 0–75 months',
+      'NW Nature & Health Symposium',
+      'Pre-Register: Yes Cost: 0-75 More Agenda Information: https://events.uw.edu/event/2026NHSymposium/agenda',
+      null,
+    ],
+    [
+      '"infant CPR" is a topic, not an audience',
+      'Community CPR class at Jefferson Community Center',
+      'The classes will provide adult, child, and infant CPR training as well as choking interventions and use of Automated External Defibrillator (AED). All are welcome to attend at no cost if a certification is not required.',
+      null,
+    ],
+    [
+      '"this teen group" names performers',
+      "Longest Day: Ho'oku'i: The Key to our Bright Future",
+      'This teen group from Sunshine from Polynesia represents the new and the old',
+      null,
+    ],
     ['"20-plus of Seattle\'s best comedians"', 'Comedy Night', "Come watch 20-plus of Seattle's best comedians compete for cash prizes weekly.", null],
     ['"for 2-3 hours"', 'Work Party', 'Join us for 2-3 hours of weeding.', null],
     ['"under 5 minutes"', 'Fun Run', 'Registration takes under 5 minutes.', null],
     // Still read: a parenthesized age beside its words.
-    ['"preschool ages and older (4+)"', 'Firefighter Story Time at Broadview Library Branch',
-      'this early learning program is intended for preschool ages and older (4+), their caregivers and families.', years(4, 18)],
+    [
+      '"preschool ages and older (4+)"',
+      'Firefighter Story Time at Broadview Library Branch',
+      'this early learning program is intended for preschool ages and older (4+), their caregivers and families.',
+      years(4, 18),
+    ],
     ['"for teens" in a description', 'Game Night', 'An evening of board games for teens.', years(13, 18)],
     ['"babies and their caregivers"', 'Rhyme Time', 'Songs for babies and their caregivers.', months(0, 12)],
   ];

@@ -33,22 +33,38 @@ describe('audienceLabel: "Audience: …" printed into a description', () => {
   });
 
   test('"Age range: All Ages" outweighs a price tier (knco-nevada-county.trumba-rss.xml)', () => {
-    const text = 'price: adults: $15, kids 6-12: $10, kids 5 and under: free online ticket: tickets available and donations welcomed! age range: all ages event details: get ready for a delicious evening';
+    const text =
+      'price: adults: $15, kids 6-12: $10, kids 5 and under: free online ticket: tickets available and donations welcomed! age range: all ages event details: get ready for a delicious evening';
     assert.deepEqual(audienceLabel(text), { kind: 'all' });
     assert.deepEqual(parseAges(null, 'NSJ Community Event | Spaghetti Dinner Fundraiser and Raffle!', text), { kind: 'all' });
   });
 
   test('a stated age is finer than a labelled group (knco-nevada-county.trumba-rss.xml, The Curious Forge)', () => {
     assert.deepEqual(
-      parseAges(null, 'Woodshop Adventures – Youth Fall Break Camp', 'every child can feel valued and supported. Ages 8 to 11 4-Day Youth Maker XD Fall Break Camp | 3 hours a day … Age range: Children Event details: This class is perfect for kids'),
+      parseAges(
+        null,
+        'Woodshop Adventures – Youth Fall Break Camp',
+        'every child can feel valued and supported. Ages 8 to 11 4-Day Youth Maker XD Fall Break Camp | 3 hours a day … Age range: Children Event details: This class is perfect for kids',
+      ),
       { kind: 'range', range: { min_months: 96, max_months: 143 } },
     );
     assert.deepEqual(
-      parseAges(null, 'Glassblowing for Beginners – Make a Paperweight', 'a similar replacement piece from our stock of handblown glass items. Ages 14+ Price: $180 … Age range: Adult Event details: Glassblowing for Beginners Level 1'),
+      parseAges(
+        null,
+        'Glassblowing for Beginners – Make a Paperweight',
+        'a similar replacement piece from our stock of handblown glass items. Ages 14+ Price: $180 … Age range: Adult Event details: Glassblowing for Beginners Level 1',
+      ),
       { kind: 'range', range: { min_months: 168, max_months: 227 } },
     );
     // With no stated age, the labelled group decides.
-    assert.deepEqual(parseAges(null, 'Paint and Sip with Alan Rollins', 'Online ticket: 098e3585-989b-4725-b759-b32e5ff78dab.paylinks.godaddy.com… Age range: Adult Event details: Join us for an evening of creativity and laughter as Alan'), { kind: 'adults' });
+    assert.deepEqual(
+      parseAges(
+        null,
+        'Paint and Sip with Alan Rollins',
+        'Online ticket: 098e3585-989b-4725-b759-b32e5ff78dab.paylinks.godaddy.com… Age range: Adult Event details: Join us for an evening of creativity and laughter as Alan',
+      ),
+      { kind: 'adults' },
+    );
   });
 
   test('no label, no list', () => {
@@ -109,7 +125,9 @@ describe('adultSigns', () => {
 describe('Trumba "Audience" custom field reaches normalization', () => {
   // seattle-gov-citywide.trumba.ics, "Comedy Battle Royale - Ballard" (a weekly show at a pub), trimmed.
   const ics = [
-    'BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Trumba Corporation//Trumba Calendar Services 0.11.7875//EN',
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//Trumba Corporation//Trumba Calendar Services 0.11.7875//EN',
     'BEGIN:VEVENT',
     'UID:http://uid.trumba.com/event/190000001',
     'DTSTART;TZID=America/Los_Angeles:20261125T200000',
@@ -125,15 +143,22 @@ describe('Trumba "Audience" custom field reaches normalization', () => {
     'DESCRIPTION:Please dress for the weather & 2+ mile walk.',
     'X-TRUMBA-CUSTOMFIELD;NAME="Audience";ID=10952;TYPE=CustomAsset:Adults\\,All\\,Children\\,Family\\,Pets\\,Senior\\,Special Needs\\,Teen',
     'END:VEVENT',
-    'END:VCALENDAR', '',
+    'END:VCALENDAR',
+    '',
   ].join('\r\n');
   const { events } = parseICal(ics, { window: WINDOW });
 
   test('as the ages field, unescaped', () => {
-    assert.deepEqual(events.map((e) => e.ages), ['Adults', 'Adults,All,Children,Family,Pets,Senior,Special Needs,Teen']);
+    assert.deepEqual(
+      events.map((e) => e.ages),
+      ['Adults', 'Adults,All,Children,Family,Pets,Senior,Special Needs,Teen'],
+    );
   });
 
   test('an adults-only audience is not a family event; a list with "All" is all ages', () => {
-    assert.deepEqual(events.map((e) => parseAges(e.ages, e.title, e.description)), [{ kind: 'adults' }, { kind: 'all' }]);
+    assert.deepEqual(
+      events.map((e) => parseAges(e.ages, e.title, e.description)),
+      [{ kind: 'adults' }, { kind: 'all' }],
+    );
   });
 });

@@ -35,7 +35,19 @@ describe('cancellation markers', () => {
 
 describe('identity of an event with no upstream id', () => {
   const registry = parseRegistry(
-    { sources: [{ id: 'mapathons', url: 'mapathons.csv', format: 'csv', organizer: { name: 'Missing Maps', url: 'https://www.missingmaps.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'Missing Maps' }] },
+    {
+      sources: [
+        {
+          id: 'mapathons',
+          url: 'mapathons.csv',
+          format: 'csv',
+          organizer: { name: 'Missing Maps', url: 'https://www.missingmaps.org' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'Missing Maps',
+        },
+      ],
+    },
     '(test)',
   );
   const ctx = sourceContext(registry, registry.sources[0]!, bundledGazetteer(), WINDOW);
@@ -58,7 +70,8 @@ describe('identity of an event with no upstream id', () => {
   test('a row listed twice is still one event', async () => {
     // missingmaps-mapathons.csv lists "Portsmouth Mapathon" at the University of Portsmouth twice, verbatim
     // (here with a date in the window and Bay Area coordinates).
-    const row = '37.7793,-122.4193,2026-11-25,gb,Portsmouth Mapathon,University of Portsmouth,http://osm.org/go/euoPfv8~?m=,6pm-9pm,https://www.eventbrite.co.uk/e/missing-maps-mapathon-portsmouth-tickets-15617027951';
+    const row =
+      '37.7793,-122.4193,2026-11-25,gb,Portsmouth Mapathon,University of Portsmouth,http://osm.org/go/euoPfv8~?m=,6pm-9pm,https://www.eventbrite.co.uk/e/missing-maps-mapathon-portsmouth-tickets-15617027951';
     const { rows, dropped, merged } = await normalize(['latitude,longitude,date,flag,title,place_name,place_url,time_string,signup_url', row, row].join('\n'));
     assert.equal(rows.length, 1);
     assert.deepEqual(dropped, {});
@@ -77,8 +90,24 @@ describe('vetted links stay vetted', () => {
   const registry = parseRegistry(
     {
       sources: [
-        { id: 'sfpl', url: 'sfpl.html', format: 'jsonld', organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'SFPL' },
-        { id: 'kids', url: 'kids.html', format: 'jsonld', organizer: { name: 'Bay Area Kids Calendar', url: 'https://www.bayareakidscalendar.example' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'Kids' },
+        {
+          id: 'sfpl',
+          url: 'sfpl.html',
+          format: 'jsonld',
+          organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'SFPL',
+        },
+        {
+          id: 'kids',
+          url: 'kids.html',
+          format: 'jsonld',
+          organizer: { name: 'Bay Area Kids Calendar', url: 'https://www.bayareakidscalendar.example' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'Kids',
+        },
       ],
     },
     '(test)',
@@ -101,16 +130,25 @@ describe('vetted links stay vetted', () => {
     return rows[0]!;
   };
 
-  test('an item naming SFPL with links on a look-alike host is served with the registry\'s links only', () => {
-    const r = one(0, page({ '@type': 'Organization', name: 'San Francisco Public Library', url: 'https://sfpl-library.example/' }, 'https://sfpl-library.example/register'));
+  test("an item naming SFPL with links on a look-alike host is served with the registry's links only", () => {
+    const r = one(
+      0,
+      page({ '@type': 'Organization', name: 'San Francisco Public Library', url: 'https://sfpl-library.example/' }, 'https://sfpl-library.example/register'),
+    );
     assert.equal(r.organizer, 'San Francisco Public Library');
     assert.equal(r.organizer_url, 'https://sfpl.org/');
     assert.equal(r.ticket_url, null);
   });
 
-  test('an aggregator\'s item naming a registry organizer takes the registry\'s URL; an unknown one keeps its name, no link', () => {
-    const known = one(1, page({ '@type': 'Organization', name: 'san francisco public library', url: 'https://sfpl-library.example/' }, 'https://sfpl.org/events/1/register'));
-    assert.deepEqual([known.organizer, known.organizer_url, known.ticket_url], ['San Francisco Public Library', 'https://sfpl.org/', 'https://sfpl.org/events/1/register']);
+  test("an aggregator's item naming a registry organizer takes the registry's URL; an unknown one keeps its name, no link", () => {
+    const known = one(
+      1,
+      page({ '@type': 'Organization', name: 'san francisco public library', url: 'https://sfpl-library.example/' }, 'https://sfpl.org/events/1/register'),
+    );
+    assert.deepEqual(
+      [known.organizer, known.organizer_url, known.ticket_url],
+      ['San Francisco Public Library', 'https://sfpl.org/', 'https://sfpl.org/events/1/register'],
+    );
     const unknown = one(1, page({ '@type': 'Organization', name: 'Tiny Tots Music', url: 'https://tinytots.example/' }, 'https://tinytots.example/buy'));
     assert.deepEqual([unknown.organizer, unknown.organizer_url, unknown.ticket_url], ['Tiny Tots Music', null, null]);
   });

@@ -178,7 +178,7 @@ describe('noticeKind: notices posted as events', () => {
   }
 });
 
-describe('noticeKind: events that share a notice\'s words', () => {
+describe("noticeKind: events that share a notice's words", () => {
   for (const c of events) {
     const [title, description] = split(c);
     test(title, () => assert.equal(noticeKind(title, description), null));
@@ -188,7 +188,19 @@ describe('noticeKind: events that share a notice\'s words', () => {
 
 describe('normalizeAll: a notice is dropped as not_an_event, a cancelled event is kept', () => {
   const registry = parseRegistry(
-    { sources: [{ id: 'lib', url: 'lib.csv', format: 'csv', organizer: { name: 'A Library', url: 'https://library.example' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'A Library' }] },
+    {
+      sources: [
+        {
+          id: 'lib',
+          url: 'lib.csv',
+          format: 'csv',
+          organizer: { name: 'A Library', url: 'https://library.example' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'A Library',
+        },
+      ],
+    },
     '(test)',
   );
   const ctx = sourceContext(registry, registry.sources[0]!, bundledGazetteer(), WINDOW);

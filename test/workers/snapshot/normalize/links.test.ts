@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bareHost, imageUrl, isFeedAddress, organizerKey, resolveOrganizer, ticketUrl, type VettedOrganizer } from '../../../../workers/snapshot/normalize/links.ts';
+import {
+  bareHost,
+  imageUrl,
+  isFeedAddress,
+  organizerKey,
+  resolveOrganizer,
+  ticketUrl,
+  type VettedOrganizer,
+} from '../../../../workers/snapshot/normalize/links.ts';
 
 describe('privacy rules for links', () => {
   test('source is the bare host domain', () => {
@@ -9,7 +17,14 @@ describe('privacy rules for links', () => {
   });
 
   test('feed addresses are recognized', () => {
-    for (const u of ['https://sfpl.org/events/feed.ics', 'https://x.org/calendar/rss', 'https://x.org/events/feed/', 'https://x.org/e?format=ical', 'webcal://x.org/cal', 'https://x.org/calendar/export/123']) {
+    for (const u of [
+      'https://sfpl.org/events/feed.ics',
+      'https://x.org/calendar/rss',
+      'https://x.org/events/feed/',
+      'https://x.org/e?format=ical',
+      'webcal://x.org/cal',
+      'https://x.org/calendar/export/123',
+    ]) {
       assert.ok(isFeedAddress(u), u);
     }
     assert.ok(!isFeedAddress('https://sfpl.org/locations/mission'));
@@ -25,14 +40,23 @@ describe('privacy rules for links', () => {
 
   test('organizer_url is never a feed address: the vetted site replaces it', () => {
     const oak: VettedOrganizer = { name: 'Oakland Public Library', url: 'https://oaklandlibrary.org' };
-    assert.equal(resolveOrganizer({ name: null, url: 'https://oaklandlibrary.org/events/feed.rss', ticketUrl: null }, oak, known, new Set()).organizerUrl, 'https://oaklandlibrary.org/');
-    assert.equal(resolveOrganizer({ name: null, url: 'https://oaklandlibrary.org/kids', ticketUrl: null }, oak, known, new Set()).organizerUrl, 'https://oaklandlibrary.org/kids');
-    assert.equal(resolveOrganizer({ name: null, url: 'javascript:alert(1)', ticketUrl: null }, oak, known, new Set()).organizerUrl, 'https://oaklandlibrary.org/');
+    assert.equal(
+      resolveOrganizer({ name: null, url: 'https://oaklandlibrary.org/events/feed.rss', ticketUrl: null }, oak, known, new Set()).organizerUrl,
+      'https://oaklandlibrary.org/',
+    );
+    assert.equal(
+      resolveOrganizer({ name: null, url: 'https://oaklandlibrary.org/kids', ticketUrl: null }, oak, known, new Set()).organizerUrl,
+      'https://oaklandlibrary.org/kids',
+    );
+    assert.equal(
+      resolveOrganizer({ name: null, url: 'javascript:alert(1)', ticketUrl: null }, oak, known, new Set()).organizerUrl,
+      'https://oaklandlibrary.org/',
+    );
     const feedSite: VettedOrganizer = { name: 'X', url: 'https://x.org/calendar/rss' };
     assert.equal(resolveOrganizer({ name: null, url: null, ticketUrl: null }, feedSite, known, new Set()).organizerUrl, null);
   });
 
-  test('an item naming a registry organizer gets the registry\'s links, never its own (look-alike host)', () => {
+  test("an item naming a registry organizer gets the registry's links, never its own (look-alike host)", () => {
     // The observed takeover: the item names SFPL, with its organizer URL and registration link on a look-alike host.
     const r = resolve('San Francisco Public Library', 'https://sfpl-org.example/', 'https://sfpl-org.example/register/42');
     assert.deepEqual(r, { organizer: 'San Francisco Public Library', organizerUrl: 'https://sfpl.org/', ticketUrl: null });
@@ -47,7 +71,7 @@ describe('privacy rules for links', () => {
     });
   });
 
-  test('an aggregator naming a registry organizer: that organizer\'s name, site and host, not the aggregator\'s or the item\'s', () => {
+  test("an aggregator naming a registry organizer: that organizer's name, site and host, not the aggregator's or the item's", () => {
     assert.deepEqual(resolve('oakland zoo', 'https://oakland-zoo.example/', 'https://www.oaklandzoo.org/tickets/1', KIDS), {
       organizer: 'Oakland Zoo',
       organizerUrl: 'https://www.oaklandzoo.org/',
@@ -57,7 +81,7 @@ describe('privacy rules for links', () => {
     assert.equal(resolve('Oakland Zoo', null, 'https://www.bayareakidscalendar.example/tickets/1', KIDS).ticketUrl, null);
   });
 
-  test('an organizer the registry does not know keeps its name; its links only on the source\'s vetted site', () => {
+  test("an organizer the registry does not know keeps its name; its links only on the source's vetted site", () => {
     assert.deepEqual(resolve('Savor Seattle Tours', 'https://www.savorseattletours.com/', 'https://www.savorseattletours.com/book', KIDS), {
       organizer: 'Savor Seattle Tours',
       organizerUrl: null,
@@ -76,7 +100,7 @@ describe('privacy rules for links', () => {
     });
   });
 
-  test('ticket_url only on the host organizer\'s own site (registrable domain, Public Suffix List aware)', () => {
+  test("ticket_url only on the host organizer's own site (registrable domain, Public Suffix List aware)", () => {
     assert.equal(ticketUrl('https://sfpl.org/events/123/register', 'https://sfpl.org'), 'https://sfpl.org/events/123/register');
     assert.equal(ticketUrl('https://sfpl.libcal.example/event/1', 'https://sfpl.org'), null);
     assert.equal(ticketUrl('https://events.sjpl.org/e/1', 'https://www.sjpl.org'), 'https://events.sjpl.org/e/1');

@@ -5,7 +5,12 @@ import { mergeGroup } from '../../../../workers/snapshot/normalize/merge.ts';
 import { costField, normalizePrice, saysFree, type Price } from '../../../../workers/snapshot/normalize/price.ts';
 import type { EventRow } from '../../../../workers/snapshot/types.ts';
 
-const p = (priceText: string | null, isFree: boolean | null = null, priceMin: number | null = null, priceMax: number | null = null) => ({ priceText, isFree, priceMin, priceMax });
+const p = (priceText: string | null, isFree: boolean | null = null, priceMin: number | null = null, priceMax: number | null = null) => ({
+  priceText,
+  isFree,
+  priceMin,
+  priceMax,
+});
 
 describe('normalizePrice', () => {
   test('a range of amounts', () => assert.deepEqual(normalizePrice(p('$5–$8'), false), { isFree: false, min: 5, max: 8, note: '$5–$8' }));
@@ -46,7 +51,8 @@ describe('costField: the "Cost:"/"Price:" line of a description', () => {
     assert.equal(costField(knco('$699')), '$699');
   });
   test('a field inside prose ends with its sentence (Wallyhood: "Cost: $220 for the full 9 weeks.")', () => {
-    const wallyhood = 'Offered by the Scandinavian Language Institute. Cost: $220 for \nthe full 9 weeks.<br><br><a href="https://www.scanlang.org/">https://www.scanlang.org/</a>';
+    const wallyhood =
+      'Offered by the Scandinavian Language Institute. Cost: $220 for \nthe full 9 weeks.<br><br><a href="https://www.scanlang.org/">https://www.scanlang.org/</a>';
     assert.equal(costField(wallyhood.replace('\n', '')), '$220 for the full 9 weeks.');
   });
   test('fields run together end at the next one (KNCO: "Price: $60    Ages: Adults and teens 10+")', () =>
@@ -54,12 +60,16 @@ describe('costField: the "Cost:"/"Price:" line of a description', () => {
   test('a colon inside the value stays (KNCO: "Price:&nbsp;Voluntary: Suggested Donation $5")', () =>
     assert.equal(costField(knco('Voluntary: Suggested Donation $5 &#160;- No One Turned Away')), 'Voluntary: Suggested Donation $5 - No One Turned Away'));
   test('"cost" in prose is no field (Seattle: "The cost for participants wishing to obtain a certification")', () =>
-    assert.equal(costField('All are welcome to attend at no cost if a certification is not required. The cost for participants wishing to obtain a certification is $25.'), null));
+    assert.equal(
+      costField('All are welcome to attend at no cost if a certification is not required. The cost for participants wishing to obtain a certification is $25.'),
+      null,
+    ));
 });
 
 describe('normalizePrice reads the description and the title when there is no price field', () => {
   const read = (title: string, description: string | null) => normalizePrice(p(null), false, { title, description });
-  test('Seattle "Cost: Free" → free at zero', () => assert.deepEqual(read('Amy Yee (Youth) Tennis Clinics (Free)', SEATTLE_TENNIS), { isFree: true, min: 0, max: 0, note: 'Free' }));
+  test('Seattle "Cost: Free" → free at zero', () =>
+    assert.deepEqual(read('Amy Yee (Youth) Tennis Clinics (Free)', SEATTLE_TENNIS), { isFree: true, min: 0, max: 0, note: 'Free' }));
   test('Seattle "Cost: 25-100": bare numbers in a cost field are amounts', () =>
     assert.deepEqual(read('Jazz Night', 'Cost: 25-100<br>'), { isFree: false, min: 25, max: 100, note: '25-100' }));
   test('KNCO "Price: 0" is free; "free - donations welcome" is free; "FREE!" is free', () => {
@@ -68,12 +78,21 @@ describe('normalizePrice reads the description and the title when there is no pr
     assert.equal(read('THE THURSDAY MURDER CLUB', knco('FREE!')).isFree, true);
   });
   test('KNCO "Price: $140.00 for a series of 4 $45.00 drop ins" → 45–140', () =>
-    assert.deepEqual(read('Yoga', knco('$140.00 for a series of 4 $45.00 drop ins')), { isFree: false, min: 45, max: 140, note: '$140.00 for a series of 4 $45.00 drop ins' }));
+    assert.deepEqual(read('Yoga', knco('$140.00 for a series of 4 $45.00 drop ins')), {
+      isFree: false,
+      min: 45,
+      max: 140,
+      note: '$140.00 for a series of 4 $45.00 drop ins',
+    }));
   test('Wallyhood "Cost: $220 for the full 9 weeks." → 220', () =>
     assert.deepEqual(read('Beginning Norwegian', 'Offered by the Scandinavian Language Institute. Cost: $220 for the full 9 weeks.<br><br>'), {
-      isFree: false, min: 220, max: 220, note: '$220 for the full 9 weeks.',
+      isFree: false,
+      min: 220,
+      max: 220,
+      note: '$220 for the full 9 weeks.',
     }));
-  test('a suggested donation is not free (KNCO "Suggested Donation:  $10-$35")', () => assert.equal(read('Concert', knco('Suggested Donation:  $10-$35')).isFree, false));
+  test('a suggested donation is not free (KNCO "Suggested Donation:  $10-$35")', () =>
+    assert.equal(read('Concert', knco('Suggested Donation:  $10-$35')).isFree, false));
   test('title "(Free)" (Seattle "Amy Yee (Youth) Tennis Clinics (Free)") → free at zero', () =>
     assert.deepEqual(read('Amy Yee (Youth) Tennis Clinics (Free)', null), { isFree: true, min: 0, max: 0, note: null }));
   test('"free" elsewhere in a title is not a marker (Seattle "Free zines", KNCO "Shows FREE at the Mystic Theater!")', () => {
@@ -98,17 +117,37 @@ describe('normalizePrice reads the description and the title when there is no pr
 
 describe('saysFree: "free" about admission only', () => {
   test('free', () => {
-    for (const s of ['Free', 'FREE!', 'free - donations welcome', 'Free Admission - games and entertainment tickets for purchase', 'Free and open to the public']) assert.equal(saysFree(s), true, s);
+    for (const s of [
+      'Free',
+      'FREE!',
+      'free - donations welcome',
+      'Free Admission - games and entertainment tickets for purchase',
+      'Free and open to the public',
+    ])
+      assert.equal(saysFree(s), true, s);
   });
   test('not free', () => {
-    for (const s of ['Free with museum admission', 'Suggested Donation $5', 'Gluten-free snacks provided', 'feel free to bring a friend', 'Free parking', '$10 plus admission']) assert.equal(saysFree(s), false, s);
+    for (const s of [
+      'Free with museum admission',
+      'Suggested Donation $5',
+      'Gluten-free snacks provided',
+      'feel free to bring a friend',
+      'Free parking',
+      '$10 plus admission',
+    ])
+      assert.equal(saysFree(s), false, s);
   });
 });
 
 describe('costField: a line that is only a price', () => {
   test('wallyhood.google.ics "DESCRIPTION:Free" (Band Concert at Lincoln High School)', () => {
     assert.equal(costField('Free'), 'Free');
-    assert.deepEqual(normalizePrice(p(null), false, { title: 'Band Concert at Lincoln High School', description: 'Free' }), { isFree: true, min: 0, max: 0, note: 'Free' });
+    assert.deepEqual(normalizePrice(p(null), false, { title: 'Band Concert at Lincoln High School', description: 'Free' }), {
+      isFree: true,
+      min: 0,
+      max: 0,
+      note: 'Free',
+    });
   });
   test('a sentence that starts with "Free" is no price line (Seattle "Free zines")', () => assert.equal(costField('Free zines, stickers and snacks'), null));
 });
@@ -116,8 +155,14 @@ describe('costField: a line that is only a price', () => {
 describe('free for some beside a price (knco-nevada-county.trumba-rss.xml "Price" fields)', () => {
   test('"Free-$15" → 0–15, not free', () => assert.deepEqual(normalizePrice(p('Free-$15'), false), { isFree: false, min: 0, max: 15, note: 'Free-$15' }));
   test('"Adults: $15, Kids 6-12: $10, Kids 5 and under: FREE" → 0–15', () =>
-    assert.deepEqual(normalizePrice(p('Adults: $15, Kids 6-12: $10, Kids 5 and under: FREE'), false), { isFree: false, min: 0, max: 15, note: 'Adults: $15, Kids 6-12: $10, Kids 5 and under: FREE' }));
-  test('"$10 Adult meal $5 kids plate" → 5–10', () => assert.deepEqual(normalizePrice(p('$10 Adult meal $5 kids plate'), false), { isFree: false, min: 5, max: 10, note: '$10 Adult meal $5 kids plate' }));
+    assert.deepEqual(normalizePrice(p('Adults: $15, Kids 6-12: $10, Kids 5 and under: FREE'), false), {
+      isFree: false,
+      min: 0,
+      max: 15,
+      note: 'Adults: $15, Kids 6-12: $10, Kids 5 and under: FREE',
+    }));
+  test('"$10 Adult meal $5 kids plate" → 5–10', () =>
+    assert.deepEqual(normalizePrice(p('$10 Adult meal $5 kids plate'), false), { isFree: false, min: 5, max: 10, note: '$10 Adult meal $5 kids plate' }));
 });
 
 // ---------------------------------------------------------------- issue 25: free and price from prose
@@ -129,7 +174,8 @@ const SATURDAY = 6;
 
 describe('free events said in prose (issue 25: feeds we had never seen)', () => {
   test('the observed phrases, each in a description', () => {
-    for (const d of ['Free admission', 'Free drop-in program', 'Free!', 'Free Entrance', 'Join us for this FREE, All Ages Event!']) assert.deepEqual(prose(d), { isFree: true, min: 0, max: 0, note: d }, d);
+    for (const d of ['Free admission', 'Free drop-in program', 'Free!', 'Free Entrance', 'Join us for this FREE, All Ages Event!'])
+      assert.deepEqual(prose(d), { isFree: true, min: 0, max: 0, note: d }, d);
   });
   test('and their kin: other words, other places in the text, other case', () => {
     for (const d of [
@@ -155,12 +201,19 @@ describe('free events said in prose (issue 25: feeds we had never seen)', () => 
   });
   test('a title that starts with "Free" (gold set: "Free Tax Help"); not "Free zines", "Free Play"', () => {
     assert.deepEqual(prose(null, 'Free Tax Help'), { isFree: true, min: 0, max: 0, note: null });
-    for (const t of ['Free zines and button making', 'Free Play at the Rec Center', 'Free First Thursday at the Museum']) assert.equal(prose(null, t, 4).isFree, false, t);
+    for (const t of ['Free zines and button making', 'Free Play at the Rec Center', 'Free First Thursday at the Museum'])
+      assert.equal(prose(null, t, 4).isFree, false, t);
   });
   test('one of a series of free events (gold set: seattle-parks-foundation "a series of free outdoor poetry gatherings")', () =>
-    assert.equal(prose('Cascadia Poetics Lab invites you to a series of free outdoor poetry gatherings in Rainier Beach!', 'Poetry Gathering at Kubota Garden').isFree, true));
+    assert.equal(
+      prose('Cascadia Poetics Lab invites you to a series of free outdoor poetry gatherings in Rainier Beach!', 'Poetry Gathering at Kubota Garden').isFree,
+      true,
+    ));
   test('"a free Saturday" is free time, not a free day (gold set: luma "anyone with a free Saturday")', () =>
-    assert.equal(prose('An unstructured hangout for interns, engineers, founders, and anyone with a free Saturday.', 'Local Alignment', SATURDAY).isFree, false));
+    assert.equal(
+      prose('An unstructured hangout for interns, engineers, founders, and anyone with a free Saturday.', 'Local Alignment', SATURDAY).isFree,
+      false,
+    ));
   test('"FREE Wednesdays" is free on a Wednesday, and says nothing of a Saturday', () => {
     assert.deepEqual(prose('FREE Wednesdays! See the new sea lion pups.', 'Zoo Day', WEDNESDAY), { isFree: true, min: 0, max: 0, note: 'FREE Wednesdays!' });
     assert.equal(prose('Admission is free on Wednesdays.', 'Zoo Day', WEDNESDAY).isFree, true);
@@ -241,7 +294,7 @@ describe('prices said in prose (issue 25)', () => {
       ['Lantern Making Workshop – $15 per person', 'Make a paper lantern.', 15, 15],
       ['Event', 'General Admission / Adult 18-64 $25', 25, 25],
       ['Event', '$10 - $20', 10, 20],
-      ['Bouldering', 'The Details: <br>Day Pass: $35<br>Shoe Rental: $6 (if you don\'t have your own)', 35, 35],
+      ['Bouldering', "The Details: <br>Day Pass: $35<br>Shoe Rental: $6 (if you don't have your own)", 35, 35],
       ['Mary Jane', 'MARCH 19 – APRIL 19, 2026 \n$79–$103\n\nhttps://www.seattlerep.org/', 79, 103],
       ['Event', 'Doors: 6:30pm | Show: 7:30pm Tickets: $20-40* advance | $25-40 doors', 20, 40],
     ];
@@ -277,7 +330,12 @@ describe('prices said in prose (issue 25)', () => {
     });
   });
   test('a stated price overrides a free-by-default source (a library event with tickets)', () =>
-    assert.deepEqual(prose('Author talk and book signing. Tickets are $10.', 'Author Talk', undefined, true), { isFree: false, min: 10, max: 10, note: 'Tickets are $10.' }));
+    assert.deepEqual(prose('Author talk and book signing. Tickets are $10.', 'Author Talk', undefined, true), {
+      isFree: false,
+      min: 10,
+      max: 10,
+      note: 'Tickets are $10.',
+    }));
   test('a price field that says nothing of cost leaves the prose to say it (royal-room "Paid")', () =>
     assert.deepEqual(normalizePrice(p('Paid'), false, { title: 'Show', description: 'Doors: 6:30pm Show: 7:30pm Tickets: $20 advance, $25 doors' }), {
       isFree: false,
@@ -289,16 +347,31 @@ describe('prices said in prose (issue 25)', () => {
 
 describe('free with admission: one meaning (not free, no amount, the text kept)', () => {
   test('the bundled sample\'s JSON-LD: price 0, isAccessibleForFree false, "Free with museum admission" → not free, no amount', () =>
-    assert.deepEqual(normalizePrice(p('Free with museum admission', false, 0, 0), false), { isFree: false, min: null, max: null, note: 'Free with museum admission' }));
+    assert.deepEqual(normalizePrice(p('Free with museum admission', false, 0, 0), false), {
+      isFree: false,
+      min: null,
+      max: null,
+      note: 'Free with museum admission',
+    }));
   test('the bundled sample\'s JSON-LD: price 0, isAccessibleForFree false, "Free admission" → free', () =>
     assert.deepEqual(normalizePrice(p('Free admission', false, 0, 0), false), { isFree: true, min: 0, max: 0, note: 'Free admission' }));
   test('in prose, and its kin', () => {
     for (const d of ['This event is free with museum admission.', 'Included with general admission.', 'Free w/ paid zoo admission!', '$5 plus admission.'])
       assert.equal(prose(d, 'Exhibit', undefined, true).isFree, false, d);
-    assert.deepEqual(prose('Included with general admission.', 'Exhibit', undefined, true), { isFree: false, min: null, max: null, note: 'Included with general admission.' });
+    assert.deepEqual(prose('Included with general admission.', 'Exhibit', undefined, true), {
+      isFree: false,
+      min: null,
+      max: null,
+      note: 'Included with general admission.',
+    });
   });
   test('a stated admission amount is its price: "Free with admission ($12 adults)" → 12', () =>
-    assert.deepEqual(normalizePrice(p('Free with admission ($12 adults)'), false), { isFree: false, min: 12, max: 12, note: 'Free with admission ($12 adults)' }));
+    assert.deepEqual(normalizePrice(p('Free with admission ($12 adults)'), false), {
+      isFree: false,
+      min: 12,
+      max: 12,
+      note: 'Free with admission ($12 adults)',
+    }));
 });
 
 // ---------------------------------------------------------------- agreement, for any input
@@ -313,25 +386,79 @@ function assertAgree(r: { isFree: boolean; min: number | null; max: number | nul
 }
 
 const FRAGMENTS = [
-  'Free', 'FREE!', 'free admission', 'Free with museum admission', 'free for members', 'Kids 12 and under free', 'no charge', '$0', '$0.00',
-  '$25 admission', 'Tickets are $15 at the door', '$36 members, $46 non-members', '$10-$20', '$5 off', 'Parking $5', 'suggested donation',
-  'FREE Wednesdays', 'Cost: ', 'Price: ', '<br>', '<p>', '</p>', '. ', '! ', ', ', ' ', '0', '15', '-', 'to', 'dollars', 'first Thursday', 'included with admission',
+  'Free',
+  'FREE!',
+  'free admission',
+  'Free with museum admission',
+  'free for members',
+  'Kids 12 and under free',
+  'no charge',
+  '$0',
+  '$0.00',
+  '$25 admission',
+  'Tickets are $15 at the door',
+  '$36 members, $46 non-members',
+  '$10-$20',
+  '$5 off',
+  'Parking $5',
+  'suggested donation',
+  'FREE Wednesdays',
+  'Cost: ',
+  'Price: ',
+  '<br>',
+  '<p>',
+  '</p>',
+  '. ',
+  '! ',
+  ', ',
+  ' ',
+  '0',
+  '15',
+  '-',
+  'to',
+  'dollars',
+  'first Thursday',
+  'included with admission',
 ];
-const phrase = fc.oneof(fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 8 }).map((a) => a.join('')), fc.string({ maxLength: 60 }));
-const amount = fc.option(fc.oneof(fc.constantFrom(0, 5, 12.5), fc.double({ min: -10, max: 1e6 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY)), { nil: null });
+const phrase = fc.oneof(
+  fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 8 }).map((a) => a.join('')),
+  fc.string({ maxLength: 60 }),
+);
+const amount = fc.option(fc.oneof(fc.constantFrom(0, 5, 12.5), fc.double({ min: -10, max: 1e6 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY)), {
+  nil: null,
+});
 const BUDGET_MS = 3_000;
 
 describe('is_free and price agree for any input (fast-check)', () => {
   test('normalizePrice', () => {
     fc.assert(
-      fc.property(fc.option(phrase, { nil: null }), amount, amount, fc.option(fc.boolean(), { nil: null }), fc.boolean(), phrase, fc.option(phrase, { nil: null }), fc.option(fc.integer({ min: 1, max: 7 }), { nil: undefined }), (priceText, priceMin, priceMax, isFree, byDefault, title, description, weekday) => {
-        assertAgree(normalizePrice({ priceText, priceMin, priceMax, isFree }, byDefault, { title, description, weekday }), JSON.stringify({ priceText, priceMin, priceMax, isFree, title, description }));
-      }),
+      fc.property(
+        fc.option(phrase, { nil: null }),
+        amount,
+        amount,
+        fc.option(fc.boolean(), { nil: null }),
+        fc.boolean(),
+        phrase,
+        fc.option(phrase, { nil: null }),
+        fc.option(fc.integer({ min: 1, max: 7 }), { nil: undefined }),
+        (priceText, priceMin, priceMax, isFree, byDefault, title, description, weekday) => {
+          assertAgree(
+            normalizePrice({ priceText, priceMin, priceMax, isFree }, byDefault, { title, description, weekday }),
+            JSON.stringify({ priceText, priceMin, priceMax, isFree, title, description }),
+          );
+        },
+      ),
       { interruptAfterTimeLimit: BUDGET_MS, numRuns: 100_000 },
     );
   });
   test('a merge of copies that agree agrees (mergeGroup, which both the CLI and the DuckDB build use)', () => {
-    const copy = fc.record({ priceText: fc.option(phrase, { nil: null }), priceMin: amount, priceMax: amount, isFree: fc.option(fc.boolean(), { nil: null }), byDefault: fc.boolean() });
+    const copy = fc.record({
+      priceText: fc.option(phrase, { nil: null }),
+      priceMin: amount,
+      priceMax: amount,
+      isFree: fc.option(fc.boolean(), { nil: null }),
+      byDefault: fc.boolean(),
+    });
     fc.assert(
       fc.property(fc.array(copy, { minLength: 2, maxLength: 4 }), (copies) => {
         const rows = copies.map((c, i) => {
@@ -348,12 +475,39 @@ describe('is_free and price agree for any input (fast-check)', () => {
 
 function row(id: string, rank: number, price: Price): EventRow {
   const r: Partial<EventRow> = {
-    id, title: 'Storytime', description: null, summary: null, start_datetime: '2026-12-01T10:00:00-08:00', end_datetime: null, start_ms: 0, end_ms: 0,
-    venue_key: 'v', venue_name: 'Main Library', venue_address: '100 Larkin St, San Francisco, CA 94102', venue_city: 'San Francisco', venue_lat: 37.78, venue_lng: -122.42,
-    organizer: null, organizer_url: null, categories: [], tags: [], image_url: null,
-    is_free: price.isFree, price_min: price.min, price_max: price.max, price_note: price.note,
-    ticket_url: null, source: null, destination: 'sf', age_min_months: null, age_max_months: null, is_canceled: false, city_key: 'san francisco', search_text: '',
-    source_id: `s${rank}`, source_rank: rank,
+    id,
+    title: 'Storytime',
+    description: null,
+    summary: null,
+    start_datetime: '2026-12-01T10:00:00-08:00',
+    end_datetime: null,
+    start_ms: 0,
+    end_ms: 0,
+    venue_key: 'v',
+    venue_name: 'Main Library',
+    venue_address: '100 Larkin St, San Francisco, CA 94102',
+    venue_city: 'San Francisco',
+    venue_lat: 37.78,
+    venue_lng: -122.42,
+    organizer: null,
+    organizer_url: null,
+    categories: [],
+    tags: [],
+    image_url: null,
+    is_free: price.isFree,
+    price_min: price.min,
+    price_max: price.max,
+    price_note: price.note,
+    ticket_url: null,
+    source: null,
+    destination: 'sf',
+    age_min_months: null,
+    age_max_months: null,
+    is_canceled: false,
+    city_key: 'san francisco',
+    search_text: '',
+    source_id: `s${rank}`,
+    source_rank: rank,
   };
   return r as EventRow;
 }
@@ -368,13 +522,18 @@ describe('mergeGroup keeps is_free and price together', () => {
     const m = mergeGroup([row('bsc_evt_a', 0, a), row('bsc_evt_b', 1, b)]);
     return { isFree: m.is_free, min: m.price_min, max: m.price_max, note: m.price_note };
   };
-  test('a primary that states no price takes the other copy\'s price and is_free together', () => {
+  test("a primary that states no price takes the other copy's price and is_free together", () => {
     assert.deepEqual(merged(NOTHING_PAID, FREE_ZERO), FREE_ZERO);
     assert.deepEqual(merged(NOTHING_FREE, PAID), PAID);
   });
   test('a primary that states a price keeps its is_free; a copy that disagrees fills nothing', () => {
     assert.deepEqual(merged(COND, FREE_ZERO), COND);
     assert.deepEqual(merged(FREE_ZERO, PAID), FREE_ZERO);
-    assert.deepEqual(merged({ isFree: false, min: null, max: null, note: 'Tickets at the door' }, PAID), { isFree: false, min: 10, max: 20, note: 'Tickets at the door' });
+    assert.deepEqual(merged({ isFree: false, min: null, max: null, note: 'Tickets at the door' }, PAID), {
+      isFree: false,
+      min: 10,
+      max: 20,
+      note: 'Tickets at the door',
+    });
   });
 });

@@ -7,7 +7,8 @@ const NO_MARKUP = /<\/?[a-z][^>]*>|&(?:#\d+|#x[\da-f]+|[a-z]+);/i;
 
 describe('plainText', () => {
   test('strips tags, decodes entities and collapses whitespace (a Drupal export)', () => {
-    const html = '<p>Songs, rhymes &amp; stories for toddlers <strong>18&nbsp;months&ndash;3&nbsp;years</strong>.</p>\n\n<p>Caf&eacute; &#8220;story&#8221; time &mdash; <a href="https://x.example/feed.ics">more</a></p>';
+    const html =
+      '<p>Songs, rhymes &amp; stories for toddlers <strong>18&nbsp;months&ndash;3&nbsp;years</strong>.</p>\n\n<p>Caf&eacute; &#8220;story&#8221; time &mdash; <a href="https://x.example/feed.ics">more</a></p>';
     assert.equal(plainText(html), 'Songs, rhymes & stories for toddlers 18 months–3 years. Café “story” time — more');
   });
 
@@ -57,7 +58,24 @@ describe('plainText', () => {
   });
 
   test('property: no output ever contains a tag or an entity', () => {
-    const piece = fc.constantFrom('<p>', '</p>', '<br/>', '<b>', '</b>', '&amp;', '&lt;', '&gt;', '&nbsp;', '&#39;', 'story', ' ', 'time', '<a href="x">', '</a>', '&amp;amp;');
+    const piece = fc.constantFrom(
+      '<p>',
+      '</p>',
+      '<br/>',
+      '<b>',
+      '</b>',
+      '&amp;',
+      '&lt;',
+      '&gt;',
+      '&nbsp;',
+      '&#39;',
+      'story',
+      ' ',
+      'time',
+      '<a href="x">',
+      '</a>',
+      '&amp;amp;',
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 30 }), (parts) => {
         const out = plainText(parts.join(''));
@@ -119,7 +137,11 @@ describe('summarize: never inside a URL or a word; a sentence end when one fits'
   });
 
   test('a cut falls only at whitespace, and a URL is never left dangling before the "…"', () => {
-    const token = fc.oneof(fc.stringMatching(/^[a-z]{1,12}[.,]?$/), fc.constant('https://www.seattle.gov/animal-shelter/find-an-animal/adopt'), fc.constant('www.nectarlounge.com'));
+    const token = fc.oneof(
+      fc.stringMatching(/^[a-z]{1,12}[.,]?$/),
+      fc.constant('https://www.seattle.gov/animal-shelter/find-an-animal/adopt'),
+      fc.constant('www.nectarlounge.com'),
+    );
     fc.assert(
       fc.property(fc.array(token, { minLength: 1, maxLength: 80 }), (ws) => {
         const d = ws.join(' ');
@@ -129,7 +151,10 @@ describe('summarize: never inside a URL or a word; a sentence end when one fits'
         if (d.length <= SUMMARY_MAX) return assert.equal(s, d);
         const body = s.endsWith('…') ? s.slice(0, -1) : s;
         assert.ok(d.startsWith(body));
-        assert.ok(/^[\s.,]/.test(d.slice(body.length)) || d.length === body.length, `cut inside a word: ${body.slice(-20)}|${d.slice(body.length, body.length + 20)}`);
+        assert.ok(
+          /^[\s.,]/.test(d.slice(body.length)) || d.length === body.length,
+          `cut inside a word: ${body.slice(-20)}|${d.slice(body.length, body.length + 20)}`,
+        );
         if (s.endsWith('…')) assert.ok(!/(?:https?:\/\/|www\.)\S*$/.test(body), body.slice(-60));
       }),
     );

@@ -46,7 +46,10 @@ describe('resolveVenue', () => {
   test('an unknown street in a known city is an ad-hoc venue at the upstream coordinates, else the city centre', () => {
     const oakland = g.cityByName.get('oakland')!;
     const at = venueOf({ location: 'Lakeside Garden Center, 666 Bellevue Ave, Oakland, CA 94610', lat: 37.8085, lng: -122.2579, organizer: null });
-    assert.deepEqual([at.name, at.street, at.city, at.zip, at.lat, at.lng], ['Lakeside Garden Center', '666 Bellevue Ave', 'Oakland', '94610', 37.8085, -122.2579]);
+    assert.deepEqual(
+      [at.name, at.street, at.city, at.zip, at.lat, at.lng],
+      ['Lakeside Garden Center', '666 Bellevue Ave', 'Oakland', '94610', 37.8085, -122.2579],
+    );
     assert.equal(at.destination, oakland.destination);
     const centre = venueOf({ location: '123 Nowhere St, Oakland, CA', lat: null, lng: null, organizer: null });
     assert.deepEqual([centre.lat, centre.lng, formatAddress(centre)], [oakland.lat, oakland.lng, '123 Nowhere St, Oakland, CA']);
@@ -54,7 +57,12 @@ describe('resolveVenue', () => {
 
   test('without coordinates a ZIP addressed to the city places the venue at its centroid (missingmaps-mapathons.csv)', () => {
     // "First Congregational Church of Palo Alto 1985 Louis Road, Palo Alto, CA 94303, Palo Alto, United States"
-    const v = venueOf({ location: 'First Congregational Church of Palo Alto 1985 Louis Road, Palo Alto, CA 94303, Palo Alto, United States', lat: null, lng: null, organizer: null });
+    const v = venueOf({
+      location: 'First Congregational Church of Palo Alto 1985 Louis Road, Palo Alto, CA 94303, Palo Alto, United States',
+      lat: null,
+      lng: null,
+      organizer: null,
+    });
     assert.deepEqual([v.city, v.zip, v.destination], ['Palo Alto', '94303', 'south-bay']);
     const paloAlto = g.cityByName.get('palo alto')!;
     assert.notDeepEqual([v.lat, v.lng], [paloAlto.lat, paloAlto.lng]);
@@ -105,7 +113,7 @@ describe('resolveVenue', () => {
       ['Olympia Theatre, 72 Dame Street, Dublin, Dublin 2', 53.3442216, -6.2635249],
       // missingmaps-mapathons.csv
       ['Perkins Student Center, Gallery, Newark, Delawareun, United States', 39.67696, -75.74939],
-      ["Toowong Library, Brisbane, Australia", -27.48566, 152.99307],
+      ['Toowong Library, Brisbane, Australia', -27.48566, 152.99307],
       ['George Mason University - Exploratory Hall room 2301, Fairfax, VA, United States', 38.82986, -77.30559],
       ['Auditorio de Educación Continua, Ciudad de la Investigación. Universidad de Costa Rica, San Pedro, San José, Costa Rica', 9.93727, -84.04231],
       ['Shields Library room 360, Davis, CA, United States', 38.5397, -121.74959],
@@ -132,7 +140,10 @@ describe('resolveVenue', () => {
     }
     // "UK" is a country, "US" and "United States" are not (songkick's "addressCountry":"UK"/"US").
     assert.equal(resolveVenue(g, { location: 'Cliffs Pavillion, Westcliff-on-sea, UK', lat: null, lng: null, organizer: null }), 'outside_area');
-    assert.equal(venueOf({ location: 'The Fillmore, 1805 Geary Blvd, San Francisco, CA 94115, US', lat: null, lng: null, organizer: null }).city, 'San Francisco');
+    assert.equal(
+      venueOf({ location: 'The Fillmore, 1805 Geary Blvd, San Francisco, CA 94115, US', lat: null, lng: null, organizer: null }).city,
+      'San Francisco',
+    );
   });
 
   test("the JSON-LD parser keeps schema.org's addressCountry, so a Songkick venue without geo is still not Dublin, CA", () => {
@@ -156,7 +167,10 @@ describe('resolveVenue', () => {
   test('Bay Area coordinates without a known city take the city of the nearest ZIP centroid (missingmaps-mapathons.csv)', () => {
     // "Code for America" at 37.77567,-122.41364: no city in the text, exact San Francisco coordinates.
     const cfa = venueOf({ location: 'Code for America', lat: 37.77567, lng: -122.41364, organizer: null });
-    assert.deepEqual([cfa.name, cfa.city, cfa.destination, cfa.lat, cfa.lng, formatAddress(cfa)], ['Code for America', 'San Francisco', 'san-francisco', 37.77567, -122.41364, 'San Francisco, CA']);
+    assert.deepEqual(
+      [cfa.name, cfa.city, cfa.destination, cfa.lat, cfa.lng, formatAddress(cfa)],
+      ['Code for America', 'San Francisco', 'san-francisco', 37.77567, -122.41364, 'San Francisco, CA'],
+    );
     // "Wikimedia Foundation" at 37.78687,-122.39956: the nearest ZIP in the table is a firm's own
     // (94138 "Wells Fargo Bank"), which names no city.
     const wmf = venueOf({ location: 'Wikimedia Foundation', lat: 37.78687, lng: -122.39956, organizer: null });
@@ -176,7 +190,10 @@ describe('resolveVenue', () => {
   test('near a city boundary the nearest ZIP centroids vote, and a text city any of them names is kept', () => {
     // Oakland's Montclair Branch and Chabot Space & Science Center are nearer Piedmont's and Canyon's
     // single centroids than any one of Oakland's.
-    for (const [lat, lng] of [[37.8267, -122.2104], [37.8188, -122.1807]] as const) {
+    for (const [lat, lng] of [
+      [37.8267, -122.2104],
+      [37.8188, -122.1807],
+    ] as const) {
       // ~180 m west, beyond the 150 m within which the known venue itself would be found.
       assert.equal(venueOf({ location: null, lat, lng: lng - 0.002, organizer: null }).city, 'Oakland', `${lat},${lng}`);
       assert.equal(venueOf({ location: 'Community Room, 1 Main St, Oakland, CA', lat, lng, organizer: null }).city, 'Oakland');
@@ -205,7 +222,8 @@ describe('resolveVenue', () => {
     for (const c of g.cities) {
       // A census-designated place needs its state or ZIP beside it (see below).
       const tail = c.kind === 'cdp' || c.kind === 'postal' ? ', CA' : '';
-      for (const n of [c.name, ...c.aliases]) assert.equal(venueOf({ location: `Town Hall, ${n}${tail}`, lat: null, lng: null, organizer: null }).city, c.name, n);
+      for (const n of [c.name, ...c.aliases])
+        assert.equal(venueOf({ location: `Town Hall, ${n}${tail}`, lat: null, lng: null, organizer: null }).city, c.name, n);
     }
   });
 
@@ -213,9 +231,12 @@ describe('resolveVenue', () => {
     const area = bundledBayArea();
     const at = (location: string): Venue => venueOf({ location, lat: null, lng: null, organizer: null });
 
-    test('a full street address with no comma before the city, with a country tail (the SF kids\' calendar)', () => {
+    test("a full street address with no comma before the city, with a country tail (the SF kids' calendar)", () => {
       const glen = at('Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131 United States');
-      assert.deepEqual([glen.name, glen.street, glen.city, glen.zip, glen.destination, glen.precision], ['Glen Park Branch Library', '2825 Diamond Street', 'San Francisco', '94131', 'san-francisco', 'zip']);
+      assert.deepEqual(
+        [glen.name, glen.street, glen.city, glen.zip, glen.destination, glen.precision],
+        ['Glen Park Branch Library', '2825 Diamond Street', 'San Francisco', '94131', 'san-francisco', 'zip'],
+      );
       // The Main Library's own address, named by nothing else, is the known venue.
       assert.equal(at('100 Larkin Street San Francisco, CA 94102').key, 'sfpl-main');
       assert.equal(at('100 Larkin Street San Francisco, CA 94102 USA').key, 'sfpl-main');
@@ -235,7 +256,7 @@ describe('resolveVenue', () => {
       assert.deepEqual([napa.city, napa.destination, napa.precision], ['Yountville', 'north-bay', 'exact']);
     });
 
-    test('a room is not the venue\'s name when the text names the building', () => {
+    test("a room is not the venue's name when the text names the building", () => {
       for (const room of ['Room 213', 'Meeting Room B', "Children's Room", 'Suite 200', '2nd Floor']) {
         const v = at(`${room}, Mission Neighborhood Center, 362 Capp St, San Francisco, CA 94110`);
         assert.equal(v.name, 'Mission Neighborhood Center', room);
@@ -246,11 +267,20 @@ describe('resolveVenue', () => {
     });
 
     test('out of area is dropped as outside_area, never moved', () => {
-      for (const location of ['123 K St, Sacramento, CA 95814', '1 Main St Davis CA 95616', '200 Pacific Ave, Santa Cruz, CA 95060', 'Some Hall, Stockton, CA 95202']) {
+      for (const location of [
+        '123 K St, Sacramento, CA 95814',
+        '1 Main St Davis CA 95616',
+        '200 Pacific Ave, Santa Cruz, CA 95060',
+        'Some Hall, Stockton, CA 95202',
+      ]) {
         assert.equal(resolveVenue(g, { location, lat: null, lng: null, organizer: null }), 'outside_area', location);
       }
       // Davis is 2 km past Solano's line; Santa Cruz's coast is beside San Mateo's.
-      for (const [lat, lng] of [[38.5449, -121.7405], [36.9741, -122.0308], [37.9577, -121.2908]] as const) {
+      for (const [lat, lng] of [
+        [38.5449, -121.7405],
+        [36.9741, -122.0308],
+        [37.9577, -121.2908],
+      ] as const) {
         assert.equal(resolveVenue(g, { location: 'Library', lat, lng, organizer: null }), 'outside_area', `${lat},${lng}`);
       }
     });
@@ -291,16 +321,17 @@ describe('resolveVenue', () => {
       }
     });
 
-    test('a census-designated place\'s bare name is not enough (Kensington, Inverness are elsewhere too)', () => {
+    test("a census-designated place's bare name is not enough (Kensington, Inverness are elsewhere too)", () => {
       assert.equal(resolveVenue(g, { location: 'Kensington', lat: null, lng: null, organizer: null }), null);
       assert.equal(at('Kensington, CA').city, 'Kensington');
       assert.equal(at('Inverness, CA 94937').destination, 'north-bay');
     });
   });
 
-  describe('issue 25: a generic name is not another town\'s known venue', () => {
+  describe("issue 25: a generic name is not another town's known venue", () => {
     const spl = 'The Seattle Public Library';
-    const resolve = (location: string, organizer: string | null): ReturnType<typeof resolveVenue> => resolveVenue(g, { location, lat: null, lng: null, organizer });
+    const resolve = (location: string, organizer: string | null): ReturnType<typeof resolveVenue> =>
+      resolveVenue(g, { location, lat: null, lng: null, organizer });
     const keyOf = (location: string, organizer: string | null): string | null => {
       const v = resolve(location, organizer);
       return v === null || v === 'outside_area' ? null : v.key;
@@ -331,7 +362,12 @@ describe('resolveVenue', () => {
         for (const organizer of [spl, null, 'Some Aggregator']) assert.notEqual(keyOf(location, organizer), 'bpl-central', `${location} / ${organizer}`);
       }
       // Naming Seattle or Washington settles it: elsewhere, even for Berkeley's own organizer.
-      for (const location of ['Central Library, Seattle, WA', 'Central Library, 1000 4th Ave, Seattle, WA 98104', 'Central Library, Seattle WA', 'Central Library - Seattle, Washington']) {
+      for (const location of [
+        'Central Library, Seattle, WA',
+        'Central Library, 1000 4th Ave, Seattle, WA 98104',
+        'Central Library, Seattle WA',
+        'Central Library - Seattle, Washington',
+      ]) {
         for (const organizer of [spl, 'Berkeley Public Library']) assert.equal(resolve(location, organizer), 'outside_area', `${location} / ${organizer}`);
       }
     });
@@ -405,7 +441,7 @@ describe('resolveVenue', () => {
       }
     });
 
-    test('a state\'s name or a code-like word that is not a state after a town stays ours', () => {
+    test("a state's name or a code-like word that is not a state after a town stays ours", () => {
       const cases: [string, string][] = [
         ['Concord, CA', 'Concord'],
         ['Concord CA 94520', 'Concord'],
@@ -425,12 +461,19 @@ describe('resolveVenue', () => {
       }
     });
 
-    test('in a feed placed in another state, a bare town name is that state\'s; a street, ZIP, state or coordinates still place it here', () => {
+    test("in a feed placed in another state, a bare town name is that state's; a street, ZIP, state or coordinates still place it here", () => {
       // boston-jazz-weekly.ics: the item served in Concord, CA, and what the feed's other items say.
       const bare = 'Concord Conservatory of Music, Concord';
-      assert.equal((venueOf({ location: bare, lat: null, lng: null, organizer: null })).city, 'Concord');
+      assert.equal(venueOf({ location: bare, lat: null, lng: null, organizer: null }).city, 'Concord');
       // A known venue whose name is the town's and a kind of building ("Concord Library") is no more than the town's name.
-      for (const location of [bare, 'Concord', 'Concord Free Public Library', 'Concord Public Library', 'Toddler Storytime at Concord Library', 'Fremont Abbey, Fremont']) {
+      for (const location of [
+        bare,
+        'Concord',
+        'Concord Free Public Library',
+        'Concord Public Library',
+        'Toddler Storytime at Concord Library',
+        'Fremont Abbey, Fremont',
+      ]) {
         assert.equal(resolve(location, true), 'outside_area', location);
       }
       for (const location of ['Todos Santos Plaza, Concord, CA', '1950 Parkside Dr, Concord', 'Concord, 94520', 'Concord Library, 2900 Salvio St, Concord']) {
@@ -440,7 +483,10 @@ describe('resolveVenue', () => {
       }
       // …as are a distinctive known venue, and a town's library for its own organizer.
       assert.equal((resolve('Lindsay Wildlife Experience', true) as Venue).key, 'lindsay-wildlife');
-      assert.equal((resolveVenue(g, { location: 'Concord Library', lat: null, lng: null, organizer: 'Contra Costa County Library', feedElsewhere: true }) as Venue).key, 'cccl-concord');
+      assert.equal(
+        (resolveVenue(g, { location: 'Concord Library', lat: null, lng: null, organizer: 'Contra Costa County Library', feedElsewhere: true }) as Venue).key,
+        'cccl-concord',
+      );
       const withGeo = resolveVenue(g, { location: bare, lat: 37.9722, lng: -122.0016, organizer: null, feedElsewhere: true });
       assert.ok(withGeo !== null && withGeo !== 'outside_area' && withGeo.city === 'Concord');
     });
@@ -462,32 +508,85 @@ describe('resolveVenue', () => {
       assert.equal(feedIsElsewhere(g, [at('400 Soldiers Field Rd, Boston, MA 02134'), at('Concord')]), false);
       // A Bay Area feed with a few items away (a touring act, a conference) stays a Bay Area feed.
       const bay = [
-        ...['Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131', 'Exploratorium', '630 Summerfield Road Santa Rosa CA 95405', 'Todos Santos Plaza, Concord, CA'].map((l) => at(l)),
+        ...[
+          'Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131',
+          'Exploratorium',
+          '630 Summerfield Road Santa Rosa CA 95405',
+          'Todos Santos Plaza, Concord, CA',
+        ].map((l) => at(l)),
         at('Code for America', 37.77567, -122.41364),
         at('Olympia Theatre, 72 Dame Street, Dublin, Ireland'),
         at('1 Main St, Portland, OR 97201'),
       ];
       assert.equal(feedIsElsewhere(g, bay), false);
       // California outside the nine counties is not another region: a Sacramento calendar's "Concord" is ours.
-      assert.equal(feedIsElsewhere(g, ['123 K St, Sacramento, CA 95814', '1 Main St Davis CA 95616', 'Some Hall, Stockton, CA 95202', 'Concord'].map((l) => at(l))), false);
+      assert.equal(
+        feedIsElsewhere(
+          g,
+          ['123 K St, Sacramento, CA 95814', '1 Main St Davis CA 95616', 'Some Hall, Stockton, CA 95202', 'Concord'].map((l) => at(l)),
+        ),
+        false,
+      );
     });
 
     test('normalizeAll reads the region from the whole feed (boston-jazz-weekly.ics)', () => {
       const vevent = (uid: string, day: number, title: string, location: string): string =>
-        ['BEGIN:VEVENT', `UID:${uid}`, `DTSTART:202612${String(day).padStart(2, '0')}T230000Z`, `SUMMARY:${title}`, `LOCATION:${location.replace(/,/g, '\\,')}`, 'END:VEVENT'].join('\r\n');
+        [
+          'BEGIN:VEVENT',
+          `UID:${uid}`,
+          `DTSTART:202612${String(day).padStart(2, '0')}T230000Z`,
+          `SUMMARY:${title}`,
+          `LOCATION:${location.replace(/,/g, '\\,')}`,
+          'END:VEVENT',
+        ].join('\r\n');
       const feed = (locations: readonly string[]): string =>
-        ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...locations.map((l, i) => vevent(`e${i}@jazz`, 1 + i, `Set ${i} at Jazz Boston Calendar`, l)), 'END:VCALENDAR', ''].join('\r\n');
+        [
+          'BEGIN:VCALENDAR',
+          'VERSION:2.0',
+          'PRODID:-//test//EN',
+          ...locations.map((l, i) => vevent(`e${i}@jazz`, 1 + i, `Set ${i} at Jazz Boston Calendar`, l)),
+          'END:VCALENDAR',
+          '',
+        ].join('\r\n');
       const registry = parseRegistry(
-        { sources: [{ id: 'jazz', url: 'jazz.ics', format: 'ical', organizer: { name: 'Jazz Weekly', url: 'https://jazz.example' }, destination: 'san-francisco', attribution: 'Jazz Weekly' }] },
+        {
+          sources: [
+            {
+              id: 'jazz',
+              url: 'jazz.ics',
+              format: 'ical',
+              organizer: { name: 'Jazz Weekly', url: 'https://jazz.example' },
+              destination: 'san-francisco',
+              attribution: 'Jazz Weekly',
+            },
+          ],
+        },
         '(test)',
       );
       const ctx = sourceContext(registry, registry.sources[0]!, g, WINDOW);
       const concord = 'Concord Conservatory of Music, Concord';
-      const away = normalizeAll(parseICal(feed(['400 Soldiers Field Rd, Boston, MA 02134', '135 Congress St, Portsmouth, NH 03801', '1 Bennett St, Cambridge, MA 02138', concord]), { window: WINDOW }).events, ctx);
+      const away = normalizeAll(
+        parseICal(feed(['400 Soldiers Field Rd, Boston, MA 02134', '135 Congress St, Portsmouth, NH 03801', '1 Bennett St, Cambridge, MA 02138', concord]), {
+          window: WINDOW,
+        }).events,
+        ctx,
+      );
       assert.deepEqual([away.rows.length, away.dropped], [0, { outside_area: 4 }]);
       // The same item in a Bay Area feed is Concord, CA.
-      const here = normalizeAll(parseICal(feed(['Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131', 'Todos Santos Plaza, Concord, CA 94520', concord]), { window: WINDOW }).events, ctx);
-      assert.deepEqual(here.rows.map((r) => [r.venue_city, r.venue_geo_precision]), [['San Francisco', 'zip'], ['Concord', 'zip'], ['Concord', 'place']]);
+      const here = normalizeAll(
+        parseICal(feed(['Glen Park Branch Library, 2825 Diamond Street San Francisco, CA 94131', 'Todos Santos Plaza, Concord, CA 94520', concord]), {
+          window: WINDOW,
+        }).events,
+        ctx,
+      );
+      assert.deepEqual(
+        here.rows.map((r) => [r.venue_city, r.venue_geo_precision]),
+        [
+          ['San Francisco', 'zip'],
+          ['Concord', 'zip'],
+          ['Concord', 'place'],
+        ],
+      );
     });
   });
 
@@ -507,12 +606,30 @@ describe('a place named only in the title', () => {
     assert.equal(placeInTitle('Storytime'), null);
   });
 
-  test('an item with no place of its own is served where its title says (a show radar\'s RSS)', () => {
-    const vevent = (i: number, title: string): string => ['BEGIN:VEVENT', `UID:t${i}@radar`, `DTSTART:202612${String(1 + i).padStart(2, '0')}T040000Z`, `SUMMARY:${title}`, 'END:VEVENT'].join('\r\n');
-    const titles = ['Passion Pit @ Fox Theater - Oakland', 'Benson Boone @ SAP Center at San Jose', 'Santana @ Shoreline Amphitheatre', 'The Beths @ Some Club - Walnut Creek', 'Band @ Somewhere Unknown'];
+  test("an item with no place of its own is served where its title says (a show radar's RSS)", () => {
+    const vevent = (i: number, title: string): string =>
+      ['BEGIN:VEVENT', `UID:t${i}@radar`, `DTSTART:202612${String(1 + i).padStart(2, '0')}T040000Z`, `SUMMARY:${title}`, 'END:VEVENT'].join('\r\n');
+    const titles = [
+      'Passion Pit @ Fox Theater - Oakland',
+      'Benson Boone @ SAP Center at San Jose',
+      'Santana @ Shoreline Amphitheatre',
+      'The Beths @ Some Club - Walnut Creek',
+      'Band @ Somewhere Unknown',
+    ];
     const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...titles.map((t, i) => vevent(i, t)), 'END:VCALENDAR', ''].join('\r\n');
     const registry = parseRegistry(
-      { sources: [{ id: 'radar', url: 'radar.ics', format: 'ical', organizer: { name: 'Show Radar', url: 'https://radar.example' }, destination: 'san-francisco', attribution: 'Show Radar' }] },
+      {
+        sources: [
+          {
+            id: 'radar',
+            url: 'radar.ics',
+            format: 'ical',
+            organizer: { name: 'Show Radar', url: 'https://radar.example' },
+            destination: 'san-francisco',
+            attribution: 'Show Radar',
+          },
+        ],
+      },
       '(test)',
     );
     const out = normalizeAll(parseICal(ics, { window: WINDOW }).events, sourceContext(registry, registry.sources[0]!, g, WINDOW));

@@ -18,7 +18,19 @@ import { parseRegistry } from '../../../../workers/snapshot/registry.ts';
 import { wall, WINDOW } from './helpers.ts';
 
 const registry = parseRegistry(
-  { sources: [{ id: 'county-lib', url: 'lib.ics', format: 'ical', organizer: { name: 'County Library', url: 'https://library.example.org' }, default_venue: 'sfpl-main', destination: 'san-francisco', attribution: 'County Library' }] },
+  {
+    sources: [
+      {
+        id: 'county-lib',
+        url: 'lib.ics',
+        format: 'ical',
+        organizer: { name: 'County Library', url: 'https://library.example.org' },
+        default_venue: 'sfpl-main',
+        destination: 'san-francisco',
+        attribution: 'County Library',
+      },
+    ],
+  },
   '(test)',
 );
 const ctx = sourceContext(registry, registry.sources[0]!, bundledGazetteer(), WINDOW);
@@ -105,7 +117,10 @@ describe('a county library feed: one program at several branches and times under
     assert.deepEqual(story.map((r) => r.start_datetime).sort(), ['2026-11-24T10:30:00-08:00', '2026-11-24T10:30:00-08:00', '2026-12-01T10:30:00-08:00']);
     // The id takes start and place: the same feed read again gives the same ids.
     const again = normalizeAll(parseICal(feed, { window: WINDOW }).events, ctx);
-    assert.deepEqual(again.rows.map((r) => r.id), n.rows.map((r) => r.id));
+    assert.deepEqual(
+      again.rows.map((r) => r.id),
+      n.rows.map((r) => r.id),
+    );
   });
 
   test('a UID that does not repeat keeps the id it always had; an occurrence keeps its series uid + recurrence id', () => {
@@ -116,7 +131,10 @@ describe('a county library feed: one program at several branches and times under
 
   test('a verbatim copy is merged; of two revisions of one occurrence the higher SEQUENCE stands, wherever it is listed', () => {
     assert.equal(n.rows.filter((r) => r.title === 'Lego Club').length, 1);
-    assert.deepEqual(n.rows.filter((r) => r.title.startsWith('Craft Hour')).map((r) => r.title), ['Craft Hour (Room B)']);
+    assert.deepEqual(
+      n.rows.filter((r) => r.title.startsWith('Craft Hour')).map((r) => r.title),
+      ['Craft Hour (Room B)'],
+    );
     assert.equal(n.merged, 2);
     assert.equal(outcomes.filter(([, merged]) => merged).length, 2);
   });
@@ -138,7 +156,13 @@ describe('a county library feed: one program at several branches and times under
 
 describe('RSS, JSON-LD and CSV items that share an id', () => {
   test('CSV: the same id at two times is two events; the same id, time and place again is merged', async () => {
-    const csv = ['id,title,start,location', `7,Toddler Time,2026-11-25 10:30,"${MISSION}"`, `7,Toddler Time,2026-11-26 10:30,"${MISSION}"`, `7,Toddler Time,2026-11-26 10:30,"${MISSION}"`, `8,Teen Night,2026-11-27 18:00,"${EXCELSIOR}"`].join('\n');
+    const csv = [
+      'id,title,start,location',
+      `7,Toddler Time,2026-11-25 10:30,"${MISSION}"`,
+      `7,Toddler Time,2026-11-26 10:30,"${MISSION}"`,
+      `7,Toddler Time,2026-11-26 10:30,"${MISSION}"`,
+      `8,Teen Night,2026-11-27 18:00,"${EXCELSIOR}"`,
+    ].join('\n');
     const parsed = await parseCsv(csv, { window: WINDOW });
     const n = normalizeAll(parsed.events, ctx);
     assert.equal(n.rows.filter((r) => r.title === 'Toddler Time').length, 2);
@@ -147,7 +171,8 @@ describe('RSS, JSON-LD and CSV items that share an id', () => {
   });
 
   test('RSS: one guid for a program on two dates is two events', () => {
-    const item = (date: string) => `<item><title>Family Yoga</title><guid isPermaLink="false">yoga</guid><ev:startdate>${date}</ev:startdate><ev:location>${MISSION}</ev:location></item>`;
+    const item = (date: string) =>
+      `<item><title>Family Yoga</title><guid isPermaLink="false">yoga</guid><ev:startdate>${date}</ev:startdate><ev:location>${MISSION}</ev:location></item>`;
     const rss = `<?xml version="1.0"?><rss version="2.0" xmlns:ev="http://purl.org/rss/1.0/modules/event/"><channel><title>x</title>${item('2026-11-28T10:00:00-08:00')}${item('2026-12-05T10:00:00-08:00')}</channel></rss>`;
     const n = normalizeAll(parseRss(rss, { window: WINDOW }).events, ctx);
     assert.equal(n.rows.length, 2);
@@ -155,12 +180,21 @@ describe('RSS, JSON-LD and CSV items that share an id', () => {
   });
 
   test('JSON-LD: an Event a page lists twice (in @graph and in an ItemList) is one event with its plain id', () => {
-    const ev = { '@type': 'Event', '@id': 'https://library.example.org/e/42', name: 'Book Club', startDate: '2026-12-02T18:00:00-08:00', location: { '@type': 'Place', name: 'Mission Branch Library', address: '300 Bartlett St, San Francisco, CA 94110' } };
+    const ev = {
+      '@type': 'Event',
+      '@id': 'https://library.example.org/e/42',
+      name: 'Book Club',
+      startDate: '2026-12-02T18:00:00-08:00',
+      location: { '@type': 'Place', name: 'Mission Branch Library', address: '300 Bartlett St, San Francisco, CA 94110' },
+    };
     const html = `<html><head><script type="application/ld+json">${JSON.stringify({ '@graph': [ev, { '@type': 'ItemList', itemListElement: [{ '@type': 'ListItem', item: ev }] }] })}</script></head></html>`;
     const parsed = parseJsonLd(html, { window: WINDOW });
     const n = normalizeAll(parsed.events, ctx);
     assert.equal(parsed.events.length, 2);
-    assert.deepEqual(n.rows.map((r) => r.id), [eventId('county-lib', 'https://library.example.org/e/42')]);
+    assert.deepEqual(
+      n.rows.map((r) => r.id),
+      [eventId('county-lib', 'https://library.example.org/e/42')],
+    );
     assert.equal(n.merged, 1);
   });
 });
@@ -171,36 +205,52 @@ describe('a date given only in the title', () => {
   const at = (iso: string): number => DateTime.fromISO(iso, { zone: ZONE }).toMillis();
 
   test('RSS: "Sat, Nov 28 – Storytime" takes the year of the item\'s pubDate; the weekday agrees', () => {
-    const out = parseRss(rss(`<item><title>Sat, Nov 28 – Storytime</title><guid>a</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item>`), { window: WINDOW });
+    const out = parseRss(rss(`<item><title>Sat, Nov 28 – Storytime</title><guid>a</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item>`), {
+      window: WINDOW,
+    });
     assert.equal(out.noStart, 0);
     assert.equal(out.events[0]!.start.at.toMillis(), at('2026-11-28T00:00'));
     assert.equal(out.events[0]!.start.dateOnly, true);
   });
 
   test('RSS: "Saturday, January 9th" posted in December is next January; a time beside it is kept', () => {
-    const out = parseRss(rss(`<item><title>Saturday, January 9th, 10:30am: Lunar New Year Crafts</title><guid>b</guid><pubDate>Mon, 14 Dec 2026 09:00:00 -0800</pubDate></item>`), { window: WINDOW });
+    const out = parseRss(
+      rss(`<item><title>Saturday, January 9th, 10:30am: Lunar New Year Crafts</title><guid>b</guid><pubDate>Mon, 14 Dec 2026 09:00:00 -0800</pubDate></item>`),
+      { window: WINDOW },
+    );
     assert.equal(out.events[0]!.start.at.toMillis(), at('2027-01-09T10:30'));
     assert.equal(out.events[0]!.start.dateOnly, false);
   });
 
-  test('RSS: an item with no date of its own takes the year from the feed\'s date', () => {
-    const out = parseRss(rss(`<item><title>Nov 29 – Family Movie</title><guid>c</guid></item>`, '<lastBuildDate>Sun, 01 Nov 2026 08:00:00 -0800</lastBuildDate>'), { window: WINDOW });
+  test("RSS: an item with no date of its own takes the year from the feed's date", () => {
+    const out = parseRss(
+      rss(`<item><title>Nov 29 – Family Movie</title><guid>c</guid></item>`, '<lastBuildDate>Sun, 01 Nov 2026 08:00:00 -0800</lastBuildDate>'),
+      { window: WINDOW },
+    );
     assert.equal(out.events[0]!.start.at.toMillis(), at('2026-11-29T00:00'));
   });
 
   test('a title with no day of a month ("Friday Night Jazz", "Grades 3/4") is still no start', () => {
-    const out = parseRss(rss(`<item><title>Friday Night Jazz</title><guid>d</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item><item><title>Grades 3/4 Science</title><guid>e</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item>`), { window: WINDOW });
+    const out = parseRss(
+      rss(
+        `<item><title>Friday Night Jazz</title><guid>d</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item><item><title>Grades 3/4 Science</title><guid>e</guid><pubDate>Tue, 10 Nov 2026 09:00:00 -0800</pubDate></item>`,
+      ),
+      { window: WINDOW },
+    );
     assert.equal(out.events.length, 0);
-    assert.deepEqual(out.noStartItems?.map((s) => s.title), ['Friday Night Jazz', 'Grades 3/4 Science']);
+    assert.deepEqual(
+      out.noStartItems?.map((s) => s.title),
+      ['Friday Night Jazz', 'Grades 3/4 Science'],
+    );
   });
 
-  test('iCalendar: a VEVENT without DTSTART takes the title\'s day, the year from its DTSTAMP', () => {
+  test("iCalendar: a VEVENT without DTSTART takes the title's day, the year from its DTSTAMP", () => {
     const out = parseICal(cal(...vevent({ uid: 'tbd@lib', summary: 'Dec 3 – Puppet Show', stamp: '20261120T120000Z', location: MISSION })), { window: WINDOW });
     assert.equal(out.noStart, 0);
     assert.equal(out.events[0]!.start.at.toMillis(), at('2026-12-03T00:00'));
   });
 
-  test('JSON-LD: an Event without startDate takes the name\'s day, the year from the page\'s date', () => {
+  test("JSON-LD: an Event without startDate takes the name's day, the year from the page's date", () => {
     const html = `<html><head><meta property="article:published_time" content="2026-11-02T09:00:00-08:00"><script type="application/ld+json">${JSON.stringify({ '@type': 'Event', name: 'Sat, Dec 12: Gingerbread Workshop', location: MISSION })}</script></head></html>`;
     const out = parseJsonLd(html, { window: WINDOW });
     assert.equal(out.events[0]!.start.at.toMillis(), at('2026-12-12T00:00'));
@@ -240,7 +290,12 @@ describe('property: for any feed, items = records + dropped + merged', () => {
     fc.assert(
       fc.property(fc.array(arbEv, { maxLength: 12 }), (evs) => {
         // An override is one with a uid; a series is a master with a start; neither without the other.
-        const shaped: Ev[] = evs.map((e) => ({ ...e, ...(e.uid ? {} : { rid: undefined }), ...(e.rid || !e.start ? { rrule: undefined } : {}), ...(e.rid && !e.start ? { start: e.rid } : {}) }));
+        const shaped: Ev[] = evs.map((e) => ({
+          ...e,
+          ...(e.uid ? {} : { rid: undefined }),
+          ...(e.rid || !e.start ? { rrule: undefined } : {}),
+          ...(e.rid && !e.start ? { start: e.rid } : {}),
+        }));
         const parsed = parseICal(cal(...shaped.flatMap(vevent)), { window: WINDOW });
         const n = normalizeAll(parsed.events, ctx);
         const a = accounting(parsed, n);
@@ -248,7 +303,11 @@ describe('property: for any feed, items = records + dropped + merged', () => {
         assert.equal(a.items, expected);
         assert.equal(a.items, a.records + a.dropped + a.merged);
         // Nothing lost: every distinct in-window single VEVENT (no series, no override) is a record's.
-        const singles = new Set(shaped.filter((e) => !e.rrule && !e.rid && e.start && !shaped.some((o) => o.rid && o.uid === e.uid) && e.start.startsWith('2026')).map((e) => `${e.uid ?? e.summary}|${e.start}|${e.location}`));
+        const singles = new Set(
+          shaped
+            .filter((e) => !e.rrule && !e.rid && e.start && !shaped.some((o) => o.rid && o.uid === e.uid) && e.start.startsWith('2026'))
+            .map((e) => `${e.uid ?? e.summary}|${e.start}|${e.location}`),
+        );
         assert.ok(n.rows.length >= singles.size, `${n.rows.length} rows for ${singles.size} distinct events`);
       }),
       { interruptAfterTimeLimit: 4000, markInterruptAsFailure: false, numRuns: 2000 },

@@ -88,7 +88,10 @@ describe('parseCsv: tidy export with start/end "yyyy-MM-dd HH:mm"', () => {
   test('a row whose start is not a date is counted in noStart', async () => {
     const { events, noStart } = await parseCsv(fixture('tidy-export.csv'), { window: WINDOW });
     assert.equal(noStart, 1);
-    assert.deepEqual(events.map((e) => e.uid), ['evt-301', 'evt-302']);
+    assert.deepEqual(
+      events.map((e) => e.uid),
+      ['evt-301', 'evt-302'],
+    );
   });
 });
 
@@ -98,7 +101,10 @@ describe('parseCsv: custom headers via csvColumns', () => {
   test('{ title: "Program", start: "Begins" } picks those columns (not "Name", which the defaults would take)', async () => {
     const { events, noStart } = await parseCsv(custom, { window: WINDOW, csvColumns: { title: 'Program', start: 'Begins' } });
     assert.equal(noStart, 0);
-    assert.deepEqual(events.map((e) => e.title), ['Preschool Soccer Sampler', 'Parent & Me Tumbling']);
+    assert.deepEqual(
+      events.map((e) => e.title),
+      ['Preschool Soccer Sampler', 'Parent & Me Tumbling'],
+    );
     const soccer = events[0]!;
     assert.equal(soccer.start.at.toMillis(), wall('2026-12-05T09:00'));
     assert.equal(soccer.end?.at.toMillis(), wall('2026-12-05T09:45'), 'unmapped fields keep their default headers (Ends)');
@@ -170,7 +176,10 @@ describe('parseCsv: iCalendar-style headers (dtstart, dtend, summary)', () => {
   test('summary is the title, dtstart/dtend the times, description and location as named', async () => {
     const { events, noStart } = await parseCsv(scoutbook, { window: WINDOW });
     assert.equal(noStart, 0);
-    assert.deepEqual(events.map((e) => e.title), ['Welding Merit Badge', 'Weekly Troop Meeting']);
+    assert.deepEqual(
+      events.map((e) => e.title),
+      ['Welding Merit Badge', 'Weekly Troop Meeting'],
+    );
     const meeting = events[1]!;
     assert.equal(meeting.uid, '4332636@scoutbook.scouting.org');
     assert.equal(meeting.start.at.toMillis(), wall('2022-06-06T19:00'));
@@ -229,7 +238,10 @@ describe('parseCsv: a date column and a free-form time column (MissingMaps)', ()
 
   test('"18:00 BRT" and "TBD" do not read: the row stays, all day on its date', async () => {
     const { events } = await parseCsv(csv, opts);
-    for (const [title, day] of [['Mapathon São Paulo', '2015-11-19'], ['Mapathon Berlin', '2015-11-18']] as const) {
+    for (const [title, day] of [
+      ['Mapathon São Paulo', '2015-11-19'],
+      ['Mapathon Berlin', '2015-11-18'],
+    ] as const) {
       const e = byTitle(events, title);
       assert.equal(e.start.dateOnly, true, title);
       assert.equal(e.start.at.toMillis(), wall(`${day}T00:00`));
@@ -244,7 +256,10 @@ describe('parseCsv: a date column and a free-form time column (MissingMaps)', ()
   });
 
   test('a row whose date does not read ("2017-03-2") is skipped and named in noStartItems (by 0-based data row)', async () => {
-    const bad = await parseCsv(`${header}${rows[0]}\n40.42820,-104.69075,2017-03-2,us,"UNC Humanitarian Mapathon","Weldwerks Brewing, Greeley Colorado",,18:00-20:00,\n`, opts);
+    const bad = await parseCsv(
+      `${header}${rows[0]}\n40.42820,-104.69075,2017-03-2,us,"UNC Humanitarian Mapathon","Weldwerks Brewing, Greeley Colorado",,18:00-20:00,\n`,
+      opts,
+    );
     assert.equal(bad.noStart, 1);
     assert.deepEqual(bad.noStartItems, [{ position: 1, uid: null, title: 'UNC Humanitarian Mapathon' }]);
   });

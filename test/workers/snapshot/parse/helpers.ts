@@ -29,7 +29,8 @@ export function utcIso(ms: number): string {
 
 export function byTitle(events: readonly RawEvent[], title: string): RawEvent {
   const found = events.filter((e) => e.title === title);
-  if (found.length !== 1) throw new Error(`expected one event titled ${JSON.stringify(title)}, found ${found.length}: ${events.map((e) => e.title).join(' | ')}`);
+  if (found.length !== 1)
+    throw new Error(`expected one event titled ${JSON.stringify(title)}, found ${found.length}: ${events.map((e) => e.title).join(' | ')}`);
   return found[0]!;
 }
 

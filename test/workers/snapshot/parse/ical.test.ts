@@ -12,8 +12,7 @@ import { byTitle, byUid, fixture, NOW, utcIso, wall, WINDOW } from './helpers.ts
 const SERIES_UID = '7kukuqrfedlm2f9t3ri1bshcm3@google.com';
 const google = fixture('google-calendar-library.ics');
 
-const cal = (...lines: string[]): string =>
-  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//Feed//EN', ...lines, 'END:VCALENDAR', ''].join('\r\n');
+const cal = (...lines: string[]): string => ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//Feed//EN', ...lines, 'END:VCALENDAR', ''].join('\r\n');
 
 const seriesOf = (events: readonly RawEvent[]): RawEvent[] => events.filter((e) => e.uid?.startsWith(`${SERIES_UID}#`));
 
@@ -33,10 +32,7 @@ describe('parseICal: Google Calendar export with a weekly series', () => {
       .filter((d) => d !== '2026-12-29')
       .map((d) => utcIso(wall(`${d}T10:30`)));
     assert.ok(expectedRids.length >= 12, 'the oracle itself found the window’s Tuesdays');
-    assert.deepEqual(
-      series.map((e) => e.uid).sort(),
-      expectedRids.map((rid) => `${SERIES_UID}#${rid}`).sort(),
-    );
+    assert.deepEqual(series.map((e) => e.uid).sort(), expectedRids.map((rid) => `${SERIES_UID}#${rid}`).sort());
     assert.equal(noStart, 0);
   });
 
@@ -63,8 +59,14 @@ describe('parseICal: Google Calendar export with a weekly series', () => {
     // A fixed-offset expansion would put them exactly 7×24 h apart; wall-clock keeps 10:30 and gains the hour.
     assert.equal(nov3.start.at.toMillis() - oct27.start.at.toMillis(), (7 * 24 + 1) * 3_600_000);
     const offsets = new Set(all.map((e) => e.start.at.setZone(ZONE).offset));
-    assert.deepEqual([...offsets].sort((a, b) => a - b), [-480, -420]);
-    assert.ok(all.some((e) => e.uid === `${SERIES_UID}#2026-09-15T17:30:00Z`), 'the first occurrence (DTSTART) is in the wide window');
+    assert.deepEqual(
+      [...offsets].sort((a, b) => a - b),
+      [-480, -420],
+    );
+    assert.ok(
+      all.some((e) => e.uid === `${SERIES_UID}#2026-09-15T17:30:00Z`),
+      'the first occurrence (DTSTART) is in the wide window',
+    );
   });
 
   test('EXDATE removes the 2026-12-29 occurrence and nothing else', () => {
@@ -87,7 +89,10 @@ describe('parseICal: Google Calendar export with a weekly series', () => {
     const dec8 = byUid(series, `${SERIES_UID}#${utcIso(wall('2026-12-08T10:30'))}`);
     assert.equal(dec8.cancelled, true);
     assert.equal(dec8.start.at.toMillis(), wall('2026-12-08T10:30'));
-    assert.deepEqual(series.filter((e) => e.cancelled).map((e) => e.uid), [dec8.uid]);
+    assert.deepEqual(
+      series.filter((e) => e.cancelled).map((e) => e.uid),
+      [dec8.uid],
+    );
   });
 
   test('occurrence uids are stable across rebuilds a week apart', () => {
@@ -182,14 +187,17 @@ describe('parseICal: LibCal export', () => {
     assert.equal(lego.lng, -122.268744);
     assert.deepEqual(lego.categories, ['Kids, Tweens & Teens', 'STEM', 'Registration Required', 'Hands-on']);
     assert.equal(lego.url, 'https://berkeleypubliclibrary.libcal.com/event/11620871');
-    assert.equal(lego.organizerName, 'Central Library Children\'s Services');
-    assert.equal(lego.location, 'Central Library - 3rd Floor Children\'s Room');
+    assert.equal(lego.organizerName, "Central Library Children's Services");
+    assert.equal(lego.location, "Central Library - 3rd Floor Children's Room");
     assert.equal(lego.start.at.toMillis(), wall('2026-12-02T15:30'));
   });
 
   test('a VEVENT without DTSTART is counted in noStart, the others still parse', () => {
     assert.equal(noStart, 1);
-    assert.deepEqual(events.map((e) => e.title), ['LEGO Robotics Club']);
+    assert.deepEqual(
+      events.map((e) => e.title),
+      ['LEGO Robotics Club'],
+    );
   });
 });
 
@@ -226,10 +234,7 @@ describe('parseICal: documents that are not iCalendar', () => {
   });
 
   test('a VEVENT without the BEGIN:VCALENDAR wrapper throws FeedFormatError', () => {
-    assert.throws(
-      () => parseICal('BEGIN:VEVENT\r\nUID:x\r\nDTSTART:20261124T183000Z\r\nSUMMARY:Loose\r\nEND:VEVENT\r\n', { window: WINDOW }),
-      FeedFormatError,
-    );
+    assert.throws(() => parseICal('BEGIN:VEVENT\r\nUID:x\r\nDTSTART:20261124T183000Z\r\nSUMMARY:Loose\r\nEND:VEVENT\r\n', { window: WINDOW }), FeedFormatError);
   });
 
   test('a truncated download (no END:VCALENDAR) throws FeedFormatError', () => {
@@ -277,18 +282,47 @@ describe('parseICal: malformed and unusual input', () => {
   });
 
   test('the same UID twice is read twice, each with its SEQUENCE: normalizeAll decides what is a copy (accounting.test.ts)', () => {
-    const ev = (seq: number | null, summary: string) => ['BEGIN:VEVENT', 'UID:rev@test', 'DTSTART:20261124T183000Z', ...(seq === null ? [] : [`SEQUENCE:${seq}`]), `SUMMARY:${summary}`, 'END:VEVENT'];
+    const ev = (seq: number | null, summary: string) => [
+      'BEGIN:VEVENT',
+      'UID:rev@test',
+      'DTSTART:20261124T183000Z',
+      ...(seq === null ? [] : [`SEQUENCE:${seq}`]),
+      `SUMMARY:${summary}`,
+      'END:VEVENT',
+    ];
     const out = parseICal(cal(...ev(0, 'Old'), ...ev(2, 'Revised'), ...ev(null, 'Unnumbered')), { window: WINDOW });
-    assert.deepEqual(out.events.map((e) => [e.uid, e.title, e.sequence]), [['rev@test', 'Old', 0], ['rev@test', 'Revised', 2], ['rev@test', 'Unnumbered', 0]]);
+    assert.deepEqual(
+      out.events.map((e) => [e.uid, e.title, e.sequence]),
+      [
+        ['rev@test', 'Old', 0],
+        ['rev@test', 'Revised', 2],
+        ['rev@test', 'Unnumbered', 0],
+      ],
+    );
   });
 
   test('one VEVENT with an unreadable DTSTART is counted, not fatal to the feed', () => {
     for (const bad of ['DTSTART:TBD', 'DTSTART:', 'DTSTART;TZID=America/Los_Angeles:Dec 9 2026']) {
       const out = parseICal(
-        cal('BEGIN:VEVENT', 'UID:good@test', 'DTSTART:20261124T183000Z', 'SUMMARY:Good', 'END:VEVENT', 'BEGIN:VEVENT', 'UID:bad@test', bad, 'SUMMARY:Bad', 'END:VEVENT'),
+        cal(
+          'BEGIN:VEVENT',
+          'UID:good@test',
+          'DTSTART:20261124T183000Z',
+          'SUMMARY:Good',
+          'END:VEVENT',
+          'BEGIN:VEVENT',
+          'UID:bad@test',
+          bad,
+          'SUMMARY:Bad',
+          'END:VEVENT',
+        ),
         { window: WINDOW },
       );
-      assert.deepEqual(out.events.map((e) => e.title), ['Good'], bad);
+      assert.deepEqual(
+        out.events.map((e) => e.title),
+        ['Good'],
+        bad,
+      );
       assert.equal(out.noStart, 1, bad);
     }
   });
@@ -298,7 +332,10 @@ describe('parseICal: malformed and unusual input', () => {
     if (out.events.length === 0) assert.equal(out.noStart, 1);
     else assert.equal(out.events[0]!.start.at.toMillis(), wall('2026-12-09T00:00'));
     // A dashed date-time is read as written, in its TZID.
-    const dt = parseICal(cal('BEGIN:VEVENT', 'UID:dashed-dt@test', 'DTSTART;TZID=America/Los_Angeles:2026-12-09T10:30:00', 'SUMMARY:Tree Lighting', 'END:VEVENT'), { window: WINDOW });
+    const dt = parseICal(
+      cal('BEGIN:VEVENT', 'UID:dashed-dt@test', 'DTSTART;TZID=America/Los_Angeles:2026-12-09T10:30:00', 'SUMMARY:Tree Lighting', 'END:VEVENT'),
+      { window: WINDOW },
+    );
     assert.equal(dt.events[0]?.start.at.toMillis(), wall('2026-12-09T10:30'));
   });
 });
@@ -306,7 +343,15 @@ describe('parseICal: malformed and unusual input', () => {
 describe('parseICal: price flags', () => {
   test('fablab-cottbus.ai1ec.ics: All-in-One Event Calendar "X-COST-TYPE:free" → isFree true; without it → null', () => {
     const vevent = (...extra: string[]) =>
-      cal('BEGIN:VEVENT', 'UID:ai1ec-1862@blog.fablab-cottbus.de', 'DTSTART;VALUE=DATE:20261209', 'DTEND;VALUE=DATE:20261210', 'SUMMARY:Lab geschlossen: Wir sind auf dem Karlstraßenfest', ...extra, 'END:VEVENT');
+      cal(
+        'BEGIN:VEVENT',
+        'UID:ai1ec-1862@blog.fablab-cottbus.de',
+        'DTSTART;VALUE=DATE:20261209',
+        'DTEND;VALUE=DATE:20261210',
+        'SUMMARY:Lab geschlossen: Wir sind auf dem Karlstraßenfest',
+        ...extra,
+        'END:VEVENT',
+      );
     assert.equal(parseICal(vevent('X-COST-TYPE:free'), { window: WINDOW }).events[0]!.isFree, true);
     assert.equal(parseICal(vevent(), { window: WINDOW }).events[0]!.isFree, null);
   });
@@ -317,12 +362,25 @@ describe('parseICal: an override whose RECURRENCE-ID cannot be read', () => {
     // Found by the parser fuzzer: a mutated Google Calendar export, "RECURRENCE-ID;TZID=UID:…".
     const out = parseICal(
       cal(
-        'BEGIN:VEVENT', 'UID:series@test', 'DTSTART;TZID=America/Los_Angeles:20261124T103000', 'RRULE:FREQ=WEEKLY;COUNT=3', 'SUMMARY:Toddler Storytime', 'END:VEVENT',
-        'BEGIN:VEVENT', 'UID:series@test', 'RECURRENCE-ID;TZID=UID:series@test', 'DTSTART;TZID=America/Los_Angeles:20261201T160000', 'SUMMARY:Toddler Storytime (moved)', 'END:VEVENT',
+        'BEGIN:VEVENT',
+        'UID:series@test',
+        'DTSTART;TZID=America/Los_Angeles:20261124T103000',
+        'RRULE:FREQ=WEEKLY;COUNT=3',
+        'SUMMARY:Toddler Storytime',
+        'END:VEVENT',
+        'BEGIN:VEVENT',
+        'UID:series@test',
+        'RECURRENCE-ID;TZID=UID:series@test',
+        'DTSTART;TZID=America/Los_Angeles:20261201T160000',
+        'SUMMARY:Toddler Storytime (moved)',
+        'END:VEVENT',
       ),
       { window: WINDOW },
     );
-    assert.deepEqual(out.events.map((e) => e.start.at.toMillis()), [wall('2026-11-24T10:30'), wall('2026-12-01T10:30'), wall('2026-12-08T10:30')]);
+    assert.deepEqual(
+      out.events.map((e) => e.start.at.toMillis()),
+      [wall('2026-11-24T10:30'), wall('2026-12-01T10:30'), wall('2026-12-08T10:30')],
+    );
     assert.equal(out.noStart, 1);
   });
 });

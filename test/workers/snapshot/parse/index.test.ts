@@ -34,7 +34,10 @@ describe('sniffFormat', () => {
   test('leading BOM and whitespace, RSS 1.0 (rdf:RDF), and an XML prolog before <rss>', () => {
     assert.equal(sniffFormat(`\uFEFF\r\n${fixture('libcal-events.ics')}`), 'ical');
     assert.equal(sniffFormat('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><channel/></rdf:RDF>'), 'rss');
-    assert.equal(sniffFormat('<?xml version="1.0" encoding="UTF-8"?>\n<?xml-stylesheet type="text/xsl" href="/rss.xsl"?>\n<rss version="2.0"><channel/></rss>'), 'rss');
+    assert.equal(
+      sniffFormat('<?xml version="1.0" encoding="UTF-8"?>\n<?xml-stylesheet type="text/xsl" href="/rss.xsl"?>\n<rss version="2.0"><channel/></rss>'),
+      'rss',
+    );
     assert.equal(sniffFormat('\n\n  <!doctype html><html></html>'), 'jsonld');
   });
 });
@@ -42,7 +45,10 @@ describe('sniffFormat', () => {
 describe('parseFeed', () => {
   test('dispatches each fixture to the parser of its sniffed format (events come back)', async () => {
     for (const [file, format] of CASES) {
-      const out = await parseFeed(format, fixture(file), { window: WINDOW, csvColumns: file === 'custom-headers.csv' ? { title: 'Program', start: 'Begins' } : undefined });
+      const out = await parseFeed(format, fixture(file), {
+        window: WINDOW,
+        csvColumns: file === 'custom-headers.csv' ? { title: 'Program', start: 'Begins' } : undefined,
+      });
       assert.ok(out.events.length > 0, `${file} as ${format}: no events`);
     }
   });

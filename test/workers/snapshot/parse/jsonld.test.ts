@@ -22,7 +22,11 @@ describe('parseJsonLd: WordPress page with a Yoast/The Events Calendar @graph', 
   const { events, noStart } = parseJsonLd(fixture('tec-graph-page.html'), { window: WINDOW });
 
   test('every Event-typed node of the @graph is read (Event, [Event, ChildrensEvent], EducationEvent); page nodes are not', () => {
-    assert.deepEqual(events.map((e) => e.title).sort(), ['Junior Naturalists: Owl Pellets', 'Little Chefs: Cookie Decorating', 'Winter Wonderland Family Festival']);
+    assert.deepEqual(events.map((e) => e.title).sort(), [
+      'Junior Naturalists: Owl Pellets',
+      'Little Chefs: Cookie Decorating',
+      'Winter Wonderland Family Festival',
+    ]);
     assert.equal(noStart, 0);
     assert.equal(byTitle(events, 'Winter Wonderland Family Festival').uid, 'https://lafayettecc.example.org/event/winter-wonderland-family-festival/#event');
   });
@@ -49,7 +53,7 @@ describe('parseJsonLd: WordPress page with a Yoast/The Events Calendar @graph', 
   });
 
   test('an address given as plain text is kept after the place name', () => {
-    assert.equal(byTitle(events, 'Junior Naturalists: Owl Pellets').location, 'Nature Room, 500 St. Mary\'s Rd, Lafayette, CA 94549');
+    assert.equal(byTitle(events, 'Junior Naturalists: Owl Pellets').location, "Nature Room, 500 St. Mary's Rd, Lafayette, CA 94549");
   });
 
   test('offers: price "0" → 0–0, AggregateOffer lowPrice/highPrice → min/max, several Offers → their min/max', () => {
@@ -93,7 +97,10 @@ describe('parseJsonLd: Drupal listing with one <script> per event', () => {
   const { events, noStart } = parseJsonLd(fixture('per-event-scripts.html'), { window: WINDOW });
 
   test('each script’s event is read; the BreadcrumbList (with its ListItems) is not an event', () => {
-    assert.deepEqual(events.map((e) => e.uid), ['node-8812', 'node-8813']);
+    assert.deepEqual(
+      events.map((e) => e.uid),
+      ['node-8812', 'node-8813'],
+    );
   });
 
   test('an event with an empty startDate is counted in noStart', () => {
@@ -120,7 +127,10 @@ describe('parseJsonLd: ItemList of ListItem → Event', () => {
   const { events } = parseJsonLd(fixture('itemlist-page.html'), { window: WINDOW });
 
   test('events nested in itemListElement[].item are found, including a full-URL @type', () => {
-    assert.deepEqual(events.map((e) => e.uid), ['https://cdm.example.org/events/bubble-day-2026', 'https://cdm.example.org/events/new-years-noon-2026']);
+    assert.deepEqual(
+      events.map((e) => e.uid),
+      ['https://cdm.example.org/events/bubble-day-2026', 'https://cdm.example.org/events/new-years-noon-2026'],
+    );
   });
 
   test('fields of the nested events: place, geo, "$17" price, date-only start', () => {
@@ -131,10 +141,10 @@ describe('parseJsonLd: ItemList of ListItem → Event', () => {
     assert.equal(bubbles.lng, -121.8925);
     assert.deepEqual([bubbles.priceMin, bubbles.priceMax], [17, 17]);
     assert.equal(bubbles.priceText, 'Included with museum admission ($17; members free)');
-    const noon = byTitle(events, 'Noon Year\'s Eve Countdown');
+    const noon = byTitle(events, "Noon Year's Eve Countdown");
     assert.equal(noon.start.dateOnly, true);
     assert.equal(noon.start.at.toMillis(), wall('2026-12-31T00:00'));
-    assert.equal(noon.location, 'Children\'s Discovery Museum, 180 Woz Way, San Jose');
+    assert.equal(noon.location, "Children's Discovery Museum, 180 Woz Way, San Jose");
   });
 });
 
@@ -145,7 +155,10 @@ describe('parseJsonLd: broken and missing JSON-LD', () => {
 
   test('a broken JSON block beside a good one: the good one’s events still parse', () => {
     const { events } = parseJsonLd(page(BROKEN_QUOTES, GOOD, BROKEN_COMMA), { window: WINDOW });
-    assert.deepEqual(events.map((e) => e.title), ['Gingerbread House Workshop']);
+    assert.deepEqual(
+      events.map((e) => e.title),
+      ['Gingerbread House Workshop'],
+    );
     assert.equal(events[0]!.start.at.toMillis(), wall('2026-12-13T13:00'));
     assert.equal(events[0]!.location, 'Piedmont Center for the Arts, 801 Magnolia Ave, Piedmont, CA');
   });
@@ -155,7 +168,8 @@ describe('parseJsonLd: broken and missing JSON-LD', () => {
   });
 
   test('a page with no JSON-LD returns zero events', () => {
-    const html = '<!DOCTYPE html><html><head><title>Calendar</title><script>window.dataLayer=[];</script></head><body><ul><li>Storytime – Tue 10:30</li></ul></body></html>';
+    const html =
+      '<!DOCTYPE html><html><head><title>Calendar</title><script>window.dataLayer=[];</script></head><body><ul><li>Storytime – Tue 10:30</li></ul></body></html>';
     assert.deepEqual(parseJsonLd(html, { window: WINDOW }), { events: [], noStart: 0 });
   });
 
@@ -172,7 +186,13 @@ describe('parseJsonLd: broken and missing JSON-LD', () => {
 
 describe('parseJsonLd: malformed and unusual input', () => {
   test('isAccessibleForFree "false" (a string) → isFree false, as "true" → true', () => {
-    const ev = JSON.stringify({ '@context': 'https://schema.org', '@type': 'Event', name: 'Robotics Camp', startDate: '2026-12-28T09:00:00-08:00', isAccessibleForFree: 'false' });
+    const ev = JSON.stringify({
+      '@context': 'https://schema.org',
+      '@type': 'Event',
+      name: 'Robotics Camp',
+      startDate: '2026-12-28T09:00:00-08:00',
+      isAccessibleForFree: 'false',
+    });
     assert.equal(parseJsonLd(page(ev), { window: WINDOW }).events[0]!.isFree, false);
   });
 });
@@ -180,13 +200,15 @@ describe('parseJsonLd: malformed and unusual input', () => {
 describe('parseJsonLd: duration and offers of real pages', () => {
   test('majestic-bay.jsonld.html: a screening with "duration" and no endDate ends start + duration', () => {
     // Verbatim from the page, one of its 55 VisualArtsEvent screenings.
-    const hamnet = '{"@type": "VisualArtsEvent", "startDate": "2026-02-15T12:30:00-08:00", "duration": "PT2H6M", "location": {"@type": "Place", "address": "2044 NW Market St., Seattle, WA, 98107, USA", "name": "Majestic Bay Theatres"}, "name": "Hamnet", "url": "https://ticketing.useast.veezi.com/purchase/34125?siteToken=qnxpcc571jey8whdwrczs2c7g8", "@context": "http://schema.org"}';
+    const hamnet =
+      '{"@type": "VisualArtsEvent", "startDate": "2026-02-15T12:30:00-08:00", "duration": "PT2H6M", "location": {"@type": "Place", "address": "2044 NW Market St., Seattle, WA, 98107, USA", "name": "Majestic Bay Theatres"}, "name": "Hamnet", "url": "https://ticketing.useast.veezi.com/purchase/34125?siteToken=qnxpcc571jey8whdwrczs2c7g8", "@context": "http://schema.org"}';
     const [ev] = parseJsonLd(page(hamnet), { window: WINDOW }).events;
     assert.equal(ev!.end?.at.toISO(), '2026-02-15T14:36:00.000-08:00');
     assert.equal(ev!.end?.dateOnly, false);
   });
   test('an endDate wins over a duration; a date-only start or an unreadable duration gives no end', () => {
-    const ev = (extra: object) => parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: 'Film', startDate: '2026-12-13T13:00:00-08:00', ...extra })), { window: WINDOW }).events[0]!;
+    const ev = (extra: object) =>
+      parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: 'Film', startDate: '2026-12-13T13:00:00-08:00', ...extra })), { window: WINDOW }).events[0]!;
     assert.equal(ev({ duration: 'PT2H', endDate: '2026-12-13T14:00:00-08:00' }).end?.at.toISO(), '2026-12-13T14:00:00.000-08:00');
     assert.equal(ev({ duration: 'two hours' }).end, null);
     assert.equal(ev({ startDate: '2026-12-13', duration: 'PT2H' }).end, null);
@@ -198,18 +220,36 @@ describe('parseJsonLd: duration and offers of real pages', () => {
       { '@type': 'Offer', name: 'Day of Show', price: 17 },
       { '@type': 'Offer', name: 'General Admission', price: 17 },
     ];
-    const [moth] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: "5/15 The Moth StorySLAM @ BLOEDEL HALL, ST. MARK'S Seattle", startDate: '2026-05-15T19:00:00-0700', offers })), { window: WINDOW }).events;
+    const [moth] = parseJsonLd(
+      page(
+        JSON.stringify({ '@type': 'Event', name: "5/15 The Moth StorySLAM @ BLOEDEL HALL, ST. MARK'S Seattle", startDate: '2026-05-15T19:00:00-0700', offers }),
+      ),
+      { window: WINDOW },
+    ).events;
     assert.deepEqual([moth!.priceMin, moth!.priceMax, moth!.priceText], [17, 17, null]);
     // All tickets pay-what-you-can: no price, and nothing says free.
     const sliding = [
       { '@type': 'Offer', name: 'Donate to Support the Arts', price: 0 },
       { '@type': 'Offer', name: 'Sliding Scale', price: 0 },
     ];
-    const [gathering] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: '5/24 The Not-Creepy Gathering', startDate: '2026-05-24T19:00:00-0700', offers: sliding })), { window: WINDOW }).events;
+    const [gathering] = parseJsonLd(
+      page(JSON.stringify({ '@type': 'Event', name: '5/24 The Not-Creepy Gathering', startDate: '2026-05-24T19:00:00-0700', offers: sliding })),
+      { window: WINDOW },
+    ).events;
     assert.deepEqual([gathering!.priceMin, gathering!.priceMax, gathering!.isFree], [null, null, null]);
     // Volunteer shifts, all priced 0 and named for their shift: free, and the shift name is no price text.
     const shifts = [{ '@type': 'Offer', name: '5/7 Poranguí and Andy Fischer-Price - 1-4p @ WASHINGTON HALL', price: 0 }];
-    const [volunteer] = parseJsonLd(page(JSON.stringify({ '@type': 'Event', name: 'Volunteer to support live music & arts in Seattle [2026 Events]', startDate: '2026-05-07T13:00:00-0700', offers: shifts })), { window: WINDOW }).events;
+    const [volunteer] = parseJsonLd(
+      page(
+        JSON.stringify({
+          '@type': 'Event',
+          name: 'Volunteer to support live music & arts in Seattle [2026 Events]',
+          startDate: '2026-05-07T13:00:00-0700',
+          offers: shifts,
+        }),
+      ),
+      { window: WINDOW },
+    ).events;
     assert.deepEqual([volunteer!.priceMin, volunteer!.priceMax, volunteer!.priceText], [0, 0, null]);
   });
 });

@@ -82,7 +82,7 @@ describe('parseRss: RSS 2.0 with the event module (Drupal Views export)', () => 
       <lastBuildDate>${build}</lastBuildDate>
       <item><title>Band @ Fox Theater - Oakland</title><guid>s-1</guid><pubDate>${posted}</pubDate></item></channel></rss>`;
 
-  test('a pubDate later than the feed\'s own build date is the time the item is about', () => {
+  test("a pubDate later than the feed's own build date is the time the item is about", () => {
     const out = parseRss(listing('Mon, 23 Nov 2026 16:26:11 +0000', 'Thu, 03 Dec 2026 04:30:00 +0000'), { window: WINDOW });
     assert.equal(out.noStart, 0);
     assert.equal(out.events[0]!.start.at.toMillis(), wall('2026-12-02T20:30'));
@@ -280,7 +280,7 @@ describe('parseRss: Trumba RSS (date in <category>, place and times in the descr
     assert.equal(yoga.end?.at.toMillis(), wall('2029-12-24T00:00'));
   });
 
-  test('a date line that does not read leaves the category\'s day, all day', () => {
+  test("a date line that does not read leaves the category's day, all day", () => {
     const e = byTitle(events, 'Lines that do not read');
     assert.equal(e.start.dateOnly, true);
     assert.equal(e.start.at.toMillis(), wall('2025-10-20T00:00'));
@@ -288,7 +288,9 @@ describe('parseRss: Trumba RSS (date in <category>, place and times in the descr
   });
 
   test('a category that merely looks like a date in another shape is a category, and no start', () => {
-    const out = parseRss(trumba(`<item><title>News</title><description>x</description><category>2025-10-07</category><guid>n1</guid></item>`), { window: WINDOW });
+    const out = parseRss(trumba(`<item><title>News</title><description>x</description><category>2025-10-07</category><guid>n1</guid></item>`), {
+      window: WINDOW,
+    });
     assert.equal(out.noStart, 1);
   });
 });
@@ -334,7 +336,9 @@ describe('parseRss: WordPress event_listing namespace', () => {
   });
 
   test('a post with only its pubDate is still skipped', () => {
-    const out = parseRss(wp(`<item><title>Closed for Memorial Day</title><guid>p1</guid><pubDate>Wed, 22 Apr 2026 06:35:25 +0000</pubDate></item>`), { window: WINDOW });
+    const out = parseRss(wp(`<item><title>Closed for Memorial Day</title><guid>p1</guid><pubDate>Wed, 22 Apr 2026 06:35:25 +0000</pubDate></item>`), {
+      window: WINDOW,
+    });
     assert.equal(out.noStart, 1);
   });
 });
