@@ -18,8 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { openPool, recordSnapshot } from '../workers/meter/pg.ts';
-import { PgAccounts } from '../workers/meter/pg-store.ts';
+import { openPool, recordSnapshot } from '../ledger/postgres/db.ts';
+import { PgAccounts } from '../ledger/postgres/store.ts';
 import { repeatedPath } from './scenarios.ts';
 import {
   BenchError,

@@ -2,8 +2,8 @@
 // how it groups them into commits (requests per transaction, fsyncs per second), and what a caller
 // waits. Drives server/meter.ts exactly as the server does, on a real ledger, with N callers each
 // keeping one request outstanding (as N connections would), on either ledger in the same run: the
-// embedded one (SQLite files, workers/meter/thread.ts) and the shared one (a fresh PostgreSQL
-// database per scenario on the machine's server, workers/meter/pg-thread.ts).
+// embedded one (SQLite files, ledger/sqlite/thread.ts) and the shared one (a fresh PostgreSQL
+// database per scenario on the machine's server, ledger/postgres/thread.ts).
 //
 //   npm run bench:meter -- [--duration 5] [--callers 1,8,32,128] [--ledger sqlite,postgres]
 //
@@ -19,17 +19,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Histogram } from 'prom-client';
-import { loadConfig } from '../server/config.ts';
+import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../server/log.ts';
 import { Meter } from '../server/meter.ts';
 import { Metrics } from '../server/metrics.ts';
-import { openPool } from '../workers/meter/pg.ts';
-import { PgAccounts } from '../workers/meter/pg-store.ts';
-import { AccountsDb } from '../workers/meter/store.ts';
-import type { Plan } from '../workers/protocol.ts';
+import { openPool } from '../ledger/postgres/db.ts';
+import { PgAccounts } from '../ledger/postgres/store.ts';
+import { AccountsDb } from '../ledger/sqlite/store.ts';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, percentile, REPO_ROOT, sleep, table, wholeArg, writeResult } from './lib/common.ts';
 import { describeServer, freshDatabase, postgresMissing, probe, serverInfo, type PgServerInfo, type Probe } from './lib/pg-ledger.ts';
 import { cpuTicks, TICK_US } from './lib/server.ts';
+import type { Plan } from '../ledger/accounts.ts';
 
 exitOnError();
 const { values: opts } = parseArgs({

@@ -9,26 +9,25 @@ import { isMainThread } from 'node:worker_threads';
 import { DuckDBInstance } from '@duckdb/node-api';
 import * as v from 'valibot';
 import { parseQuery } from '../server/querystring.ts';
-import { loadConfig, type Config } from '../server/config.ts';
+import { loadConfig, type Config } from '../core/config.ts';
 import { noneMatchHits } from '../server/conditional.ts';
 import { createLogger } from '../server/log.ts';
 import { Meter } from '../server/meter.ts';
 import { MAX_OFFSET, type SearchParams } from '../server/params.ts';
 import { canonicalQuery, queryKey, type QueryContext } from '../server/query.ts';
-import { attribution, eventsRoute } from '../server/routes/events.ts';
-import { paramEntries } from '../server/routes/types.ts';
-import { AccountsDb } from '../workers/meter/store.ts';
-import { csvBatch, csvRow, textCell } from '../workers/query/csv.ts';
-import { bodyTag } from '../workers/query/etag.ts';
-import { SnapshotDb } from '../workers/query/db.ts';
-import { jsonEnvelope, nextOffset, readRecord } from '../workers/query/envelope.ts';
-import { jsonFeedBody, rssBody, type FeedPage } from '../workers/query/feeds.ts';
-import type { FeedLinks, OutputFormat, Plan, SearchQuery, SearchTask, SnapshotRef } from '../workers/protocol.ts';
-import type { EventRecord } from '../workers/record.ts';
-import { fold, words } from '../workers/snapshot/normalize/text.ts';
-import { rng } from '../workers/snapshot/sample/synthetic.ts';
-import { pathLiteral } from '../workers/snapshot/sql.ts';
-import { currentSnapshotId, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
+import { eventsRoute } from '../server/routes/events.ts';
+import { paramEntries } from '../server/route.ts';
+import { AccountsDb } from '../ledger/sqlite/store.ts';
+import { csvBatch, csvRow, textCell } from '../core/csv.ts';
+import { bodyTag } from '../query/etag.ts';
+import { SnapshotDb } from '../query/db.ts';
+import { jsonEnvelope, nextOffset, readRecord } from '../query/envelope.ts';
+import { jsonFeedBody, rssBody, type FeedPage } from '../query/feeds.ts';
+import type { FeedLinks, OutputFormat, SearchQuery, SearchTask, SnapshotRef } from '../query/protocol.ts';
+import type { EventRecord } from '../core/record.ts';
+import { rng } from '../snapshot/sample/synthetic.ts';
+import { pathLiteral } from '../core/sql.ts';
+import { currentSnapshotId, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../snapshot/store.ts';
 import {
   BenchError,
   describeMachine,
@@ -47,6 +46,9 @@ import {
 import { prepareDataset } from './lib/dataset.ts';
 import { asyncTask, batchTask, budget, measure, syncTask, type MicroTask } from './lib/micro-fixtures.ts';
 import { BENCH_PLAN } from './lib/server.ts';
+import { fold, words } from '../core/text.ts';
+import type { Plan } from '../ledger/accounts.ts';
+import { attribution } from '../server/terms.ts';
 
 export interface MicroResult {
   readonly group: string;

@@ -3,7 +3,7 @@
 // wrk walks the URLs (bench/wrk/mix.lua) against our server and the Fastify peer; pgbench draws
 // rows of the same list from the bench_mix table.
 import { weekRange } from '../server/query.ts';
-import { rng } from '../workers/snapshot/sample/synthetic.ts';
+import { rng } from '../snapshot/sample/synthetic.ts';
 import type { DatasetFacts } from './lib/dataset.ts';
 
 /**

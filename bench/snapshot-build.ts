@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DateTime } from 'luxon';
-import { REPO_ROOT } from '../server/config.ts';
-import { buildSnapshot } from '../workers/snapshot/build.ts';
-import { syntheticStart, writeSynthetic } from '../workers/snapshot/sample/synthetic.ts';
+import { REPO_ROOT } from '../core/config.ts';
+import { buildSnapshot } from '../snapshot/build/build.ts';
+import { syntheticStart, writeSynthetic } from '../snapshot/sample/synthetic.ts';
 
 const { values } = parseArgs({
   options: {

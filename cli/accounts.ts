@@ -1,13 +1,13 @@
 // family-events keys create|list|revoke, usage --org, plans list|set, orgs set-plan: the accounts
 // store for operators — the shared PostgreSQL ledger when DATABASE_URL is set, else the embedded
-// one (LEDGER_DIR/accounts.sqlite) — with the same output on both (workers/meter/admin.ts).
+// one (LEDGER_DIR/accounts.sqlite) — with the same output on both (cli/ledger-admin.ts).
 // These commands may run while the servers do: they notice each change within a second. None of
 // them writes usage, which only the servers' metering threads charge.
 import { Option, type Command } from 'commander';
-import type { LedgerAdmin } from '../workers/meter/admin.ts';
-import type { Plan } from '../workers/protocol.ts';
-import { LIVE_KEYS_PER_ORG, LiveKeysLimitError } from '../workers/meter/rules.ts';
+import type { LedgerAdmin } from './ledger-admin.ts';
+import { LIVE_KEYS_PER_ORG, LiveKeysLimitError } from '../ledger/rules.ts';
 import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
+import type { Plan } from '../ledger/accounts.ts';
 
 // One @, a dot somewhere after it, no spaces: a typo catcher, not a validator (the mail decides).
 const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
@@ -15,7 +15,7 @@ const PLAN_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 
 /** Runs `fn` on the configured ledger, closed after (a PostgreSQL pool would keep the process alive). */
 async function withLedger<T>(fn: (ledger: LedgerAdmin) => Promise<T>): Promise<T> {
-  const { openLedgerAdmin } = await import('../workers/meter/admin.ts');
+  const { openLedgerAdmin } = await import('./ledger-admin.ts');
   const ledger = await openLedgerAdmin(cliConfig());
   try {
     return await fn(ledger);
@@ -204,7 +204,7 @@ export function registerAccountCommands(program: Command): void {
       if (!PLAN_NAME.test(name)) throw new CliError('a plan name is lower-case letters, digits, - and _, starting with a letter (at most 40).');
       const limit = o.monthlyLimit === 'unlimited' ? null : Number(o.monthlyLimit);
       if (limit !== null && !/^\d{1,9}$/.test(o.monthlyLimit)) throw new CliError('--monthly-limit must be a whole number or "unlimited".');
-      const { CATEGORY_SLUGS } = await import('../workers/snapshot/taxonomy.ts');
+      const { CATEGORY_SLUGS } = await import('../core/taxonomy.ts');
       const exclude = o.exclude
         .split(',')
         .map((s) => s.trim())

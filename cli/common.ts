@@ -1,6 +1,6 @@
 // Helpers every subcommand shares: argument parsers, the --json option, errors, configuration.
 import { InvalidArgumentError, Option } from 'commander';
-import { loadConfig, type Config } from '../server/config.ts';
+import { loadConfig, type Config } from '../core/config.ts';
 
 export function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {

@@ -1,7 +1,7 @@
 // family-events ledger migrate|copy: the shared PostgreSQL ledger at DATABASE_URL — its schema, and
 // moving a single node's embedded ledger (LEDGER_DIR) into it before starting several nodes.
 import type { Command } from 'commander';
-import type { DatabaseSettings } from '../server/config.ts';
+import type { DatabaseSettings } from '../core/config.ts';
 import { CliError, cliConfig, jsonOption } from './common.ts';
 
 function print(json: boolean | undefined, value: unknown, text: string): void {
@@ -33,8 +33,8 @@ export function registerLedgerCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (o: { json?: boolean }) => {
       const settings = database('ledger migrate');
-      const { migrateLedger } = await import('../workers/meter/admin.ts');
-      const { migrationLabel, migrations } = await import('../workers/meter/pg.ts');
+      const { migrateLedger } = await import('./ledger-admin.ts');
+      const { migrationLabel, migrations } = await import('../ledger/postgres/db.ts');
       const applied = await migrateLedger(settings);
       const all = migrations();
       const named = applied.map((v) => ({ version: v, name: all.find((m) => m.version === v)?.name ?? '' }));
@@ -64,8 +64,8 @@ export function registerLedgerCommands(program: Command): void {
       }
       const settings = database(`ledger copy ${SUPPORTED}`);
       const dir = cliConfig().ledgerDir;
-      const { copySqliteToPostgres, describeRows } = await import('../workers/meter/copy.ts');
-      const { migrationLabel, migrations } = await import('../workers/meter/pg.ts');
+      const { copySqliteToPostgres, describeRows } = await import('./ledger-copy.ts');
+      const { migrationLabel, migrations } = await import('../ledger/postgres/db.ts');
       const done = await copySqliteToPostgres(dir, settings);
       const migrated = done.migrated.map((v) => migrationLabel({ version: v, name: migrations().find((m) => m.version === v)?.name ?? '' }));
       const r = done.rows;

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { ConfigError, REPO_ROOT } from '../server/config.ts';
+import { ConfigError, REPO_ROOT } from '../core/config.ts';
 import { CliError, cliConfig } from './common.ts';
 import { registerSnapshotCommands } from './snapshot.ts';
 import { registerGazetteerCommand, registerNormalizeCommand } from './normalize.ts';
@@ -31,9 +31,10 @@ program
   .description('Serve the API on HOST:PORT (builds the bundled sample snapshot first if there is none). SIGTERM drains and exits 0.')
   .action(async () => {
     const cfg = cliConfig();
-    const { ensureSnapshot } = await import('./snapshot.ts');
-    await ensureSnapshot(cfg);
-    const { startServer } = await import('../server/main.ts');
+    const { ensureSnapshot } = await import('../server/start/snapshot.ts');
+    const { runBuild, WINDOW_DAYS, LOOKBACK_DAYS } = await import('./snapshot.ts');
+    await ensureSnapshot(cfg, async () => (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest);
+    const { startServer } = await import('../server/start/main.ts');
     const server = await startServer(cfg);
     const shutdown = (signal: string): void => {
       server.logger.info({ signal }, 'shutting down');

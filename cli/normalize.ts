@@ -5,13 +5,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { plainText } from '../workers/snapshot/normalize/text.ts';
-import type { Gazetteer } from '../workers/snapshot/gazetteer.ts';
-import { CSV_FIELDS, csvColumnsMissing } from '../workers/snapshot/parse/csv.ts';
-import { itemCount } from '../workers/snapshot/parse/types.ts';
-import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Registry, type Source } from '../workers/snapshot/registry.ts';
-import type { DropReason, EventRow } from '../workers/snapshot/types.ts';
+import { plainText } from '../snapshot/normalize/text.ts';
+import type { Gazetteer } from '../snapshot/gazetteer.ts';
+import { CSV_FIELDS, csvColumnsMissing } from '../snapshot/parse/csv.ts';
+import { itemCount } from '../snapshot/parse/types.ts';
+import { FORMATS, loadRegistry, parseRegistry, type FeedFormat, type Registry, type Source } from '../snapshot/registry.ts';
+import type { DropReason } from '../snapshot/types.ts';
 import { CliError, cliConfig, jsonOption } from './common.ts';
+import type { EventRow } from '../core/record.ts';
 
 interface Flags {
   format?: FeedFormat;
@@ -126,17 +127,17 @@ export function registerNormalizeCommand(program: Command): void {
     )
     .action(async (files: string[], flags: Flags, command: Command) => {
       const cfg = cliConfig();
-      const { bundledGazetteer } = await import('../workers/snapshot/gazetteer.ts');
+      const { bundledGazetteer } = await import('../snapshot/gazetteer.ts');
       const g = bundledGazetteer();
       checkPlaces(flags, g, command.getOptionValueSource('destination') === 'cli');
       const [{ toRecord }, { buildWindow }, { mergeRows, sameEventKey }, { normalizeAll, sourceContext }, { decode }, { parseFeed, sniffFormat }] =
         await Promise.all([
-          import('../workers/record.ts'),
-          import('../workers/snapshot/build.ts'),
-          import('../workers/snapshot/normalize/merge.ts'),
-          import('../workers/snapshot/normalize/event.ts'),
-          import('../workers/snapshot/fetch.ts'),
-          import('../workers/snapshot/parse/index.ts'),
+          import('../core/record.ts'),
+          import('../snapshot/build/build.ts'),
+          import('../snapshot/normalize/merge.ts'),
+          import('../snapshot/normalize/event.ts'),
+          import('../snapshot/build/fetch.ts'),
+          import('../snapshot/parse/index.ts'),
         ]);
       const window = buildWindow(cfg.now());
       const rows: EventRow[] = [];
@@ -259,7 +260,7 @@ export function registerGazetteerCommand(program: Command): void {
     .option('--destinations', 'only the destinations')
     .addOption(jsonOption())
     .action(async (flags: { venues?: boolean; destinations?: boolean; json?: boolean }) => {
-      const { bundledGazetteer } = await import('../workers/snapshot/gazetteer.ts');
+      const { bundledGazetteer } = await import('../snapshot/gazetteer.ts');
       const g = bundledGazetteer();
       const both = !flags.venues && !flags.destinations;
       const venues =

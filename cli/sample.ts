@@ -21,10 +21,10 @@ export function registerSampleCommands(program: Command): void {
         now = d.set({ hour: 12 }).toJSDate();
       }
       const [{ buildWindow }, { bundledGazetteer }, { loadRegistry }, { renderSampleFeeds }] = await Promise.all([
-        import('../workers/snapshot/build.ts'),
-        import('../workers/snapshot/gazetteer.ts'),
-        import('../workers/snapshot/registry.ts'),
-        import('../workers/snapshot/sample/feeds.ts'),
+        import('../snapshot/build/build.ts'),
+        import('../snapshot/gazetteer.ts'),
+        import('../snapshot/registry.ts'),
+        import('../snapshot/sample/feeds.ts'),
       ]);
       const registry = await loadRegistry(cfg.sourcesFile);
       const files = await renderSampleFeeds({

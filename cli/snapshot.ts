@@ -3,9 +3,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
-import type { Config } from '../server/config.ts';
-import type { BuildResult } from '../workers/snapshot/build.ts';
-import type { Manifest } from '../workers/snapshot/store.ts';
+import type { Config } from '../core/config.ts';
+import type { BuildResult } from '../snapshot/build/build.ts';
+import type { Manifest } from '../snapshot/store.ts';
 import { CliError, cliConfig, jsonOption, positiveInt } from './common.ts';
 import { progress } from './progress.ts';
 
@@ -65,15 +65,15 @@ async function syntheticRegistry(cfg: Config, events: number, seed: number, wind
     )
   )
     return registry;
-  const { writeSynthetic, syntheticStart } = await import('../workers/snapshot/sample/synthetic.ts');
+  const { writeSynthetic, syntheticStart } = await import('../snapshot/sample/synthetic.ts');
   return writeSynthetic({ events, seed, outDir: dir, start: syntheticStart(cfg.now()), days: windowDays }, (done, total) =>
     bar.update(done, total, 'generating'),
   );
 }
 
 export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'seed'> & { seed?: number }, showProgress: boolean): Promise<BuildResult> {
-  const { BuildError, buildSnapshot } = await import('../workers/snapshot/build.ts');
-  const { RegistryError } = await import('../workers/snapshot/registry.ts');
+  const { BuildError, buildSnapshot } = await import('../snapshot/build/build.ts');
+  const { RegistryError } = await import('../snapshot/registry.ts');
   const bar = progress(showProgress);
   try {
     const registryFile = flags.synthetic
@@ -95,51 +95,10 @@ export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'se
   }
 }
 
-/**
- * The current snapshot's manifest, building the configured sources first if there is none. With
- * DATABASE_URL, nodes started together on an empty shared volume take turns (withFirstBuildLock):
- * one builds, the others find its snapshot.
- */
-export async function ensureSnapshot(cfg: Config): Promise<Manifest> {
-  const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
-  const current = async (): Promise<Manifest | null> => {
-    const id = await currentSnapshotId(cfg.dataDir);
-    return id ? readManifest(cfg.dataDir, id) : null;
-  };
-  /** `found` if this version serves it, else a build of the configured sources. */
-  const servedOrBuilt = async (found: Manifest | null): Promise<Manifest> => {
-    if (found?.schema_version === SNAPSHOT_SCHEMA_VERSION) return found;
-    process.stderr.write(
-      found
-        ? `family-events: snapshot ${found.id} has layout ${found.schema_version}, this version serves ${SNAPSHOT_SCHEMA_VERSION}; rebuilding from ${cfg.sourcesFile}…\n`
-        : `family-events: no snapshot under ${cfg.dataDir}; building one from ${cfg.sourcesFile}…\n`,
-    );
-    return (await runBuild(cfg, { windowDays: WINDOW_DAYS, lookbackDays: LOOKBACK_DAYS }, true)).manifest;
-  };
-  const found = await current();
-  // A snapshot to serve already (every start but the first): no lock to take.
-  if (found?.schema_version === SNAPSHOT_SCHEMA_VERSION || !cfg.database) return servedOrBuilt(found);
-  const { recordSnapshot, withFirstBuildLock } = await import('../workers/meter/pg.ts');
-  const database = cfg.database;
-  const built = await withFirstBuildLock(database, async () => {
-    // Looked at again under the lock: another node may have built it meanwhile.
-    const manifest = await servedOrBuilt(await current());
-    // A new cluster's first snapshot is the one its ledger names, as a later `snapshot build` is.
-    // Not recorded (PostgreSQL went away meanwhile): the nodes serve the volume's `current`, the same one.
-    await recordSnapshot(database, manifest.id, { onlyIfNone: true }).catch((err: unknown) =>
-      process.stderr.write(
-        `family-events: snapshot ${manifest.id} is not recorded in the shared ledger (${(err as Error).message}); \`family-events snapshot publish\` records it\n`,
-      ),
-    );
-    return manifest;
-  });
-  return built ? built.value : servedOrBuilt(await current());
-}
-
 /** Records `id` as the snapshot every node serves, with what to do when the ledger cannot be reached. */
 async function recordInLedger(cfg: Config, id: string): Promise<void> {
   if (!cfg.database) return;
-  const { recordSnapshot } = await import('../workers/meter/pg.ts');
+  const { recordSnapshot } = await import('../ledger/postgres/db.ts');
   try {
     await recordSnapshot(cfg.database, id);
   } catch (err) {
@@ -185,7 +144,7 @@ export function registerSnapshotCommands(program: Command): void {
       const cfg = cliConfig();
       if (!cfg.database)
         throw new CliError('publish records the snapshot in the shared ledger: set DATABASE_URL (one node without it serves DATA_DIR/snapshots/current).');
-      const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../workers/snapshot/store.ts');
+      const { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION } = await import('../snapshot/store.ts');
       const id = wanted ?? (await currentSnapshotId(cfg.dataDir));
       if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
       const m = await readManifest(cfg.dataDir, id).catch(() => null);
@@ -202,7 +161,7 @@ export function registerSnapshotCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (flags: { json?: boolean }) => {
       const cfg = cliConfig();
-      const { currentSnapshotId, readManifest } = await import('../workers/snapshot/store.ts');
+      const { currentSnapshotId, readManifest } = await import('../snapshot/store.ts');
       const id = await currentSnapshotId(cfg.dataDir);
       if (!id) throw new CliError(`no snapshot under ${cfg.dataDir}; run \`family-events snapshot build\``);
       const m = await readManifest(cfg.dataDir, id);

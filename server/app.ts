@@ -10,13 +10,10 @@ import { API_KEY_PARAM, authenticate, FailedKeyChecks, type Account } from './au
 import { quotaHeaders } from './quota.ts';
 import { issuesToErrors, parseQuery } from './querystring.ts';
 import { errorReply, problemReply } from './reply.ts';
-import type { QuotaState } from '../workers/protocol.ts';
-import { paramEntries, type AnyRoute, type RouteRequest, type Services } from './routes/types.ts';
+import { paramEntries, type AnyRoute, type RouteRequest, type Services } from './route.ts';
+import type { QuotaState } from '../ledger/accounts.ts';
+import { MAX_HEADER_BYTES, MAX_TARGET_BYTES } from './terms.ts';
 
-/** The longest request target (path and query) accepted; longer is 414 request_too_large. */
-export const MAX_TARGET_BYTES = 8 * 1024;
-/** The most header bytes accepted (names and values); more is 431 request_too_large. */
-export const MAX_HEADER_BYTES = 16 * 1024;
 const ALLOW = 'GET, HEAD';
 /** Distinct valid query strings whose parse is remembered (parsed values are never mutated). */
 const PARSE_MEMO_ENTRIES = 10_000;

@@ -2,12 +2,12 @@
 // it is. Keys are looked up by their SHA-256 in the metering thread's mirrored table, so a key is
 // never compared as a string and never stored; a key this thread has not heard of is asked about
 // once more before it is refused (it may have been created a moment ago).
-import { KEY_FORMAT, keyHash } from '../workers/meter/keys.ts';
-import type { KeyInfo, Plan } from '../workers/protocol.ts';
+import { KEY_FORMAT, keyHash } from '../core/keys.ts';
 import { ApiError, unavailable } from './errors.ts';
 import type { Request } from './http.ts';
 import type { Meter, MeterFailure } from './meter.ts';
 import { RateLimiter } from './ratelimit.ts';
+import type { KeyInfo, Plan } from '../ledger/accounts.ts';
 
 /** Who is calling: the key and the organization it belongs to. */
 export interface Account {

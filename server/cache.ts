@@ -5,7 +5,7 @@
 // An entry for a not-ended-yet search carries the instant it stops being exact (the earliest end
 // among its matches) and is not served after it. Entries die with their snapshot.
 import { LRUCache } from 'lru-cache';
-import type { PageHead, SearchOk, TaskFailure } from '../workers/protocol.ts';
+import type { PageHead, SearchOk, TaskFailure } from '../query/protocol.ts';
 import { compress } from './compress.ts';
 import type { BodySink, BodyStream } from './http.ts';
 

@@ -4,10 +4,10 @@
 // nothing, so a route settles with `try { … commit … } finally { hold.release() }` and no path (a
 // failed search, a client gone, a HEAD, a 304) leaves records held until the ledger's expiry.
 // Either returns the quota to tell the client, so no route computes one itself.
-import type { QuotaState } from '../workers/protocol.ts';
 import { meterError } from './auth.ts';
 import type { Meter, Reserved } from './meter.ts';
 import { quotaRefused } from './quota.ts';
+import type { QuotaState } from '../ledger/accounts.ts';
 
 export interface HoldOptions {
   /** Charge at once when all of `want` is granted (the answer is known already): nothing is held. */

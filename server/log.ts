@@ -20,7 +20,7 @@ export interface Logging {
 }
 
 /**
- * A key (workers/meter/keys.ts), a secret in a query string or form (api_key=, token=, key=), a
+ * A key (core/keys.ts), a secret in a query string or form (api_key=, token=, key=), a
  * bearer credential, and the website's cookies (server/web/session.ts, with or without __Host-).
  */
 const SECRET =

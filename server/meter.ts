@@ -1,32 +1,29 @@
-// The main thread's side of the metering thread (workers/meter/thread.ts): requests are gathered
+// The main thread's side of the metering thread (ledger/sqlite/thread.ts): requests are gathered
 // for one turn of the event loop and posted as one message, replies are matched back by id, and
 // the thread's view of keys and plans is mirrored here so that most requests authenticate
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { loadSecret } from '../ledger/web-secret.ts';
+import type { Config } from '../core/config.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
 import {
   ACCOUNT_CALLS,
   type AccountCall,
   type AccountCalls,
-  type KeyInfo,
   type MeterMessage,
   type MeterReply,
   type MeterRequest,
   type MeterWorkerData,
   type PgMeterWorkerData,
-  type Plan,
-  type QuotaState,
-  type UsageBody,
-} from '../workers/protocol.ts';
-import { loadSecret } from '../workers/meter/web-secret.ts';
-import type { Config } from './config.ts';
-import type { Logger } from './log.ts';
-import type { Metrics } from './metrics.ts';
+} from '../ledger/protocol.ts';
+import type { KeyInfo, Plan, QuotaState, UsageBody } from '../ledger/accounts.ts';
 
 // A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
 const EXT = path.extname(import.meta.url);
-const THREAD = new URL(`../workers/meter/thread${EXT}`, import.meta.url);
-const PG_THREAD = new URL(`../workers/meter/pg-thread${EXT}`, import.meta.url);
+const THREAD = new URL(`../ledger/sqlite/thread${EXT}`, import.meta.url);
+const PG_THREAD = new URL(`../ledger/postgres/thread${EXT}`, import.meta.url);
 
 export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
 export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };
@@ -34,7 +31,7 @@ export type Committed = { readonly ok: true; readonly quota: QuotaState };
 export type Usage = { readonly ok: true; readonly usage: UsageBody; readonly quota: QuotaState };
 
 /**
- * The website's account operations (see AccountCalls in workers/protocol.ts), run by the metering
+ * The website's account operations (see AccountCalls in query/protocol.ts), run by the metering
  * thread: each resolves with the operation's result, or `unavailable` when the thread cannot answer.
  */
 export type AccountClient = {

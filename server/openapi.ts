@@ -5,11 +5,11 @@
 import { toJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { API_KEY_PARAM } from './auth.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../core/config.ts';
 import { ERRORS, statusesOf, type ErrorCode } from './errors.ts';
 import { VALUES_FROM, type ParamRule, type Stated } from './params.ts';
 import { RESPONSE_SCHEMAS } from './schemas.ts';
-import { paramEntries, paramRules, type AnyRoute, type PathParam } from './routes/types.ts';
+import { paramEntries, paramRules, type AnyRoute, type PathParam } from './route.ts';
 
 /** Codes any route may answer with: routing, methods, request size, and our own failures. */
 const EVERY_ROUTE: readonly ErrorCode[] = ['not_found', 'method_not_allowed', 'request_too_large', 'internal'];

@@ -8,8 +8,8 @@
 // ECMAScript in unicode mode for \p) read these patterns too, and there \d takes any script's digits.
 import { DateTime } from 'luxon';
 import * as v from 'valibot';
-import { ZONE } from '../workers/snapshot/normalize/times.ts';
-import { CATEGORY_SLUGS } from '../workers/snapshot/taxonomy.ts';
+import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
+import { ZONE } from '../core/zone.ts';
 
 export const MAX_OFFSET = 100_000;
 export const MAX_AGE_YEARS = 18;

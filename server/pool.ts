@@ -22,12 +22,12 @@ import {
   type StreamDone,
   type StreamMessage,
   type TaskFailure,
-} from '../workers/protocol.ts';
+} from '../query/protocol.ts';
 import type { BodySink, BodyStream } from './http.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../core/config.ts';
 
 // A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
-const WORKER = new URL(`../workers/query/worker${path.extname(import.meta.url)}`, import.meta.url);
+const WORKER = new URL(`../query/worker${path.extname(import.meta.url)}`, import.meta.url);
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
 export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
@@ -51,7 +51,7 @@ const unavailable = (detail: string): TaskFailure => ({ ok: false, code: 'unavai
 const AT_CAPACITY = 'The server is at capacity; retry in a moment.';
 
 /**
- * The most buffered searches one worker answers together (workers/query/db.ts pages): enough to
+ * The most buffered searches one worker answers together (query/db.ts pages): enough to
  * take a whole burst off the queue, few enough that one batch never holds a worker for long.
  */
 export const MAX_BATCH = 16;

@@ -1,13 +1,13 @@
-// Parsed parameters → the one canonical SearchQuery (workers/protocol.ts). Everything that depends
+// Parsed parameters → the one canonical SearchQuery (query/protocol.ts). Everything that depends
 // on the snapshot (which cities exist), the plan (which categories it excludes) or the clock (which
 // week is "current") is resolved here, so a worker only ever sees plain values and equal searches
 // produce equal cache keys.
 import { DateTime } from 'luxon';
-import { ZONE } from '../workers/snapshot/normalize/times.ts';
-import { fold, words } from '../workers/snapshot/normalize/text.ts';
-import type { SearchQuery } from '../workers/protocol.ts';
+import type { SearchQuery } from '../query/protocol.ts';
 import { ApiError } from './errors.ts';
 import { DEFAULT_RADIUS_KM, type SearchParams, type WeekSpec } from './params.ts';
+import { ZONE } from '../core/zone.ts';
+import { fold, words } from '../core/text.ts';
 
 export interface QueryContext {
   /** Folded city name → the name as published, for the snapshot the request will be answered from. */

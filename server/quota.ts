@@ -4,9 +4,9 @@
 //   on plans without a cap);
 //   X-Quota-Reset: Unix seconds of the next reset (the first instant of next month, Pacific time);
 //   RateLimit-Policy / RateLimit: the IETF httpapi-ratelimit-headers draft, for the monthly quota.
-import type { QuotaState } from '../workers/protocol.ts';
 import { ApiError } from './errors.ts';
-import { isoLocal } from '../workers/meter/period.ts';
+import { isoLocal } from '../ledger/period.ts';
+import type { QuotaState } from '../ledger/accounts.ts';
 
 type Headers = (readonly [string, string])[];
 

@@ -1,8 +1,8 @@
 // The response bodies as valibot schemas: the OpenAPI document publishes them (openapi.ts) and the
 // tests parse every response with them, so the documented shape is the checked shape.
 import * as v from 'valibot';
-import { GEO_PRECISIONS } from '../workers/snapshot/normalize/venues.ts';
 import { ERRORS } from './errors.ts';
+import { GEO_PRECISIONS } from '../core/record.ts';
 
 const nullableString = v.nullable(v.string());
 const iso = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601 with the America/Los_Angeles offset'));

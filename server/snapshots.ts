@@ -6,12 +6,12 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fold } from '../workers/snapshot/normalize/text.ts';
-import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../workers/snapshot/store.ts';
-import type { SnapshotRef } from '../workers/protocol.ts';
+import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, snapshotsDir, type Manifest } from '../snapshot/store.ts';
+import type { SnapshotRef } from '../query/protocol.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { QueryPool } from './pool.ts';
+import { fold } from '../core/text.ts';
 
 export interface LoadedSnapshot {
   readonly ref: SnapshotRef;

@@ -105,7 +105,7 @@ CREATE TABLE IF NOT EXISTS login_tokens (
   used_at      TEXT,
   -- The account that sent an invitation (NULL for a sign-in link): the limits per sender.
   invited_by   TEXT REFERENCES users (id),
-  -- The address folded for counting (workers/meter/mailbox.ts: case, plus-tags, Gmail's dots):
+  -- The address folded for counting (ledger/mailbox.ts: case, plus-tags, Gmail's dots):
   -- the mail limit is per mailbox, not per spelling. The mail still goes to `email` as given.
   mailbox      TEXT,
   CHECK ((purpose = 'invite') = (org_id IS NOT NULL))

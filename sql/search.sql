@@ -8,7 +8,7 @@
 -- A page past the last match has no rows to carry the total: sql/search_count.sql answers then.
 -- Rows come back as row numbers only (the records, ids included, are read from the record store);
 -- ord is the (start, id) order as one integer (sql/search_db_events.sql), returned so that a batch
--- of searches in one statement (workers/query/db.ts pages) can put each one's rows back in order.
+-- of searches in one statement (query/db.ts pages) can put each one's rows back in order.
 SELECT count(*) OVER ()::INTEGER AS total, min(end_ms) OVER ()::DOUBLE AS first_end,
        rid, {{distance}} AS distance_km, ord
 FROM events

@@ -1,4 +1,4 @@
--- The search database's event table (workers/snapshot/search-db.ts), written once per snapshot at
+-- The search database's event table (snapshot/search-db.ts), written once per snapshot at
 -- build time into search.duckdb, which every query worker opens read-only: the table is stored
 -- once, compressed, and each worker's buffer pool holds only the blocks its searches touch (loaded
 -- into each worker's memory instead, a 10M-event snapshot cost 12 GB of RSS with two workers).

@@ -1,4 +1,4 @@
--- Writes a new snapshot's gone.jsonl (workers/snapshot/gone.ts): one GoneEvent a line, its fields in
+-- Writes a new snapshot's gone.jsonl (snapshot/gone.ts): one GoneEvent a line, its fields in
 -- order, sorted by id. The list is the previous snapshot's events this one lacks, removed by this
 -- build ($removed_at), and the previous list's entries still absent, keeping the removed_at of the
 -- build that first lost them; minus whatever started before $cutoff_ms (or has no readable start).

@@ -1,5 +1,5 @@
--- The previous snapshot's gone list, loaded from its gone.jsonl (workers/snapshot/gone.ts). The
--- columns are GoneEvent's (workers/protocol.ts), in its order; the loader reads them back with DESCRIBE.
+-- The previous snapshot's gone list, loaded from its gone.jsonl (snapshot/gone.ts). The
+-- columns are GoneEvent's (query/protocol.ts), in its order; the loader reads them back with DESCRIBE.
 CREATE TABLE previous_gone (
   id              VARCHAR NOT NULL,
   title           VARCHAR NOT NULL,

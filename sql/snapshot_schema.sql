@@ -1,4 +1,4 @@
--- The snapshot's one table, as the builder appends it (workers/snapshot/write.ts appends in this
+-- The snapshot's one table, as the builder appends it (snapshot/build/write.ts appends in this
 -- column order; a test checks the two agree). Public record fields keep the API's names; the
 -- rest are filter columns the pipeline precomputes so queries stay plain comparisons.
 CREATE TABLE events (

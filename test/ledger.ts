@@ -8,11 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { migrate, openPool, type PgSettings } from '../workers/meter/pg.ts';
-import { PgAccounts } from '../workers/meter/pg-store.ts';
-import { AccountsDb } from '../workers/meter/store.ts';
-import type { Plan } from '../workers/protocol.ts';
+import { migrate, openPool } from '../ledger/postgres/db.ts';
+import type { DatabaseSettings } from '../core/config.ts';
+import { PgAccounts } from '../ledger/postgres/store.ts';
+import { AccountsDb } from '../ledger/sqlite/store.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from './pg.ts';
+import type { Plan } from '../ledger/accounts.ts';
 
 export interface LedgerBackend {
   /** For suite titles: "on the embedded ledger", "on PostgreSQL". */
@@ -68,7 +69,7 @@ export interface TestLedger {
   drop(): Promise<void>;
 }
 
-const settings = (url: string): PgSettings => ({ url, poolMax: 2, statementTimeoutMs: 10_000 });
+const settings = (url: string): DatabaseSettings => ({ url, poolMax: 2, statementTimeoutMs: 10_000 });
 
 const randomOrg = (): string => `Test org ${Math.random().toString(36).slice(2)}`;
 

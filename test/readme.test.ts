@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { REPO_ROOT } from '../server/config.ts';
+import { REPO_ROOT } from '../core/config.ts';
 import { NOW_ISO, sampleFixture, type Fixture } from './server/helpers.ts';
 import { freePort } from './ports.ts';
 

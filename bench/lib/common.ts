@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DateTime } from 'luxon';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 
 export { REPO_ROOT };
 

@@ -4,8 +4,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
-import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, type Manifest } from '../../workers/snapshot/store.ts';
+import { CATEGORY_SLUGS } from '../../core/taxonomy.ts';
+import { currentSnapshotId, readManifest, SNAPSHOT_SCHEMA_VERSION, type Manifest } from '../../snapshot/store.ts';
 import { BenchError, log, NOW_ISO, NOW_MS, REPO_ROOT, runOk, SCRATCH_DIR } from './common.ts';
 
 /** The bundled sample, and synthetic sets by size: the scale section runs the same mix on each. */

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import pg from 'pg';
-import { migrate, type PgSettings } from '../../workers/meter/pg.ts';
+import { migrate } from '../../ledger/postgres/db.ts';
+import type { DatabaseSettings } from '../../core/config.ts';
 import { percentile } from './common.ts';
 
 /** The server the benchmarks create their databases on: BENCH_DATABASE_URL, or the local socket as postgres. */
@@ -57,7 +58,7 @@ export interface BenchDatabase {
   readonly name: string;
   readonly url: string;
   /** What a node's config makes of DATABASE_URL with the default PG_POOL_MAX and statement timeout. */
-  readonly settings: PgSettings;
+  readonly settings: DatabaseSettings;
   drop(): Promise<void>;
 }
 
@@ -66,7 +67,7 @@ export async function freshDatabase(label: string): Promise<BenchDatabase> {
   const name = `fe_bench_${label.replace(/\W/g, '_').toLowerCase().slice(0, 24)}_${randomBytes(4).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(PG_ADMIN_URL, name);
-  const settings: PgSettings = { url, poolMax: 4, statementTimeoutMs: 5000 };
+  const settings: DatabaseSettings = { url, poolMax: 4, statementTimeoutMs: 5000 };
   const drop = (): Promise<void> => admin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
   try {
     await migrate(settings, 'family-events bench migrate');

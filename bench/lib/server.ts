@@ -4,10 +4,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AccountsDb } from '../../workers/meter/store.ts';
-import type { Plan } from '../../workers/protocol.ts';
+import { AccountsDb } from '../../ledger/sqlite/store.ts';
 import { BenchError, freePort, NOW_ISO, REPO_ROOT, sleep } from './common.ts';
 import { EXCLUDED_CATEGORIES } from './dataset.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 export interface Child {
   readonly base: string;

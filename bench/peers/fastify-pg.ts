@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { weekRange } from '../../server/query.ts';
-import { fold, words } from '../../workers/snapshot/normalize/text.ts';
-import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
+import { CATEGORY_SLUGS } from '../../core/taxonomy.ts';
+import { fold, words } from '../../core/text.ts';
 
 // Usage: node --import tsx bench/peers/fastify-pg.ts PORT, with env PGHOST PGPORT PGUSER PGPASSWORD
 // PGDATABASE (read by pg itself), PG_SCHEMA (the dataset's schema, e.g. sample), WEB_BASE_URL,

@@ -1,11 +1,11 @@
 // The values the filters accept: /v1/categories (the fixed taxonomy, with this snapshot's counts)
 // and /v1/cities (the cities this snapshot has events in). Answers are built once per snapshot.
 import * as v from 'valibot';
-import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
-import type { Plan } from '../../workers/protocol.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../core/taxonomy.ts';
 import { jsonReply } from '../reply.ts';
 import type { LoadedSnapshot } from '../snapshots.ts';
-import { defineRoute, type Services } from './types.ts';
+import { defineRoute, type Services } from '../route.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 const noParams = v.object({});
 

@@ -17,17 +17,17 @@ import { quotaHeaders } from '../quota.ts';
 import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
-import { CSV_COLUMNS } from '../../workers/query/csv.ts';
-import { ICS_CONTENT_TYPE } from '../../workers/query/ical.ts';
-import { EVENT_ID_PATTERN } from '../../workers/snapshot/normalize/event.ts';
-import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, Plan, QuotaState, SearchQuery, TaskFailure } from '../../workers/protocol.ts';
-import { defineRoute, type RouteRequest, type Services } from './types.ts';
+import { CSV_COLUMNS } from '../../core/csv.ts';
+import { ICS_CONTENT_TYPE } from '../../query/ical.ts';
+import type { CalendarInfo, EventMissing, FeedLinks, OutputFormat, PageHead, SearchQuery, TaskFailure } from '../../query/protocol.ts';
+import { defineRoute, type RouteRequest, type Services } from '../route.ts';
+import { EVENT_ID_PATTERN } from '../../core/ids.ts';
+import type { Plan, QuotaState } from '../../ledger/accounts.ts';
+import { attribution, DEMO_PLAN } from '../terms.ts';
 
 export const LIVE_MAX_LIMIT = 100;
 export const CSV_MAX_LIMIT = 10_000;
 export const DEMO_MAX_LIMIT = 10;
-/** The keyless demo answers under this plan's rules (and its own per-call and per-address limits). */
-export const DEMO_PLAN = 'community';
 
 /** Live routes: private caches may keep an answer a minute (polls inside it cost nothing). */
 const LIVE_CACHE_CONTROL = 'private, max-age=60';
@@ -59,16 +59,12 @@ const FORMATS: Readonly<Record<OutputFormat, Format>> = {
   ics: { format: 'ics', contentType: ICS_CONTENT_TYPE, maxLimit: LIVE_MAX_LIMIT, streamed: false, headers: () => [] },
 };
 
-/** An event id as the snapshot builder makes them (workers/snapshot/normalize/event.ts). */
+/** An event id as the snapshot builder makes them (snapshot/normalize/event.ts). */
 export const EVENT_ID = v.pipe(
   v.string(),
   v.regex(EVENT_ID_PATTERN, 'is not an event id (bsc_evt_ followed by 20 hexadecimal digits, as in event records)'),
   v.description("The event id, as in the record's `id` (bsc_evt_ and 20 hexadecimal digits)."),
 );
-
-export function attribution(webBaseUrl: string): { text: string; url: string } {
-  return { text: `Family events data by Family Events API (${new URL(webBaseUrl).host})`, url: webBaseUrl };
-}
 
 /** The API's base URL as the request reached it: the API host, or the website host's /api twin. */
 const baseUrl = (req: RouteRequest, svc: Services): string => (req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl);

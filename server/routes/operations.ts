@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { unavailable } from '../errors.ts';
 import { withListedValues } from '../openapi.ts';
 import { jsonReply } from '../reply.ts';
-import { defineRoute, type Services } from './types.ts';
+import { defineRoute, type Services } from '../route.ts';
 
 const noParams = v.object({});
 

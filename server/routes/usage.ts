@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { meterError } from '../auth.ts';
 import { quotaHeaders } from '../quota.ts';
 import { jsonReply } from '../reply.ts';
-import { defineRoute } from './types.ts';
+import { defineRoute } from '../route.ts';
 
 export const usageRoute = defineRoute({
   path: '/v1/usage',

@@ -3,8 +3,8 @@
 // plain arithmetic, and names of days and months come from fixed English tables rather than Intl,
 // so the words never depend on the host's locale and a browse page of 100 events costs no formatter
 // calls (building luxon DateTimes was most of a page's render time).
-import type { EventRecord } from '../../workers/record.ts';
-import { LA, ZONE } from '../../workers/snapshot/normalize/times.ts';
+import type { EventRecord } from '../../core/record.ts';
+import { LA, ZONE } from '../../core/zone.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 const WEEKDAYS_SHORT = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;

@@ -1,7 +1,7 @@
 // schema.org Event for an event page, shaped for Google's event rich results: the required name,
 // startDate and location (a Place with a PostalAddress), and every recommended property the record
 // can honestly fill. Nothing is invented: no offers without a known price, no organizer without a name.
-import type { EventRecord } from '../../workers/record.ts';
+import type { EventRecord } from '../../core/record.ts';
 import { httpUrl } from './html.ts';
 
 const SCHEMA = 'https://schema.org';

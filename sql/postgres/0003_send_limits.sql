@@ -2,7 +2,7 @@
 -- hold across nodes: invitations per sender and per organization, and links per mailbox.
 -- invited_by: the account that sent an invitation (NULL for a sign-in link).
 ALTER TABLE login_tokens ADD COLUMN invited_by text REFERENCES users (id);
--- mailbox: the address folded for counting (workers/meter/mailbox.ts); the mail goes to `email`.
+-- mailbox: the address folded for counting (ledger/mailbox.ts); the mail goes to `email`.
 ALTER TABLE login_tokens ADD COLUMN mailbox text;
 -- Earlier links count under their address in lower case (not folded): they expire within 7 days.
 UPDATE login_tokens SET mailbox = lower(email);

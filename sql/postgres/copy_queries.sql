@@ -1,4 +1,4 @@
--- `family-events ledger copy --from sqlite --to postgres` (workers/meter/copy.ts): the embedded
+-- `family-events ledger copy --from sqlite --to postgres` (cli/ledger-copy.ts): the embedded
 -- ledger's rows, read by sql/ledger_queries.sql's copy_* statements, written here in one
 -- transaction. Each statement takes a chunk of rows as one JSON array ($rows) of the SQLite rows
 -- as they are, and converts here: TEXT instants to timestamptz, 0/1 to boolean, JSON text to jsonb.

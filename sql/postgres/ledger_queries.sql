@@ -1,4 +1,4 @@
--- The accounts and usage statements of the shared ledger (workers/meter/pg-store.ts): the
+-- The accounts and usage statements of the shared ledger (ledger/postgres/store.ts): the
 -- PostgreSQL versions of sql/ledger_queries.sql, under the same names where one applies, so both
 -- backends answer alike. Differences that matter:
 --   - organizations and api_keys give created_at and revoked_at to the second ('…:SSZ'), as the

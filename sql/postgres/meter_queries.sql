@@ -1,4 +1,4 @@
--- The metering thread's statements on the shared ledger (workers/meter/pg-thread.ts): one batch of
+-- The metering thread's statements on the shared ledger (ledger/postgres/thread.ts): one batch of
 -- a node's reservations and charges is one transaction of these, in this order.
 -- Hold expiry is judged at statement_timestamp(), never now(): now() is when the transaction
 -- began, before it waited for the organizations' locks, and a hold another node has since seen

@@ -6,7 +6,7 @@ import { copyFile, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 
 let dir: string;
 const BUILT = new Date('2026-11-20T12:00:00Z');

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import * as v from 'valibot';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import { get, NOW, NOW_ISO, sampleFixture, startTestServer, type Fixture } from '../server/helpers.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';

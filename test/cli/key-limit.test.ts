@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../../server/config.ts';
-import { migrate, openPool } from '../../workers/meter/pg.ts';
-import { PgAccounts } from '../../workers/meter/pg-store.ts';
-import { LIVE_KEYS_PER_ORG } from '../../workers/meter/rules.ts';
-import { AccountsDb } from '../../workers/meter/store.ts';
+import { REPO_ROOT } from '../../core/config.ts';
+import { migrate, openPool } from '../../ledger/postgres/db.ts';
+import { PgAccounts } from '../../ledger/postgres/store.ts';
+import { LIVE_KEYS_PER_ORG } from '../../ledger/rules.ts';
+import { AccountsDb } from '../../ledger/sqlite/store.ts';
 import { NOW_ISO } from '../server/helpers.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 

@@ -12,9 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { REPO_ROOT } from '../../server/config.ts';
-import { CHANGES_CHANNEL, migrationLabel, migrations } from '../../workers/meter/pg.ts';
-import { takeWriterLock, UsageDb } from '../../workers/meter/store.ts';
+import { REPO_ROOT } from '../../core/config.ts';
+import { CHANGES_CHANNEL, migrationLabel, migrations } from '../../ledger/postgres/db.ts';
+import { takeWriterLock, UsageDb } from '../../ledger/sqlite/store.ts';
 import { NOW_ISO } from '../server/helpers.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { freePort } from '../ports.ts';
 
 const run = promisify(execFile);
@@ -198,13 +198,13 @@ describe('family-events', () => {
 
 test('the CLI restates the builder window defaults without loading it; they agree', async () => {
   const cli = await import('../../cli/snapshot.ts');
-  const build = await import('../../workers/snapshot/build.ts');
+  const build = await import('../../snapshot/build/build.ts');
   assert.deepEqual([cli.WINDOW_DAYS, cli.LOOKBACK_DAYS], [build.DEFAULT_WINDOW_DAYS, build.DEFAULT_LOOKBACK_DAYS]);
 });
 
 test('normalize prints exactly the records a build publishes, across the whole bundled sample', { timeout: 120_000 }, async () => {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const { toRecord } = await import('../../workers/record.ts');
+  const { toRecord } = await import('../../core/record.ts');
   const feeds = path.join(dir, 'sample-feeds');
   const env = { DATA_DIR: path.join(dir, 'sample-data'), WEB_BASE_URL: 'https://web.example' };
   const written = await cli(['sample', 'write', '--out', feeds, '--json'], env);

@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { InvalidArgumentError } from 'commander';
 import { parseCsvColumns } from '../../cli/normalize.ts';
-import { REPO_ROOT } from '../../server/config.ts';
-import { CSV_FIELDS } from '../../workers/snapshot/parse/csv.ts';
+import { REPO_ROOT } from '../../core/config.ts';
+import { CSV_FIELDS } from '../../snapshot/parse/csv.ts';
 
 const run = promisify(execFile);
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');

@@ -14,7 +14,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { MAX_BODY_BYTES } from '../../server/http.ts';
 import { freePort } from '../ports.ts';
 import { findNginx, nginxSkip, requireNginx, startNginx, testCertificate, type Nginx, type TestCertificate } from './nginx.ts';

@@ -6,11 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { REPO_ROOT } from '../../server/config.ts';
-import { buildWindow } from '../../workers/snapshot/build.ts';
-import { parseFeed } from '../../workers/snapshot/parse/index.ts';
-import { FeedFormatError } from '../../workers/snapshot/parse/types.ts';
-import { FORMATS, type FeedFormat } from '../../workers/snapshot/registry.ts';
+import { REPO_ROOT } from '../../core/config.ts';
+import { buildWindow } from '../../snapshot/build/build.ts';
+import { parseFeed } from '../../snapshot/parse/index.ts';
+import { FeedFormatError } from '../../snapshot/parse/types.ts';
+import { FORMATS, type FeedFormat } from '../../snapshot/registry.ts';
 
 const WINDOW = buildWindow(new Date('2026-11-21T17:00:00Z'));
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'feeds');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import * as v from 'valibot';
-import { ROUTES } from '../../server/main.ts';
+import { ROUTES } from '../../server/start/main.ts';
 import { isApiPath } from '../../server/app.ts';
 import { CategoryListSchema, CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import { get, sampleFixture, startTestServer, type Fixture, type Got, type TestServer } from '../server/helpers.ts';

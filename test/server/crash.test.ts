@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { UsageSchema } from '../../server/schemas.ts';
 import { ledgerBackends, testLedger, type TestLedger } from '../ledger.ts';
 import { freePort } from '../ports.ts';

@@ -15,8 +15,8 @@ import { parse } from 'csv-parse/sync';
 import { request } from 'undici';
 import * as v from 'valibot';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import type { Plan } from '../../workers/protocol.ts';
 import { buildInChild, get, NOW, provisionKey, PUBLIC, readRows, startTestServer, WEB, type OracleRow, type TestServer } from './helpers.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 const NOW_MS = NOW.getTime();
 const SYNTHETIC_EVENTS = 25_000;

@@ -13,7 +13,7 @@ import { XMLParser } from 'fast-xml-parser';
 import * as v from 'valibot';
 import { checkIcs, checkRss, hasXmllint, strictXml, xmllint } from './readers.ts';
 import { EventListSchema, JsonFeedSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
+import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
 import {
   get,
   NOW,

@@ -7,14 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadConfig, REPO_ROOT, type Config } from '../../server/config.ts';
-import { startServer, type RunningServer } from '../../server/main.ts';
-import { buildSnapshot, type BuildResult } from '../../workers/snapshot/build.ts';
-import { AccountsDb } from '../../workers/meter/store.ts';
-import type { Manifest } from '../../workers/snapshot/store.ts';
-import type { Plan } from '../../workers/protocol.ts';
+import { loadConfig, REPO_ROOT, type Config } from '../../core/config.ts';
+import { startServer, type RunningServer } from '../../server/start/main.ts';
+import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
+import { AccountsDb } from '../../ledger/sqlite/store.ts';
+import type { Manifest } from '../../snapshot/store.ts';
 import { provisionKeyIn } from '../ledger.ts';
 import { checkIfFeed } from './readers.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
 export const NOW_ISO = '2026-11-21T09:00:00-08:00';

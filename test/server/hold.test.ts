@@ -4,12 +4,12 @@
 // in quota.test.ts and export.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../core/config.ts';
 import { ApiError } from '../../server/errors.ts';
 import { holdRecords } from '../../server/hold.ts';
 import { createLogger } from '../../server/log.ts';
 import { Meter } from '../../server/meter.ts';
-import { keyHash } from '../../workers/meter/keys.ts';
+import { keyHash } from '../../core/keys.ts';
 import { ledgerBackends, testLedger, type TestLedger } from '../ledger.ts';
 
 const CAP = 10;

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import * as v from 'valibot';
 import { FAILED_KEY_CHECKS_PER_MINUTE } from '../../server/auth.ts';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { ProblemSchema, UsageSchema } from '../../server/schemas.ts';
 import { NOW, provisionKey, sampleFixture, startTestServer, type Fixture, type Got, type TestServer } from './helpers.ts';
 

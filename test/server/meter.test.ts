@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { Meter } from '../../server/meter.ts';
 import { ledgerBackends, testLedger, type TestLedger } from '../ledger.ts';

@@ -9,13 +9,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { DateTime } from 'luxon';
-import { REPO_ROOT } from '../../server/config.ts';
+import { REPO_ROOT } from '../../core/config.ts';
 import { ERRORS, type ErrorCode } from '../../server/errors.ts';
-import { ROUTES } from '../../server/main.ts';
-import { paramEntries, type AnyRoute } from '../../server/routes/types.ts';
+import { ROUTES } from '../../server/start/main.ts';
+import { paramEntries, type AnyRoute } from '../../server/route.ts';
 import { MAX_LIST_CHARS, RULES } from '../../server/params.ts';
 import { EventListSchema } from '../../server/schemas.ts';
-import { CATEGORY_SLUGS } from '../../workers/snapshot/taxonomy.ts';
+import { CATEGORY_SLUGS } from '../../core/taxonomy.ts';
 import { get, PUBLIC, sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from './helpers.ts';
 import type { Doc, Operation, Parameter } from './openapi-doc.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import * as v from 'valibot';
-import { loadConfig, REPO_ROOT } from '../../server/config.ts';
+import { loadConfig, REPO_ROOT } from '../../core/config.ts';
 import { CityListSchema, EventListSchema, HealthSchema, ProblemSchema } from '../../server/schemas.ts';
 import {
   buildInChild,

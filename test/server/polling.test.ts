@@ -13,8 +13,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { request } from 'undici';
 import * as v from 'valibot';
 import { EventListSchema, JsonFeedSchema, UsageSchema } from '../../server/schemas.ts';
-import type { Plan } from '../../workers/protocol.ts';
-import type { Manifest } from '../../workers/snapshot/store.ts';
+import type { Manifest } from '../../snapshot/store.ts';
 import {
   buildInChild,
   get,
@@ -29,6 +28,7 @@ import {
   type OracleRow,
   type TestServer,
 } from './helpers.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 const NOW_MS = NOW.getTime();
 const DAY_MS = 24 * 60 * 60 * 1000;

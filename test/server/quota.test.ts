@@ -10,9 +10,9 @@ import pg from 'pg';
 import * as v from 'valibot';
 import { QUOTA_HELD_RETRY_S } from '../../server/quota.ts';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import type { Plan } from '../../workers/protocol.ts';
 import { ledgerBackends, testLedger, type Provisioned, type TestLedger } from '../ledger.ts';
 import { get, NOW, sampleFixture, startTestServer, type Fixture, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import type { Plan } from '../../ledger/accounts.ts';
 
 type EventList = v.InferOutput<typeof EventListSchema>;
 type Usage = v.InferOutput<typeof UsageSchema>;

@@ -8,11 +8,11 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import Database from 'better-sqlite3';
-import { REPO_ROOT } from '../../server/config.ts';
-import { searchSql } from '../../workers/query/db.ts';
-import { ledgerQuery, ledgerQueryNames } from '../../workers/meter/store.ts';
-import { pathLiteral, sqlFile } from '../../workers/snapshot/sql.ts';
-import { SEARCH_DB, writeSearchDb } from '../../workers/snapshot/search-db.ts';
+import { REPO_ROOT } from '../../core/config.ts';
+import { searchSql } from '../../query/db.ts';
+import { ledgerQuery, ledgerQueryNames } from '../../ledger/sqlite/store.ts';
+import { pathLiteral, sqlFile } from '../../core/sql.ts';
+import { SEARCH_DB, writeSearchDb } from '../../snapshot/search-db.ts';
 
 /** Files the query worker runs; search_db_* create the tables the assembled search prepares against. */
 const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'event_by_id'];

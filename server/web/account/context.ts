@@ -7,17 +7,17 @@
 // pinned FAMILY_EVENTS_NOW must never keep a link alive. Usage runs on the configured clock,
 // config.now(), exactly as /v1/usage does, so the dashboard and the API agree on the month.
 import * as v from 'valibot';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../../core/config.ts';
 import type { Reply, Request } from '../../http.ts';
 import type { Logger } from '../../log.ts';
 import type { Meter, MeterFailure } from '../../meter.ts';
-import type { MailLimit, OrgOfUser } from '../../../workers/protocol.ts';
 import { SECURITY_HEADERS, type Site } from '../layout.ts';
 import type { Mailer } from '../mail.ts';
 import type { OidcClient } from '../oidc.ts';
 import { forbiddenPage } from '../pages/account.ts';
 import { unavailablePage } from '../pages/errors.ts';
 import { cookieNames, Csrf, formFields, PreSessions, readCookies, sameOrigin, setCookie } from '../session.ts';
+import type { MailLimit, OrgOfUser } from '../../../ledger/accounts.ts';
 
 /** The identity provider, when one is configured: its button's name and its client, discovered on first use. */
 export interface Provider {

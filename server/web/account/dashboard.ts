@@ -2,10 +2,10 @@
 // grace for the old key), revoke. Every form of it returns to the organization it was about.
 import * as v from 'valibot';
 import type { Reply, Request } from '../../http.ts';
-import type { AccountRefusal } from '../../../workers/protocol.ts';
 import { dashboardPage, formErrorPage, keyLimitPage, newKeyPage, ROLL_GRACES, type DashboardInput, type DashboardNotice } from '../pages/account.ts';
 import { unavailablePage } from '../pages/errors.ts';
 import { must, wallNow, type AccountContext, type Live } from './context.ts';
+import type { AccountRefusal } from '../../../ledger/accounts.ts';
 
 const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
 const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
@@ -56,7 +56,7 @@ export function dashboardRoutes(ctx: AccountContext) {
   const backTo = (orgId: string, notice?: DashboardNotice): string =>
     `/account?${new URLSearchParams({ org: orgId, ...(notice ? { notice } : {}) }).toString()}`;
 
-  /** The organization has its limit of live keys (workers/meter/rules.ts): nothing was made. */
+  /** The organization has its limit of live keys (ledger/rules.ts): nothing was made. */
   const keyLimited = (r: AccountRefusal, orgId: string, roll: boolean, route: string): Reply => {
     log.info({ org: orgId, limit: 'live_keys', max: r.max }, 'key refused: the organization has its limit of live keys');
     return page(409, keyLimitPage(site, { live: r.live ?? r.max ?? 0, max: r.max ?? 0, orgId, roll }), route);

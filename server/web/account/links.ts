@@ -1,10 +1,10 @@
 // The page a mailed link opens, sign-in and invitation alike: it looks the link up without
 // spending it, and says so at once when the link does not work here.
 import type { Reply, Request } from '../../http.ts';
-import type { LoginPurpose, LoginTokenRefusal } from '../../../workers/protocol.ts';
 import { confirmFailedPage, confirmPage, inviteFailedPage, invitePage, wrongLinkPage } from '../pages/account.ts';
 import { tokenHash } from '../session.ts';
 import { must, wallNow, type AccountContext, type Headers } from './context.ts';
+import type { LoginPurpose, LoginTokenRefusal } from '../../../ledger/accounts.ts';
 
 export function mailedLinks(ctx: AccountContext) {
   const { site, accounts, csrf, preBinding, page, preOf } = ctx;

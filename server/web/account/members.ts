@@ -2,12 +2,12 @@
 // the invitee accepts in their browser, which ends up signed in as them.
 import * as v from 'valibot';
 import type { Reply, Request } from '../../http.ts';
-import type { AccountRefusal } from '../../../workers/protocol.ts';
 import { inviteFailedPage, inviteLimitMessage, switchAccountPage, type InviteLimit } from '../pages/account.ts';
 import { tokenHash } from '../session.ts';
 import { emailField, MAIL_LIMIT, must, wallNow, type AccountContext, type Live } from './context.ts';
 import type { Dashboard } from './dashboard.ts';
 import type { MailedLinks } from './links.ts';
+import type { AccountRefusal } from '../../../ledger/accounts.ts';
 
 const INVITE_TTL_MS = 7 * 24 * 3_600_000;
 /** An invitation mail quotes the inviter's address up to this long (an RFC 5321 local part is at most 64). */

@@ -1,12 +1,12 @@
 // The account pages (issue 16): sign-in by e-mail, its confirmation, the dashboard and the page
 // that shows a new key once. Every form carries its CSRF token as a hidden field; none of these
 // pages is indexed, and the routes answer them with Cache-Control: no-store.
-import type { KeySummary, Member, OrgOfUser, UsageBody } from '../../../workers/protocol.ts';
 import { fullDate, whenText } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attributionSnippet, codeBlock } from './home.ts';
 import { usageChart } from './usage-chart.ts';
+import type { KeySummary, Member, OrgOfUser, UsageBody } from '../../../ledger/accounts.ts';
 
 function accountPage(site: Site, title: string, main: Html, script = false): string {
   return renderPage(site, { title: `${title} – ${site.name}`, description: title, canonicalPath: null, noindex: true, script }, main);
@@ -430,7 +430,7 @@ function waitWords(ms: number): string {
   return `about ${Math.round(min / 60)} hours`;
 }
 
-/** A limit on invitations (workers/meter/rules.ts), as the invitation form's error says it. */
+/** A limit on invitations (ledger/rules.ts), as the invitation form's error says it. */
 export type InviteLimit =
   | {
       readonly reason: 'invite_limited';

@@ -1,7 +1,7 @@
 // Browsing: the API's search filters as a GET form (the API's own parameter names, so a page URL
 // and an API URL say the same thing), and a page of results grouped by day. /events, /cities/<city>
 // and /categories/<slug> are all this page with a different heading and starting values.
-import type { EventRecord } from '../../../workers/record.ts';
+import type { EventRecord } from '../../../core/record.ts';
 import type { ParamError } from '../../errors.ts';
 import { agesText, dateHeading, pacificDay, priceText, whenText } from '../format.ts';
 import { html, type Html } from '../html.ts';

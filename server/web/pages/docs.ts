@@ -5,17 +5,16 @@
 // same document. What no schema says (how quota, polling and attribution work together) is prose
 // here, with its figures taken from the plans and the error table.
 import type * as v from 'valibot';
-import { MAX_HEADER_BYTES, MAX_TARGET_BYTES } from '../../app.ts';
 import { ERRORS, problem, statusesOf, type ErrorCode, type ParamError } from '../../errors.ts';
-import { attribution } from '../../routes/events.ts';
 import type { EventListSchema } from '../../schemas.ts';
-import type { Plan } from '../../../workers/protocol.ts';
-import type { EventRecord } from '../../../workers/record.ts';
-import { CATEGORY_LABELS } from '../../../workers/snapshot/taxonomy.ts';
+import type { EventRecord } from '../../../core/record.ts';
+import { CATEGORY_LABELS } from '../../../core/taxonomy.ts';
 import { clip } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attributionSnippet, codeBlock } from './home.ts';
+import type { Plan } from '../../../ledger/accounts.ts';
+import { MAX_HEADER_BYTES, MAX_TARGET_BYTES, attribution } from '../../terms.ts';
 
 // ------------------------------------------------------------------ the document, as far as the docs read it
 

@@ -1,10 +1,10 @@
 // The website's error pages: the same layout as every page (so a lost visitor can still navigate),
 // never indexed, each saying what happened and where to go next.
-import type { GoneEvent } from '../../../workers/protocol.ts';
 import type { ParamError } from '../../errors.ts';
 import { fullDate } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
+import type { GoneEvent } from '../../../snapshot/gone.ts';
 
 function errorPage(site: Site, title: string, main: Html): string {
   return renderPage(site, { title: `${title} – ${site.name}`, description: title, canonicalPath: null, noindex: true }, main);

@@ -1,8 +1,8 @@
 // The page at every record's event_url: what, when, where, for whom, for how much, and the ways to
 // keep it (calendar file, Google Calendar, tickets). A canceled or past event keeps its page, with
 // a notice saying so, because links to it live on in newsletters and calendars.
-import type { EventRecord } from '../../../workers/record.ts';
-import { CATEGORY_LABELS } from '../../../workers/snapshot/taxonomy.ts';
+import type { EventRecord } from '../../../core/record.ts';
+import { CATEGORY_LABELS } from '../../../core/taxonomy.ts';
 import { agesText, clip, googleCalendarUrl, osmUrl, priceText, whenText } from '../format.ts';
 import { html, httpUrl, type Html } from '../html.ts';
 import { eventJsonLd } from '../jsonld.ts';

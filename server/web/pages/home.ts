@@ -1,9 +1,9 @@
 // The home page: what the service is, a search box, the ways into browsing (cities, categories),
 // the way into the API docs, and how to credit us, with the snippet to paste.
-import { attribution } from '../../routes/events.ts';
 import { fullDate } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
+import { attribution } from '../../terms.ts';
 
 export interface HomeInput {
   readonly cities: readonly string[];

@@ -5,7 +5,7 @@
 // a strong ETag of its bytes, so a reload that changed nothing is a 304.
 import type { ResponseCache } from '../../cache.ts';
 import { MIN_COMPRESSED_BYTES, negotiate } from '../../compress.ts';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../../core/config.ts';
 import { etagValue, httpDate, noneMatchHits } from '../../conditional.ts';
 import { ApiError } from '../../errors.ts';
 import type { Reply, Request } from '../../http.ts';
@@ -15,13 +15,14 @@ import type { Metrics } from '../../metrics.ts';
 import { MAX_OFFSET, type SearchParams } from '../../params.ts';
 import type { QueryPool } from '../../pool.ts';
 import { canonicalQuery } from '../../query.ts';
-import { DEMO_PLAN } from '../../routes/events.ts';
 import type { LoadedSnapshot, Snapshots } from '../../snapshots.ts';
-import type { EventRecord } from '../../../workers/record.ts';
-import type { CalendarInfo, Plan, SearchOk, SearchQuery, TaskFailure } from '../../../workers/protocol.ts';
-import { bodyTag } from '../../../workers/query/etag.ts';
+import type { EventRecord } from '../../../core/record.ts';
+import type { CalendarInfo, SearchOk, SearchQuery, TaskFailure } from '../../../query/protocol.ts';
+import { bodyTag } from '../../../query/etag.ts';
 import { SECURITY_HEADERS, type Site } from '../layout.ts';
 import type { Mailer } from '../mail.ts';
+import type { Plan } from '../../../ledger/accounts.ts';
+import { DEMO_PLAN } from '../../terms.ts';
 
 /** What the website uses of the server: the same snapshot, workers and cache as the API, the ledger's plans for the docs. */
 export interface SiteServices {

@@ -2,12 +2,13 @@
 // whatever the event's categories.
 import type { Reply, Request } from '../../http.ts';
 import type { LoadedSnapshot } from '../../snapshots.ts';
-import type { EventRecord } from '../../../workers/record.ts';
-import type { CalendarInfo, EventMissing, Plan, TaskFailure } from '../../../workers/protocol.ts';
-import { ICS_CONTENT_TYPE } from '../../../workers/query/ical.ts';
+import type { EventRecord } from '../../../core/record.ts';
+import type { CalendarInfo, EventMissing, TaskFailure } from '../../../query/protocol.ts';
+import { ICS_CONTENT_TYPE } from '../../../query/ical.ts';
 import { eventPage } from '../pages/event.ts';
 import { gonePage, notFoundPage } from '../pages/errors.ts';
 import { workerFailed, type PageFailure, type SiteContext } from './context.ts';
+import type { Plan } from '../../../ledger/accounts.ts';
 
 export function eventRoutes(ctx: SiteContext) {
   const { svc, config, site, page, unlistedNow, listedKey } = ctx;

@@ -1,6 +1,6 @@
 // The home page: the cities and the categories a visitor can browse.
 import type { Reply, Request } from '../../http.ts';
-import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../../workers/snapshot/taxonomy.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../../core/taxonomy.ts';
 import { homePage } from '../pages/home.ts';
 import type { SiteContext } from './context.ts';
 

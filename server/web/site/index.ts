@@ -7,8 +7,7 @@
 import { ApiError } from '../../errors.ts';
 import type { Reply, Request } from '../../http.ts';
 import type { Logger } from '../../log.ts';
-import { EVENT_ID_PATTERN } from '../../../workers/snapshot/normalize/event.ts';
-import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../workers/snapshot/taxonomy.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../core/taxonomy.ts';
 import { createAccount, OIDC_CALLBACK_PATH } from '../account/index.ts';
 import { lazyClient } from '../oidc.ts';
 import { internalErrorPage, methodNotAllowedPage, notFoundPage, unavailablePage } from '../pages/errors.ts';
@@ -18,6 +17,7 @@ import { eventRoutes } from './event.ts';
 import { homeRoutes } from './home.ts';
 import { listingRoutes } from './listings.ts';
 import { loadStatic } from './static.ts';
+import { EVENT_ID_PATTERN } from '../../../core/ids.ts';
 
 export type { SiteServices } from './context.ts';
 

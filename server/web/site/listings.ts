@@ -12,13 +12,14 @@ import { queryKey } from '../../query.ts';
 import { issuesToErrors, parseQuery } from '../../querystring.ts';
 import { RateLimiter } from '../../ratelimit.ts';
 import type { LoadedSnapshot } from '../../snapshots.ts';
-import type { CalendarInfo, Plan, SearchQuery } from '../../../workers/protocol.ts';
-import { ICS_CONTENT_TYPE } from '../../../workers/query/ical.ts';
-import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../workers/snapshot/taxonomy.ts';
+import type { CalendarInfo, SearchQuery } from '../../../query/protocol.ts';
+import { ICS_CONTENT_TYPE } from '../../../query/ical.ts';
+import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../core/taxonomy.ts';
 import { browsePage, type BrowseInput } from '../pages/browse.ts';
 import { badRequestPage, categoryNotListedPage, tooManyRequestsPage } from '../pages/errors.ts';
 import { citySlug } from '../pages/home.ts';
 import { KEYLESS_PLAN, type PageFailure, type SiteContext } from './context.ts';
+import type { Plan } from '../../../ledger/accounts.ts';
 
 /**
  * Results a browse page lists at most, and by default. A search's calendar is one such page: the

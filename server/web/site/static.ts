@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { REPO_ROOT } from '../../config.ts';
-import { bodyTag } from '../../../workers/query/etag.ts';
+import { REPO_ROOT } from '../../../core/config.ts';
+import { bodyTag } from '../../../query/etag.ts';
 import type { Kept } from './context.ts';
 
 const STATIC_TYPES: Readonly<Record<string, string>> = {

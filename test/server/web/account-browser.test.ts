@@ -14,14 +14,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page, Response } from 'playwright-core';
-import { keyHint } from '../../../workers/meter/keys.ts';
-import type { UsageBody } from '../../../workers/protocol.ts';
+import { keyHint } from '../../../core/keys.ts';
 import { Agent, fetch as fetchThrough, type Response as ApiResponse } from 'undici';
 import { behindNginx, findNginx, nginxSkip, requireNginx, testCertificate, type Nginx, type TestCertificate } from '../../deploy/nginx.ts';
 import { NOW, sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
 import { Outbox } from './outbox.ts';
 import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { startIdp, type Idp } from './idp.ts';
+import type { UsageBody } from '../../../ledger/accounts.ts';
 
 /** The server's pinned clock as the Pacific calendar day its usage is counted on (YYYY-MM-DD). */
 const TODAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Los_Angeles', year: 'numeric', month: '2-digit', day: '2-digit' }).format(NOW);

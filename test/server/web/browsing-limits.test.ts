@@ -16,9 +16,9 @@ import type ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { get, NOW, provisionKey, startTestServer, type OracleRow, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
-import { AccountsDb } from '../../../workers/meter/store.ts';
+import { AccountsDb } from '../../../ledger/sqlite/store.ts';
 import { CALENDARS_PER_MINUTE, LISTING_PAGES_PER_MINUTE } from '../../../server/web/site/listings.ts';
-import { CATEGORY_LABELS, type CategorySlug } from '../../../workers/snapshot/taxonomy.ts';
+import { CATEGORY_LABELS, type CategorySlug } from '../../../core/taxonomy.ts';
 import { webFixture, type WebFixture } from './fixture.ts';
 
 let fx: WebFixture;

@@ -40,7 +40,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { errorFunction, wilcoxonRankSum } from 'simple-statistics';
-import { rng } from '../../../workers/snapshot/sample/synthetic.ts';
+import { rng } from '../../../snapshot/sample/synthetic.ts';
 import { FormBrowser, hiddenFields, type Answer } from './form-browser.ts';
 import { Outbox, type Mail } from './outbox.ts';
 

@@ -6,8 +6,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT } from '../../../server/config.ts';
-import { buildSnapshot, type BuildResult } from '../../../workers/snapshot/build.ts';
+import { REPO_ROOT } from '../../../core/config.ts';
+import { buildSnapshot, type BuildResult } from '../../../snapshot/build/build.ts';
 import { readRows, NOW, type Fixture } from '../helpers.ts';
 
 export const HOSTILE_ORGANIZER = 'Hostile "Upstream" </script><script>alert("x")</script> & <Library>';

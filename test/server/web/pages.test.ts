@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import type { EventRecord } from '../../../workers/record.ts';
-import type { GoneEvent } from '../../../workers/protocol.ts';
-import { parseAges } from '../../../workers/snapshot/normalize/ages.ts';
+import type { EventRecord } from '../../../core/record.ts';
+import { parseAges } from '../../../snapshot/normalize/ages.ts';
 import { agesText, dateHeading, fullDate, googleCalendarUrl, osmUrl, priceText, whenText } from '../../../server/web/format.ts';
 import { eventJsonLd, postalAddress } from '../../../server/web/jsonld.ts';
 import { renderPage, SECURITY_HEADERS, type Site } from '../../../server/web/layout.ts';
@@ -26,6 +25,7 @@ import {
   tooManyRequestsPage,
   unavailablePage,
 } from '../../../server/web/pages/errors.ts';
+import type { GoneEvent } from '../../../snapshot/gone.ts';
 
 // The machine's zone must never show through: every time below is written for Pacific time.
 process.env.TZ = 'Asia/Kolkata';

@@ -1,6 +1,6 @@
 // The account pages' browser-side primitives, each rule on its own: cookie attributes (__Host- and
 // Secure on https), CSRF tokens bound to their browser, signed values, the same-origin rule for
-// POSTs and form bodies (the secret itself: test/workers/meter/web-secret.test.ts). A real browser
+// POSTs and form bodies (the secret itself: test/ledger/web-secret.test.ts). A real browser
 // holds them to it in the end-to-end tests.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

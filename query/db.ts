@@ -1,0 +1,384 @@
+// One snapshot as a query worker holds it: the snapshot's search database (search.duckdb, built
+// with it: snapshot/search-db.ts) opened read-only on one DuckDB thread, a prepared search
+// per combination of filters, and the record store.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  DuckDBInstance,
+  INTEGER,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { sqlFile, sqlSections } from '../core/sql.ts';
+import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStore } from '../snapshot/records.ts';
+import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
+import { GoneIndex } from '../snapshot/gone.ts';
+import { SEARCH_DB } from '../snapshot/search-db.ts';
+import type { SearchQuery, SnapshotRef } from './protocol.ts';
+
+/** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
+const FOREVER_MS = Number.MAX_SAFE_INTEGER;
+const KM_PER_DEGREE_LAT = 111.32;
+
+/**
+ * sql/search_filters.sql split at its "-- fragment: NAME" headers. The fragments are the only SQL
+ * a search is assembled from; request values never reach the text, only the parameters.
+ */
+const FRAGMENTS = sqlSections('search_filters', 'fragment');
+const fragment = (name: string): string => {
+  const f = FRAGMENTS.get(name);
+  if (f === undefined) throw new Error(`sql/search_filters.sql has no fragment ${name}`);
+  return f;
+};
+
+/** Which filters a search uses, and how many values the repeated ones have: one statement each. */
+export interface Shape {
+  readonly geo: boolean;
+  readonly cities: number;
+  readonly ages: boolean;
+  readonly categories: boolean;
+  readonly excluded: boolean;
+  readonly isFree: boolean;
+  readonly words: number;
+  /** Words matched through the word table (no place filter) rather than each event's text. */
+  readonly wordTable: boolean;
+  readonly byDistance: boolean;
+}
+
+const repeat = (name: string, n: number, joiner: string): string =>
+  Array.from({ length: n }, (_, i) => fragment(name).replaceAll('{{i}}', String(i + 1))).join(joiner);
+
+/** The search statement of a shape, or with `count`, its total-only twin (sql/search_count.sql). */
+export function searchSql(shape: Shape, count = false): string {
+  const filters = [
+    shape.geo ? fragment('geo') : '',
+    shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})` : '',
+    shape.ages ? fragment('ages') : '',
+    shape.categories ? fragment('categories') : '',
+    shape.excluded ? fragment('excluded') : '',
+    shape.isFree ? fragment('is_free') : '',
+    repeat(shape.wordTable ? 'word_indexed' : 'word', shape.words, '\n'),
+  ].filter((f) => f !== '');
+  return sqlFile(count ? 'search_count' : 'search')
+    .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
+    .replaceAll('{{filters}}', filters.join('\n  '))
+    .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
+}
+
+/** Bit i for CATEGORY_SLUGS[i], as sql/search_db_events.sql computes category_bits. */
+export function categoryBits(slugs: readonly string[]): bigint {
+  let bits = 0n;
+  for (const s of slugs) {
+    const i = CATEGORY_SLUGS.indexOf(s as (typeof CATEGORY_SLUGS)[number]);
+    if (i >= 0) bits |= 1n << BigInt(i);
+  }
+  return bits;
+}
+
+export interface PageRow {
+  readonly rid: number;
+  readonly id: string;
+  readonly distanceKm: number | null;
+}
+
+export interface SearchPage {
+  readonly total: number;
+  /** min(end_ms) over all matches, or null when nothing matched. */
+  readonly firstEndMs: number | null;
+  readonly rows: readonly PageRow[];
+}
+
+/**
+ * A box that holds the whole circle: latitude ± r/111.32 km, longitude widened by 1/cos(latitude)
+ * at the box's edge nearest a pole. Near a pole or across the antimeridian the longitude bound is
+ * dropped (the whole range), and the exact great-circle test decides alone.
+ */
+export function boundingBox(lat: number, lng: number, radiusKm: number): { latLo: number; latHi: number; lngLo: number; lngHi: number } {
+  // 1% margin: the box is only a prefilter, it must never cut a point the circle holds.
+  const dLat = (radiusKm / KM_PER_DEGREE_LAT) * 1.01;
+  const latLo = Math.max(-90, lat - dLat);
+  const latHi = Math.min(90, lat + dLat);
+  const edge = Math.max(Math.abs(latLo), Math.abs(latHi));
+  if (edge >= 89) return { latLo, latHi, lngLo: -180, lngHi: 180 };
+  const dLng = (radiusKm / (KM_PER_DEGREE_LAT * Math.cos((edge * Math.PI) / 180))) * 1.01;
+  if (lng - dLng < -180 || lng + dLng > 180) return { latLo, latHi, lngLo: -180, lngHi: 180 };
+  return { latLo, latHi, lngLo: lng - dLng, lngHi: lng + dLng };
+}
+
+/**
+ * The least string above every string that starts with `prefix`, in DuckDB's order (UTF-8 bytes,
+ * which is code point order): the prefix with its last code point incremented. A q word's events
+ * are the word table's rows in [word, successor(word)).
+ */
+export function successor(prefix: string): string {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = (points.pop() as string).codePointAt(0) as number;
+    let next = last + 1;
+    if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+    if (next <= 0x10ffff) return points.join('') + String.fromCodePoint(next);
+  }
+  // A prefix of nothing but U+10FFFF, which folding never yields: bounded by one more of it.
+  return `${prefix}\u{10FFFF}`;
+}
+
+/**
+ * A statement's rows: run() materializes the result in one trip to DuckDB's thread, and its chunks
+ * are then read synchronously (runAndReadAll fetches each chunk with another trip).
+ */
+async function rowsOf(st: DuckDBPreparedStatement): Promise<DuckDBValue[][]> {
+  const result = await st.run();
+  if (result.chunkCount === 1) return result.getChunk(0).getRows();
+  const rows: DuckDBValue[][] = [];
+  for (let i = 0; i < result.chunkCount; i++) for (const row of result.getChunk(i).getRows()) rows.push(row);
+  return rows;
+}
+
+/** Statements kept per connection: every combination a client actually uses, least recent dropped. */
+const MAX_STATEMENTS = 256;
+
+/** A search's statement shape and its parameter values, named as sql/search_filters.sql names them. */
+interface BoundSearch {
+  readonly query: SearchQuery;
+  readonly shape: Shape;
+  readonly values: Record<string, DuckDBValue>;
+  readonly types: Record<string, DuckDBType>;
+}
+
+function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number): BoundSearch {
+  const excludedBits = categoryBits(excluded);
+  const shape: Shape = {
+    geo: q.geo !== null,
+    cities: q.cities?.length ?? 0,
+    ages: q.ages !== null,
+    categories: q.categories !== null,
+    excluded: excludedBits !== 0n,
+    isFree: q.isFree !== null,
+    words: q.words?.length ?? 0,
+    wordTable: q.geo === null && q.cities === null,
+    byDistance: q.sort === 'distance' && q.geo !== null,
+  };
+  const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
+  const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)) };
+  const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT };
+  const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {
+    values[name] = value;
+    types[name] = type;
+  };
+  if (q.geo) {
+    const box = boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm);
+    set('lat', q.geo.lat, DOUBLE);
+    set('lng', q.geo.lng, DOUBLE);
+    set('radius_km', q.geo.radiusKm, DOUBLE);
+    set('lat_lo', box.latLo, DOUBLE);
+    set('lat_hi', box.latHi, DOUBLE);
+    set('lng_lo', box.lngLo, DOUBLE);
+    set('lng_hi', box.lngHi, DOUBLE);
+  }
+  q.cities?.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
+  if (q.ages) {
+    set('age_lo', q.ages.loMonths, INTEGER);
+    set('age_hi', q.ages.hiMonths, INTEGER);
+  }
+  if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
+  if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
+  if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
+  q.words?.forEach((w, i) => {
+    if (shape.wordTable) {
+      set(`word_${i + 1}`, w, VARCHAR);
+      set(`word_${i + 1}_next`, successor(w), VARCHAR);
+    } else set(`word_${i + 1}`, ` ${w}`, VARCHAR);
+  });
+  return { query: q, shape, values, types };
+}
+
+/** A parameter of branch k of a batch: its own name, made apart from the other branches'. */
+const branchParam = (name: string, k: number): string => `${name}_b${k}`;
+
+/**
+ * The statement of a batch: branch k is searchSql(shapes[k]) with every parameter renamed
+ * branchParam(name, k), its rows led by k. Only our own fragments are renamed: no request value is
+ * in the text.
+ */
+export function batchSql(shapes: readonly Shape[]): string {
+  return shapes
+    .map(
+      (shape, k) => `SELECT ${k} AS branch, * FROM (\n${searchSql(shape).replace(/\$([a-z][a-z0-9_]*)/g, (_, name: string) => `$${branchParam(name, k)}`)}\n)`,
+    )
+    .join('\nUNION ALL\n');
+}
+
+/** A branch's rows in its statement's order: by distance first when it sorts by distance, then by ord. */
+function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[][] {
+  const ord = (r: DuckDBValue[]): number => Number(r[4]);
+  const km = (r: DuckDBValue[]): number => r[3] as number;
+  return rows.sort((a, b) => (byDistance && km(a) !== km(b) ? km(a) - km(b) : ord(a) - ord(b)));
+}
+
+export class SnapshotDb {
+  private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
+  private lookup: Promise<DuckDBPreparedStatement> | null = null;
+  private goneIndex: GoneIndex | null = null;
+
+  readonly ref: SnapshotRef;
+  private readonly instance: DuckDBInstance;
+  private readonly conn: DuckDBConnection;
+  readonly records: RecordStore;
+  /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
+  readonly csvRecords: RecordStore | null;
+  private constructor(ref: SnapshotRef, instance: DuckDBInstance, conn: DuckDBConnection, records: RecordStore, csvRecords: RecordStore | null) {
+    this.ref = ref;
+    this.instance = instance;
+    this.conn = conn;
+    this.records = records;
+    this.csvRecords = csvRecords;
+  }
+
+  static async open(ref: SnapshotRef): Promise<SnapshotDb> {
+    // One DuckDB thread: the pool's workers are the parallelism, one query each. Read-only, so
+    // every worker of the process opens the same file (and a query can never write to it).
+    const instance = await DuckDBInstance.create(path.join(ref.dir, SEARCH_DB), { access_mode: 'READ_ONLY', threads: '1' });
+    const conn = await instance.connect();
+    try {
+      await conn.run(sqlFile('search_macros'));
+      const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
+      const csvIndex = path.join(ref.dir, RECORDS_CSV_INDEX);
+      const csvRecords = existsSync(csvIndex) ? new RecordStore(path.join(ref.dir, RECORDS_CSV), csvIndex) : null;
+      return new SnapshotDb(ref, instance, conn, records, csvRecords);
+    } catch (err) {
+      conn.closeSync();
+      instance.closeSync();
+      throw err;
+    }
+  }
+
+  /** Stops the statement running on this connection (it rejects with an interrupt error). */
+  interrupt(): void {
+    this.conn.interrupt();
+  }
+
+  private statement(shape: Shape, count: boolean): Promise<DuckDBPreparedStatement> {
+    const key = `${count ? 'count' : 'page'} ${JSON.stringify(shape)}`;
+    let st = this.statements.get(key);
+    if (st === undefined) {
+      st = this.conn.prepare(searchSql(shape, count));
+      st.catch(() => this.statements.delete(key));
+    } else {
+      this.statements.delete(key);
+    }
+    this.statements.set(key, st);
+    if (this.statements.size > MAX_STATEMENTS) {
+      const [oldest, doomed] = this.statements.entries().next().value as [string, Promise<DuckDBPreparedStatement>];
+      this.statements.delete(oldest);
+      void doomed.then(
+        (d) => d.destroySync(),
+        () => undefined,
+      );
+    }
+    return st;
+  }
+
+  /** The events earlier snapshots served and this one does not, opened on the first miss by id. */
+  get gone(): GoneIndex {
+    return (this.goneIndex ??= GoneIndex.open(this.ref.dir));
+  }
+
+  /** One event's row number by id, and whether it falls in the excluded categories; null when absent. */
+  async byId(id: string, excluded: readonly string[]): Promise<{ readonly rid: number; readonly excluded: boolean } | null> {
+    this.lookup ??= this.conn.prepare(sqlFile('event_by_id'));
+    const st = await this.lookup;
+    st.bind({ id, excluded_bits: categoryBits(excluded) }, { id: VARCHAR, excluded_bits: BIGINT });
+    const row = (await rowsOf(st))[0];
+    return row === undefined ? null : { rid: Number(row[0]), excluded: row[1] === true };
+  }
+
+  async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
+    const b = bindSearch(q, excluded, nowMs);
+    const statement = await this.statement(b.shape, false);
+    statement.bind({ ...b.values, limit: q.limit, offset: q.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
+    return this.finish(b, await rowsOf(statement));
+  }
+
+  /**
+   * Several searches in one statement: each one's sql/search.sql as a branch of a UNION ALL, its
+   * parameters renamed apart, its rows tagged with its position. DuckDB binds and plans every
+   * execution again, which is most of a search's cost on a snapshot of this size, so one statement
+   * for K searches costs much less than K. Each page is exactly what page() returns for it alone:
+   * the branch is the same text, and its rows are put back in the branch's own order (ord, or
+   * distance then ord) because a UNION ALL does not promise to keep it.
+   */
+  async pages(searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[]): Promise<SearchPage[]> {
+    if (searches.length === 1) {
+      const s = searches[0] as (typeof searches)[number];
+      return [await this.page(s.query, s.excluded, s.nowMs)];
+    }
+    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs));
+    const values: Record<string, DuckDBValue> = {};
+    const types: Record<string, DuckDBType> = {};
+    bound.forEach((b, k) => {
+      const tag = (name: string): string => branchParam(name, k);
+      for (const [name, value] of Object.entries(b.values)) {
+        values[tag(name)] = value;
+        types[tag(name)] = b.types[name] as DuckDBType;
+      }
+      values[tag('limit')] = b.query.limit;
+      types[tag('limit')] = INTEGER;
+      values[tag('offset')] = b.query.offset;
+      types[tag('offset')] = INTEGER;
+    });
+    // Not kept: combinations of shapes rarely recur, and preparing is only parsing (every
+    // execution is bound and planned again anyway).
+    const statement = await this.conn.prepare(batchSql(bound.map((b) => b.shape)));
+    try {
+      statement.bind(values, types);
+      const byBranch: DuckDBValue[][][] = bound.map(() => []);
+      for (const row of await rowsOf(statement)) byBranch[Number(row[0])]?.push(row.slice(1));
+      return await Promise.all(bound.map((b, k) => this.finish(b, inBranchOrder(byBranch[k] as DuckDBValue[][], b.shape.byDistance))));
+    } finally {
+      statement.destroySync();
+    }
+  }
+
+  /** A search's page from its rows (total, first end, rid, distance, ord), counting apart when the page is past the last match. */
+  private async finish(b: BoundSearch, rows: readonly DuckDBValue[][]): Promise<SearchPage> {
+    let stats = rows[0];
+    if (stats === undefined && b.query.offset > 0) {
+      // Past the last match: no row carries the total, so count without the page parameters.
+      const counting = await this.statement(b.shape, true);
+      counting.bind(b.values, b.types);
+      stats = (await rowsOf(counting))[0];
+    }
+    const firstEnd = stats?.[1];
+    return {
+      total: stats ? Number(stats[0]) : 0,
+      firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
+      rows: rows.map((r) => {
+        const rid = Number(r[2]);
+        return { rid, id: this.records.idOf(rid), distanceKm: typeof r[3] === 'number' ? r[3] : null };
+      }),
+    };
+  }
+
+  close(): void {
+    this.records.close();
+    this.csvRecords?.close();
+    this.goneIndex?.close();
+    for (const st of this.statements.values())
+      void st.then(
+        (d) => d.destroySync(),
+        () => undefined,
+      );
+    void this.lookup?.then(
+      (d) => d.destroySync(),
+      () => undefined,
+    );
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}
