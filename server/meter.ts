@@ -2,7 +2,6 @@
 // for one turn of the event loop and posted as one message, replies are matched back by id, and
 // the thread's view of keys and plans is mirrored here so that most requests authenticate
 // without leaving this thread. Never rejects: a dead thread answers `unavailable`.
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { loadSecret } from '../ledger/web-secret.ts';
 import type { Config } from '../core/config.ts';
@@ -19,11 +18,10 @@ import {
   type PgMeterWorkerData,
 } from '../ledger/protocol.ts';
 import type { KeyInfo, Plan, QuotaState, UsageBody } from '../ledger/accounts.ts';
+import { threadEntry } from '../core/thread-entry.ts';
 
-// A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
-const EXT = path.extname(import.meta.url);
-const THREAD = new URL(`../ledger/sqlite/thread${EXT}`, import.meta.url);
-const PG_THREAD = new URL(`../ledger/postgres/thread${EXT}`, import.meta.url);
+const THREAD = threadEntry('../ledger/sqlite/thread', import.meta.url);
+const PG_THREAD = threadEntry('../ledger/postgres/thread', import.meta.url);
 
 export type MeterFailure = { readonly ok: false; readonly code: 'invalid_api_key' | 'unavailable'; readonly detail: string };
 export type Reserved = { readonly ok: true; readonly granted: number; readonly reservation: number | null; readonly quota: QuotaState };

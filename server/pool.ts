@@ -2,7 +2,6 @@
 // failure the route answers 503), a deadline per task, cancellation through a shared flag, and the
 // snapshot broadcast that lets every worker load a new snapshot before requests are switched to it.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { BroadcastChannel, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
@@ -25,9 +24,9 @@ import {
 } from '../query/protocol.ts';
 import type { BodySink, BodyStream } from './http.ts';
 import type { Config } from '../core/config.ts';
+import { threadEntry } from '../core/thread-entry.ts';
 
-// A thread's entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
-const WORKER = new URL(`../query/worker${path.extname(import.meta.url)}`, import.meta.url);
+const WORKER = threadEntry('../query/worker', import.meta.url);
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
 export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;

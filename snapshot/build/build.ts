@@ -20,6 +20,7 @@ import { SEARCH_DB, writeSearchDb } from '../search-db.ts';
 import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX } from '../records.ts';
 import { GONE_FILE, GONE_INDEX, writeGone } from '../gone.ts';
 import { LA } from '../../core/zone.ts';
+import { threadEntry } from '../../core/thread-entry.ts';
 
 export const DEFAULT_WINDOW_DAYS = 90;
 export const DEFAULT_LOOKBACK_DAYS = 14;
@@ -83,8 +84,7 @@ function sourcePool(threads: number | undefined, sources: number, localBytes: nu
   // An explicit thread count is obeyed; the default decides by size.
   if (n < 2 || (threads === undefined && localBytes < MIN_BYTES_FOR_THREADS)) return null;
   return new Piscina({
-    // The entry has this file's own extension: .ts from the sources (tests, under tsx), .js in dist/.
-    filename: new URL(`./source-worker${path.extname(import.meta.url)}`, import.meta.url).href,
+    filename: threadEntry('./source-worker', import.meta.url).href,
     minThreads: n,
     maxThreads: n,
   });
