@@ -5,6 +5,21 @@ import { plainText } from './text.ts';
 import { memoize } from '../../core/memo.ts';
 import { fold, slugify, words } from '../../core/text.ts';
 
+// Workouts: sports and fitness, and the words that mark a sentence as a workout's (maskWorkouts).
+const WORKOUTS = [
+  'fitness',
+  'hiit',
+  'cardio',
+  'aerobics',
+  'jazzercise',
+  'barre',
+  'workout*',
+  'exercise',
+  'weight training',
+  'strength training',
+  'weightlifting',
+] as const;
+
 // Each phrase is matched as a whole-word sequence in the folded text; a trailing * allows any suffix.
 const RULES: Readonly<Record<CategorySlug, readonly string[]>> = {
   // Never a bare "story": "The Moth StorySLAM" is adults telling stories, "LOVE STORY" a 21+ dance night.
@@ -220,17 +235,7 @@ const RULES: Readonly<Record<CategorySlug, readonly string[]>> = {
     'pilates',
     'tai chi',
     'qigong',
-    'fitness',
-    'hiit',
-    'cardio',
-    'aerobics',
-    'jazzercise',
-    'barre',
-    'workout*',
-    'exercise',
-    'weight training',
-    'strength training',
-    'weightlifting',
+    ...WORKOUTS,
     'swim*',
     'skate*',
     'bike',
@@ -821,24 +826,7 @@ function maskIdioms(toks: Tok[]): void {
 // are the workout's. An upstream "Classes" label still counts.
 const WORKOUT = indexMatchers(
   compileRules({
-    workout: [
-      'fitness',
-      'hiit',
-      'cardio',
-      'aerobics',
-      'jazzercise',
-      'barre',
-      'workout*',
-      'exercise',
-      'weight training',
-      'strength training',
-      'weightlifting',
-      'zumba',
-      'bootcamp',
-      'yoga',
-      'pilates',
-      'tai chi',
-    ],
+    workout: [...WORKOUTS, 'zumba', 'bootcamp', 'yoga', 'pilates', 'tai chi'],
   }),
 );
 const WORKOUT_WORDS: ReadonlySet<string> = new Set(['class', 'classes', 'sculpt', 'sculpting']);
