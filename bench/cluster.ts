@@ -18,7 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { openPool, recordSnapshot } from '../ledger/postgres/db.ts';
+import { openPool } from '../ledger/postgres/db.ts';
+import { recordSnapshot } from '../ledger/postgres/cluster.ts';
 import { PgAccounts } from '../ledger/postgres/store.ts';
 import { repeatedPath } from './scenarios.ts';
 import {

@@ -40,7 +40,7 @@ export interface LedgerLocation {
  * driver's own message names no variable). Returns the versions applied.
  */
 export async function migrateLedger(database: DatabaseSettings): Promise<number[]> {
-  const { migrate } = await import('../ledger/postgres/db.ts');
+  const { migrate } = await import('../ledger/postgres/migrate.ts');
   try {
     return await migrate(database, 'family-events cli');
   } catch (err) {

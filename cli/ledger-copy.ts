@@ -7,7 +7,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { DatabaseSettings } from '../core/config.ts';
 import { migrateLedger } from './ledger-admin.ts';
-import { announce, one, openPool, pgQuery, rows, transaction } from '../ledger/postgres/db.ts';
+import { one, openPool, pgQuery, rows, transaction } from '../ledger/postgres/db.ts';
+import { announce } from '../ledger/postgres/cluster.ts';
 import type { Totals } from '../ledger/rules.ts';
 import { ledgerQuery, takeWriterLock } from '../ledger/sqlite/store.ts';
 

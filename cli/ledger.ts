@@ -34,7 +34,7 @@ export function registerLedgerCommands(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       const settings = database('ledger migrate');
       const { migrateLedger } = await import('./ledger-admin.ts');
-      const { migrationLabel, migrations } = await import('../ledger/postgres/db.ts');
+      const { migrationLabel, migrations } = await import('../ledger/postgres/migrate.ts');
       const applied = await migrateLedger(settings);
       const all = migrations();
       const named = applied.map((v) => ({ version: v, name: all.find((m) => m.version === v)?.name ?? '' }));
@@ -65,7 +65,7 @@ export function registerLedgerCommands(program: Command): void {
       const settings = database(`ledger copy ${SUPPORTED}`);
       const dir = cliConfig().ledgerDir;
       const { copySqliteToPostgres, describeRows } = await import('./ledger-copy.ts');
-      const { migrationLabel, migrations } = await import('../ledger/postgres/db.ts');
+      const { migrationLabel, migrations } = await import('../ledger/postgres/migrate.ts');
       const done = await copySqliteToPostgres(dir, settings);
       const migrated = done.migrated.map((v) => migrationLabel({ version: v, name: migrations().find((m) => m.version === v)?.name ?? '' }));
       const r = done.rows;

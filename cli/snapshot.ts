@@ -98,7 +98,7 @@ export async function runBuild(cfg: Config, flags: Omit<BuildFlags, 'json' | 'se
 /** Records `id` as the snapshot every node serves, with what to do when the ledger cannot be reached. */
 async function recordInLedger(cfg: Config, id: string): Promise<void> {
   if (!cfg.database) return;
-  const { recordSnapshot } = await import('../ledger/postgres/db.ts');
+  const { recordSnapshot } = await import('../ledger/postgres/cluster.ts');
   try {
     await recordSnapshot(cfg.database, id);
   } catch (err) {

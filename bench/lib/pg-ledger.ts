@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import pg from 'pg';
-import { migrate } from '../../ledger/postgres/db.ts';
+import { migrate } from '../../ledger/postgres/migrate.ts';
 import type { DatabaseSettings } from '../../core/config.ts';
 import { percentile } from './common.ts';
 

@@ -1,14 +1,10 @@
 // The shared ledger's connection to PostgreSQL (DATABASE_URL): a bounded pool whose every statement
-// times out, the schema migrations (sql/postgres/NNNN_*.sql) applied once under an advisory lock,
-// and the statements of sql/postgres/*_queries.sql, written with the same $name parameters as the
-// embedded ledger's file and turned into PostgreSQL's $1, $2… here.
+// times out, and the statements of sql/postgres/*_queries.sql, written with the same $name
+// parameters as the embedded ledger's file and turned into PostgreSQL's $1, $2… here. The schema's
+// migrations are migrate.ts; what the nodes of a cluster share beyond rows is cluster.ts.
 import pg from 'pg';
 import type { DatabaseSettings } from '../../core/config.ts';
-import { sqlFile, sqlFileNames, sqlSections } from '../../core/sql.ts';
-
-/** The channel every change that other nodes must see is announced on (payload: its kind). */
-export const CHANGES_CHANNEL = 'family_events_ledger';
-export type ChangeKind = 'accounts' | 'snapshot';
+import { sqlFileNames, sqlSections } from '../../core/sql.ts';
 
 // Instants come back as the ISO 8601 strings the embedded ledger stores, days as YYYY-MM-DD, and
 // counts as numbers (a month's records fit a double exactly): one row shape for both backends.
@@ -125,118 +121,5 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
     throw err;
   } finally {
     client.release();
-  }
-}
-
-/** Announces a change to every node, inside the caller's transaction (delivered at its commit). */
-export async function announce(db: Queryable, kind: ChangeKind): Promise<void> {
-  await db.query({ name: 'fe_announce', text: 'SELECT pg_notify($1, $2)', values: [CHANGES_CHANNEL, kind] });
-}
-
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
-
-/** A migration as its file is named, without .sql: 0001_ledger. */
-export const migrationLabel = (m: { readonly version: number; readonly name: string }): string => `${String(m.version).padStart(4, '0')}_${m.name}`;
-
-/** sql/postgres/NNNN_name.sql, in order. */
-export function migrations(): Migration[] {
-  return sqlFileNames('postgres')
-    .flatMap((f) => {
-      const m = /^(\d{4})_([a-z0-9_]+)$/.exec(f);
-      return m ? [{ version: Number(m[1]), name: m[2]!, sql: sqlFile(`postgres/${f}`) }] : [];
-    })
-    .sort((a, b) => a.version - b.version);
-}
-
-// Any fixed 64-bit number, the same on every node: it names "the schema is being migrated".
-const MIGRATION_LOCK = 0x66616d696c79n;
-
-/**
- * Brings the database's schema up to the newest file, each migration in its own transaction with
- * its row in schema_migrations. Several nodes starting at once wait on the advisory lock, and each
- * then finds nothing left to apply. Returns the versions this call applied.
- */
-export async function migrate(s: DatabaseSettings, application = 'family-events migrate'): Promise<number[]> {
-  const client = openClient(s, application);
-  await client.connect();
-  try {
-    // Session-level and held across the transactions; a dying session releases it.
-    await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [MIGRATION_LOCK.toString()] });
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version    integer PRIMARY KEY,
-      name       text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    const done = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-    const applied: number[] = [];
-    for (const m of migrations()) {
-      if (done.has(m.version)) continue;
-      await client.query('BEGIN');
-      try {
-        await client.query(m.sql);
-        await client.query({ text: 'INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', values: [m.version, m.name] });
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`, { cause: err });
-      }
-      applied.push(m.version);
-    }
-    await client.query({ text: 'SELECT pg_advisory_unlock($1)', values: [MIGRATION_LOCK.toString()] });
-    return applied;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-// Another fixed number: "a node is building the first snapshot of an empty shared volume".
-const FIRST_BUILD_LOCK = 0x66616d6c7931n;
-
-/**
- * Runs `build` while holding the cluster's first-build lock, so that nodes started together on an
- * empty shared volume build one snapshot between them: the others wait, then find it (`build`
- * checks again), however long that build takes. Session-level: a builder that dies releases it.
- * Null when PostgreSQL cannot be reached: the caller builds without it (a node alone finds nothing
- * to race).
- */
-export async function withFirstBuildLock<T>(s: DatabaseSettings, build: () => Promise<T>): Promise<{ readonly value: T } | null> {
-  // The wait lasts as long as the other node's build, which the statement timeout (and the
-  // client's query timeout beside it) is not sized for: a day instead.
-  const client = openClient({ ...s, statementTimeoutMs: 24 * 3_600_000 }, 'family-events first snapshot');
-  try {
-    await client.connect();
-    await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [FIRST_BUILD_LOCK.toString()] });
-  } catch {
-    await client.end().catch(() => undefined);
-    return null;
-  }
-  try {
-    return { value: await build() };
-  } finally {
-    // Ending the session releases the lock.
-    await client.end().catch(() => undefined);
-  }
-}
-
-/**
- * Makes `snapshotId` the one every node serves: recorded in the shared ledger and announced, after
- * the builder has published it to the shared snapshot directory. `onlyIfNone`: unless the ledger
- * names one already (the first snapshot of a new cluster).
- */
-export async function recordSnapshot(s: DatabaseSettings, snapshotId: string, o: { onlyIfNone?: boolean } = {}): Promise<void> {
-  await migrate(s);
-  const client = openClient(s, 'family-events snapshot');
-  await client.connect();
-  try {
-    await client.query('BEGIN');
-    const set = await client.query(pgQuery(o.onlyIfNone ? 'current_snapshot_first' : 'current_snapshot_set', { snapshot_id: snapshotId }));
-    if (!o.onlyIfNone || set.rowCount === 1) await announce(client, 'snapshot');
-    await client.query('COMMIT');
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }

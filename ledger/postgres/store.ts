@@ -8,7 +8,8 @@ import type pg from 'pg';
 import { keyHash, keyHint, newId, newKey, newToken } from '../../core/keys.ts';
 import { mailboxOf } from '../mailbox.ts';
 import { periodAt } from '../period.ts';
-import { announce, one, pgQuery, rows, transaction, type Queryable } from './db.ts';
+import { one, pgQuery, rows, transaction, type Queryable } from './db.ts';
+import { announce } from './cluster.ts';
 import {
   INVITE_TOKEN_MAX_MS,
   inviteWindowChecks,

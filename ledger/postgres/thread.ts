@@ -17,7 +17,9 @@ import type pg from 'pg';
 import { periodAt } from '../period.ts';
 import { decide, type Effects, type MeterView } from '../decide.ts';
 import { addCharge, KEY_REFUSALS, type DayCharge } from '../rules.ts';
-import { CHANGES_CHANNEL, migrate, one, openClient, openPool, rows } from './db.ts';
+import { one, openClient, openPool, rows } from './db.ts';
+import { migrate } from './migrate.ts';
+import { CHANGES_CHANNEL } from './cluster.ts';
 import { PgAccounts, PgUsage } from './store.ts';
 import {
   ACCOUNT_CALLS,

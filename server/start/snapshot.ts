@@ -28,7 +28,7 @@ export async function ensureSnapshot(cfg: Config, build: () => Promise<Manifest>
   const found = await current();
   // A snapshot to serve already (every start but the first): no lock to take.
   if (found?.schema_version === SNAPSHOT_SCHEMA_VERSION || !cfg.database) return servedOrBuilt(found);
-  const { recordSnapshot, withFirstBuildLock } = await import('../../ledger/postgres/db.ts');
+  const { recordSnapshot, withFirstBuildLock } = await import('../../ledger/postgres/cluster.ts');
   const database = cfg.database;
   const built = await withFirstBuildLock(database, async () => {
     // Looked at again under the lock: another node may have built it meanwhile.

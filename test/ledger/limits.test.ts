@@ -12,7 +12,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { migrate, openPool } from '../../ledger/postgres/db.ts';
+import { openPool } from '../../ledger/postgres/db.ts';
+import { migrate } from '../../ledger/postgres/migrate.ts';
 import { PgAccounts } from '../../ledger/postgres/store.ts';
 import {
   INVITE_TOKEN_MAX_MS,

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { Meter } from '../../server/meter.ts';
-import { migrate } from '../../ledger/postgres/db.ts';
+import { migrate } from '../../ledger/postgres/migrate.ts';
 import { loadSecret } from '../../ledger/web-secret.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 

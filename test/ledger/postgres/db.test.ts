@@ -6,18 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
-import {
-  announce,
-  CHANGES_CHANNEL,
-  migrate,
-  migrations,
-  openClient,
-  openPool,
-  pgQuery,
-  pgQueryNames,
-  recordSnapshot,
-  transaction,
-} from '../../../ledger/postgres/db.ts';
+import { openClient, openPool, pgQuery, pgQueryNames, transaction } from '../../../ledger/postgres/db.ts';
+import { migrate, migrations } from '../../../ledger/postgres/migrate.ts';
+import { announce, CHANGES_CHANNEL, recordSnapshot } from '../../../ledger/postgres/cluster.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../../pg.ts';
 
 const missing = await postgresMissing();

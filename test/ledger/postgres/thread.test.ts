@@ -14,7 +14,8 @@ import { createLogger } from '../../../server/log.ts';
 import { Meter } from '../../../server/meter.ts';
 import { keyHash } from '../../../core/keys.ts';
 import { PgAccounts } from '../../../ledger/postgres/store.ts';
-import { migrate, openPool } from '../../../ledger/postgres/db.ts';
+import { openPool } from '../../../ledger/postgres/db.ts';
+import { migrate } from '../../../ledger/postgres/migrate.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../../pg.ts';
 
 const missing = await postgresMissing();
