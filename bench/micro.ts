@@ -167,7 +167,7 @@ function validationTasks(ctx: QueryContext, queries: readonly (readonly [string,
   ]);
 }
 
-/** A search task as server/routes/events.ts hands it to a query worker. */
+/** A search task as server/routes/search.ts hands it to a query worker. */
 function searchTask(snap: Snapshot, config: Config, query: SearchQuery, format: OutputFormat, links: FeedLinks | null): SearchTask {
   return {
     kind: 'search',

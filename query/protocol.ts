@@ -33,7 +33,7 @@ export interface SearchQuery {
   readonly offset: number;
 }
 
-/** The output formats of a search (server/routes/events.ts says how each is answered). */
+/** The output formats of a search (server/routes/formats.ts says how each is answered). */
 export type OutputFormat = 'json' | 'csv' | 'rss' | 'jsonfeed' | 'ics';
 
 /** What an iCalendar body says of itself (X-WR-CALNAME, its URL, its DTSTAMP). */
