@@ -10,7 +10,21 @@ export interface Site {
   readonly apiBaseUrl: string;
   /** "Family Events" */
   readonly name: string;
+  /**
+   * Where the pages find the static files: their content-hashed URLs, cached for a year
+   * (server/web/site/static.ts). Without it (a page rendered outside the server), the plain names.
+   */
+  readonly assets?: SiteAssets;
 }
+
+/** The URLs of server/web/static's files as pages link them. */
+export interface SiteAssets {
+  readonly css: string;
+  readonly js: string;
+  readonly icon: string;
+}
+
+const PLAIN_ASSETS: SiteAssets = { css: '/static/site.css', js: '/static/site.js', icon: '/static/favicon.svg' };
 
 export interface PageMeta {
   /** The whole <title>; pages add " – <site name>" themselves where they want it. */
@@ -86,6 +100,7 @@ function navCurrent(owns: readonly string[], path: string | null): 'page' | 'tru
 function head(site: Site, meta: PageMeta): Html {
   const canonical = meta.canonicalPath === null ? null : site.webBaseUrl + meta.canonicalPath;
   const image = meta.og?.image ?? null;
+  const assets = site.assets ?? PLAIN_ASSETS;
   return html`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${meta.title}</title>
@@ -95,9 +110,9 @@ ${meta.noindex ? html`<meta name="robots" content="noindex">\n` : ''}${canonical
 ${canonical === null ? '' : html`<meta property="og:url" content="${canonical}">\n`}<meta property="og:type" content="${meta.og?.type ?? 'website'}">
 <meta property="og:site_name" content="${site.name}">
 ${image === null ? '' : html`<meta property="og:image" content="${image}">\n`}<meta name="twitter:card" content="${image === null ? 'summary' : 'summary_large_image'}">
-<link rel="stylesheet" href="/static/site.css">
-<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
-${meta.script ? html`<script src="/static/site.js" defer></script>\n` : ''}${meta.jsonLd === undefined ? '' : html`<script type="application/ld+json">${jsonScript(meta.jsonLd)}</script>\n`}`;
+<link rel="stylesheet" href="${assets.css}">
+<link rel="icon" href="${assets.icon}" type="image/svg+xml">
+${meta.script ? html`<script src="${assets.js}" defer></script>\n` : ''}${meta.jsonLd === undefined ? '' : html`<script type="application/ld+json">${jsonScript(meta.jsonLd)}</script>\n`}`;
 }
 
 function header(site: Site, path: string | null): Html {

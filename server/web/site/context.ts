@@ -19,7 +19,7 @@ import type { LoadedSnapshot, Snapshots } from '../../snapshots.ts';
 import type { EventRecord } from '../../../core/record.ts';
 import type { CalendarInfo, SearchOk, SearchQuery, TaskFailure } from '../../../query/protocol.ts';
 import { bodyTag } from '../../../query/etag.ts';
-import { SECURITY_HEADERS, type Site } from '../layout.ts';
+import { SECURITY_HEADERS, type Site, type SiteAssets } from '../layout.ts';
 import type { Mailer } from '../mail.ts';
 import type { Plan } from '../../../ledger/accounts.ts';
 import { DEMO_PLAN } from '../../terms.ts';
@@ -77,9 +77,9 @@ export function workerFailed(f: TaskFailure): never {
 }
 
 /** The context of the website's pages: made once by createSite, handed to each page module. */
-export function siteContext(svc: SiteServices, log: Logger) {
+export function siteContext(svc: SiteServices, log: Logger, assets: SiteAssets) {
   const config = svc.config;
-  const site: Site = { webBaseUrl: config.webBaseUrl, apiBaseUrl: `${config.webBaseUrl}/api`, name: 'Family Events' };
+  const site: Site = { webBaseUrl: config.webBaseUrl, apiBaseUrl: `${config.webBaseUrl}/api`, name: 'Family Events', assets };
 
   const htmlReply = (status: number, html: string, route: string, headers: Headers = []): Reply => ({
     status,
@@ -97,12 +97,13 @@ export function siteContext(svc: SiteServices, log: Logger) {
     hit: boolean,
     extra: Headers,
     snap: LoadedSnapshot | null,
+    cacheControl: string = snap ? PAGE_CACHE_CONTROL : STATIC_CACHE_CONTROL,
   ): Promise<Reply> => {
     const wanted = negotiate(req.headers['accept-encoding']);
     const enc = kept.body.length <= MIN_COMPRESSED_BYTES ? 'identity' : wanted;
     const headers: Headers = [
       ['ETag', etagValue(kept.etag, enc)],
-      ['Cache-Control', snap ? PAGE_CACHE_CONTROL : STATIC_CACHE_CONTROL],
+      ['Cache-Control', cacheControl],
       ['Vary', 'Accept-Encoding'],
       ...(snap ? ([['Last-Modified', httpDate(snap.manifest.built_at)]] as Headers) : []),
       ...SECURITY_HEADERS,

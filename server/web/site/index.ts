@@ -16,7 +16,8 @@ import { docsRoutes } from './docs.ts';
 import { eventRoutes } from './event.ts';
 import { homeRoutes } from './home.ts';
 import { listingRoutes } from './listings.ts';
-import { loadStatic } from './static.ts';
+import { sitemapRoutes, EVENTS_SITEMAP, SITEMAP_PATH } from './sitemap.ts';
+import { IMMUTABLE_CACHE_CONTROL, loadStatic } from './static.ts';
 import { EVENT_ID_PATTERN } from '../../../core/ids.ts';
 
 export type { SiteServices } from './context.ts';
@@ -24,18 +25,19 @@ export type { SiteServices } from './context.ts';
 const ALLOW = 'GET, HEAD';
 
 export function createSite(svc: SiteServices, log: Logger): (req: Request) => Reply | Promise<Reply> {
-  const ctx = siteContext(svc, log);
-  const { config, site, htmlReply, keptReply } = ctx;
   const statics = loadStatic();
+  const ctx = siteContext(svc, log, statics.assets);
+  const { config, site, htmlReply, keptReply } = ctx;
   const { listing, calendar, cityBySlug } = listingRoutes(ctx);
   const { eventPageReply, eventIcsReply } = eventRoutes(ctx);
   const { home } = homeRoutes(ctx);
   const { docs, errorsDoc } = docsRoutes(ctx);
+  const sitemap = sitemapRoutes(ctx);
 
   const dispatch = (req: Request): Reply | Promise<Reply> => {
     const p = req.path;
-    const asset = statics.get(p);
-    if (asset) return keptReply(req, asset, asset.type, 'web:/static', true, [], null);
+    const asset = statics.lookup(p);
+    if (asset) return keptReply(req, asset, asset.type, 'web:/static', true, [], null, asset.immutable ? IMMUTABLE_CACHE_CONTROL : STATIC_CACHE_CONTROL);
     if (p === '/robots.txt')
       return {
         status: 200,
@@ -43,7 +45,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
           ['Content-Type', 'text/plain; charset=utf-8'],
           ['Cache-Control', STATIC_CACHE_CONTROL],
         ],
-        body: 'User-agent: *\nAllow: /\n',
+        body: `User-agent: *\nAllow: /\nSitemap: ${config.webBaseUrl}${SITEMAP_PATH}\n`,
         route: 'web:/robots.txt',
       };
     if (p === '/' || p === '') return home(req);
@@ -51,6 +53,10 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     if (p === '/events.ics') return calendar(req);
     if (p === '/docs' || p === '/docs/') return docs(req);
     if (p === '/docs/errors') return errorsDoc(req);
+    if (p === SITEMAP_PATH) return sitemap.index(req);
+    if (p === '/sitemaps/pages.xml') return sitemap.pages(req);
+    const events = EVENTS_SITEMAP.exec(p);
+    if (events) return sitemap.events(req, Number(events[1]));
     const m = /^\/(events|cities|categories)\/([^/]+)$/.exec(p);
     if (m) {
       const [, kind, raw] = m as unknown as [string, string, string];
