@@ -251,8 +251,33 @@ async function lookups(ops: readonly Extract<Op, { op: 'lookup' }>[]): Promise<M
 
 /** One transaction for the batch's quota operations; returns every answer, after the commit. */
 async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charges: number; commitMs: number }> {
-  const replies: MeterReply[] = [];
-  const usageOps = new Map(ops.flatMap((o) => (o.op === 'usage' ? [[o.id, o] as const] : [])));
+  const touched = touchedBy(ops);
+  const client = await pool.connect();
+  const started = performance.now();
+  let batch: Decisions;
+  try {
+    await client.query('BEGIN');
+    batch = decideAll(ops, await readLocked(client, ops, touched));
+    await write(client, ops, batch);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release(true);
+    throw err;
+  }
+  client.release();
+  const commitMs = performance.now() - started;
+  return { replies: await afterCommit(ops, batch), charges: batch.charges, commitMs };
+}
+
+/** The organizations, keys and holds of this node that a batch names: what its transaction locks and reads. */
+interface Touched {
+  readonly orgIds: ReadonlySet<string>;
+  readonly keyIds: ReadonlySet<string>;
+  readonly holdIds: readonly number[];
+}
+
+function touchedBy(ops: readonly Op[]): Touched {
   const orgIds = new Set<string>();
   const keyIds = new Set<string>();
   const holdIds: number[] = [];
@@ -272,147 +297,170 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
       }
     }
   }
-  const client = await pool.connect();
-  let charges = 0;
-  const started = performance.now();
-  const newHolds: { id: number; orgId: string; keyId: string; amount: number }[] = [];
-  const settled: number[] = [];
-  const charged = new Map<string, DayCharge>();
-  try {
-    await client.query('BEGIN');
-    const orgs = new Map<string, OrgState>();
-    for (const o of await rows<{ id: string; plan: string; monthly_record_limit: number | null }>(client, 'meter_lock_orgs', { org_ids: [...orgIds] })) {
-      orgs.set(o.id, { limit: o.monthly_record_limit, plan: o.plan, used: new Map(), held: 0 });
-    }
-    // One statement for everything else the batch decides from (after the locks: see meter_state).
-    const periods = [...new Set(ops.flatMap((o) => ('atMs' in o ? [periodAt(o.atMs).startMs] : [])))].map((ms) => periodAt(ms));
-    const state = await one<MeterState>(client, 'meter_state', {
-      key_ids: [...keyIds],
-      org_ids: [...orgIds],
-      hold_ids: holdIds,
-      first_days: periods.map((p) => p.firstDay),
-      last_days: periods.map((p) => p.lastDay),
-    });
-    if (!state) throw new Error('meter_state returned no row');
-    const revoked = new Map(state.keys.map((k) => [k.id, k.revoked]));
-    for (const [orgId, amount] of Object.entries(state.held)) orgs.get(orgId)!.held = amount;
-    const live = new Map(Object.entries(state.live).map(([id, amount]) => [Number(id), amount]));
-    for (const org of orgs.values()) for (const p of periods) org.used.set(p.startMs, 0);
-    for (const u of state.used) orgs.get(u.org_id)?.used.set(periods[u.o - 1]!.startMs, u.records);
+  return { orgIds, keyIds, holdIds };
+}
 
-    /** The organization of `key` (locked in this transaction) as decide() reads it. */
-    const viewOf = (key: { readonly orgId: string }, atMs: number): MeterView => {
-      const org = orgs.get(key.orgId)!;
-      return { orgId: key.orgId, plan: org.plan, limit: org.limit, used: org.used.get(periodAt(atMs).startMs) ?? 0, held: org.held, atMs };
-    };
-    /** Writes a decision about a request at `atMs` into the batch (new holds are numbered by the caller). */
-    const apply = (e: Effects, key: { readonly keyId: string; readonly orgId: string }, atMs: number): void => {
-      const org = orgs.get(key.orgId)!;
-      org.held += e.hold - e.free;
-      if (e.charge === null) return;
-      addCharge(charged, key, e.charge, atMs);
-      const startMs = periodAt(atMs).startMs;
-      org.used.set(startMs, (org.used.get(startMs) ?? 0) + e.charge);
-      charges++;
-    };
-    /** A key that may be used now: known here, its organization locked, and not revoked in the database. */
-    const activeKey = (id: number, keyId: string): KeyInfo | MeterReply => {
-      const key = keysById.get(keyId);
-      const isRevoked = revoked.get(keyId);
-      if (key === undefined || isRevoked === undefined) return refused(id, KEY_REFUSALS.unknown);
-      if (isRevoked) return refused(id, KEY_REFUSALS.revoked);
-      if (!orgs.has(key.orgId)) return refused(id, KEY_REFUSALS.orphan);
-      return key;
-    };
+/** What the batch decides from, read in its transaction once the organizations' rows are locked. */
+interface Locked {
+  readonly orgs: ReadonlyMap<string, OrgState>;
+  /** Key → revoked, for the batch's keys the database has. */
+  readonly revoked: ReadonlyMap<string, boolean>;
+  /** Hold id → its amount, for the batch's holds still alive; a hold leaves once settled. */
+  readonly live: Map<number, number>;
+}
 
-    for (const o of ops) {
-      switch (o.op) {
-        case 'lookup':
-          break;
-        case 'peek': {
-          const key = activeKey(o.id, o.keyId);
-          replies.push('ok' in key ? key : { id: o.id, ok: true, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
+async function readLocked(client: pg.PoolClient, ops: readonly Op[], t: Touched): Promise<Locked> {
+  const orgs = new Map<string, OrgState>();
+  for (const o of await rows<{ id: string; plan: string; monthly_record_limit: number | null }>(client, 'meter_lock_orgs', { org_ids: [...t.orgIds] })) {
+    orgs.set(o.id, { limit: o.monthly_record_limit, plan: o.plan, used: new Map(), held: 0 });
+  }
+  // One statement for everything else the batch decides from (after the locks: see meter_state).
+  const periods = [...new Set(ops.flatMap((o) => ('atMs' in o ? [periodAt(o.atMs).startMs] : [])))].map((ms) => periodAt(ms));
+  const state = await one<MeterState>(client, 'meter_state', {
+    key_ids: [...t.keyIds],
+    org_ids: [...t.orgIds],
+    hold_ids: t.holdIds,
+    first_days: periods.map((p) => p.firstDay),
+    last_days: periods.map((p) => p.lastDay),
+  });
+  if (!state) throw new Error('meter_state returned no row');
+  const revoked = new Map(state.keys.map((k) => [k.id, k.revoked]));
+  for (const [orgId, amount] of Object.entries(state.held)) orgs.get(orgId)!.held = amount;
+  const live = new Map(Object.entries(state.live).map(([id, amount]) => [Number(id), amount]));
+  for (const org of orgs.values()) for (const p of periods) org.used.set(p.startMs, 0);
+  for (const u of state.used) orgs.get(u.org_id)?.used.set(periods[u.o - 1]!.startMs, u.records);
+  return { orgs, revoked, live };
+}
+
+/** A batch decided: its answers as they stand before the commit, and what the commit writes. */
+interface Decisions {
+  readonly replies: MeterReply[];
+  /** Holds to open; a reservation's answer names its place here until the database numbers it (id -1 until then). */
+  readonly newHolds: { id: number; readonly orgId: string; readonly keyId: string; readonly amount: number }[];
+  /** Holds this batch commits or releases that were still alive. */
+  readonly settled: number[];
+  readonly charged: Map<string, DayCharge>;
+  charges: number;
+}
+
+/** Every operation of the batch, in order, by decide(); each sees the effects of those before it. */
+function decideAll(ops: readonly Op[], { orgs, revoked, live }: Locked): Decisions {
+  const batch: Decisions = { replies: [], newHolds: [], settled: [], charged: new Map(), charges: 0 };
+  const { replies, newHolds, settled } = batch;
+
+  /** The organization of `key` (locked in this transaction) as decide() reads it. */
+  const viewOf = (key: { readonly orgId: string }, atMs: number): MeterView => {
+    const org = orgs.get(key.orgId)!;
+    return { orgId: key.orgId, plan: org.plan, limit: org.limit, used: org.used.get(periodAt(atMs).startMs) ?? 0, held: org.held, atMs };
+  };
+  /** Writes a decision about a request at `atMs` into the batch (new holds are numbered by the caller). */
+  const apply = (e: Effects, key: { readonly keyId: string; readonly orgId: string }, atMs: number): void => {
+    const org = orgs.get(key.orgId)!;
+    org.held += e.hold - e.free;
+    if (e.charge === null) return;
+    addCharge(batch.charged, key, e.charge, atMs);
+    const startMs = periodAt(atMs).startMs;
+    org.used.set(startMs, (org.used.get(startMs) ?? 0) + e.charge);
+    batch.charges++;
+  };
+  /** A key that may be used now: known here, its organization locked, and not revoked in the database. */
+  const activeKey = (id: number, keyId: string): KeyInfo | MeterReply => {
+    const key = keysById.get(keyId);
+    const isRevoked = revoked.get(keyId);
+    if (key === undefined || isRevoked === undefined) return refused(id, KEY_REFUSALS.unknown);
+    if (isRevoked) return refused(id, KEY_REFUSALS.revoked);
+    if (!orgs.has(key.orgId)) return refused(id, KEY_REFUSALS.orphan);
+    return key;
+  };
+
+  for (const o of ops) {
+    switch (o.op) {
+      case 'lookup':
+        break;
+      case 'peek': {
+        const key = activeKey(o.id, o.keyId);
+        replies.push('ok' in key ? key : { id: o.id, ok: true, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
+        break;
+      }
+      case 'usage': {
+        const key = activeKey(o.id, o.keyId);
+        // The body is read after the commit (it includes this batch's charges); marked for then.
+        replies.push('ok' in key ? key : { id: o.id, ok: true, usage: null as never, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
+        break;
+      }
+      case 'reserve': {
+        const key = activeKey(o.id, o.keyId);
+        if ('ok' in key) {
+          replies.push(key);
           break;
         }
-        case 'usage': {
-          const key = activeKey(o.id, o.keyId);
-          // The body is read after the commit (it includes this batch's charges); marked for then.
-          replies.push('ok' in key ? key : { id: o.id, ok: true, usage: null as never, quota: decide({ op: 'peek' }, viewOf(key, o.atMs)).quota });
+        const d = decide({ op: 'reserve', want: o.want, settle: o.settle }, viewOf(key, o.atMs));
+        apply(d, key, o.atMs);
+        // The reservation's id is filled in once the database has numbered the hold.
+        if (d.hold > 0) newHolds.push({ id: -1, orgId: key.orgId, keyId: key.keyId, amount: d.hold });
+        replies.push({ id: o.id, ok: true, granted: d.granted, reservation: d.hold > 0 ? newHolds.length - 1 : null, quota: d.quota });
+        break;
+      }
+      case 'commit': {
+        const h = holds.get(o.reservation);
+        const amount = live.get(o.reservation);
+        if (h === undefined || amount === undefined) {
+          holds.delete(o.reservation);
+          replies.push(unavailable(o.id, 'The quota reservation expired before the answer was ready; retry the request.'));
           break;
         }
-        case 'reserve': {
-          const key = activeKey(o.id, o.keyId);
-          if ('ok' in key) {
-            replies.push(key);
-            break;
-          }
-          const d = decide({ op: 'reserve', want: o.want, settle: o.settle }, viewOf(key, o.atMs));
-          apply(d, key, o.atMs);
-          // The reservation's id is filled in once the database has numbered the hold.
-          if (d.hold > 0) newHolds.push({ id: -1, orgId: key.orgId, keyId: key.keyId, amount: d.hold });
-          replies.push({ id: o.id, ok: true, granted: d.granted, reservation: d.hold > 0 ? newHolds.length - 1 : null, quota: d.quota });
-          break;
-        }
-        case 'commit': {
-          const h = holds.get(o.reservation);
-          const amount = live.get(o.reservation);
-          if (h === undefined || amount === undefined) {
-            holds.delete(o.reservation);
-            replies.push(unavailable(o.id, 'The quota reservation expired before the answer was ready; retry the request.'));
-            break;
-          }
+        live.delete(o.reservation);
+        settled.push(o.reservation);
+        // Decided by the hold's organization, whatever became of its key since.
+        const d = decide({ op: 'commit', amount, delivered: o.delivered }, viewOf(h, o.atMs));
+        apply(d, h, o.atMs);
+        replies.push({ id: o.id, ok: true, quota: d.quota });
+        break;
+      }
+      case 'release': {
+        const amount = live.get(o.reservation);
+        const h = holds.get(o.reservation);
+        if (amount !== undefined && h !== undefined) {
           live.delete(o.reservation);
           settled.push(o.reservation);
-          // Decided by the hold's organization, whatever became of its key since.
-          const d = decide({ op: 'commit', amount, delivered: o.delivered }, viewOf(h, o.atMs));
-          apply(d, h, o.atMs);
-          replies.push({ id: o.id, ok: true, quota: d.quota });
-          break;
+          orgs.get(h.orgId)!.held -= decide({ op: 'release', amount }).free;
         }
-        case 'release': {
-          const amount = live.get(o.reservation);
-          const h = holds.get(o.reservation);
-          if (amount !== undefined && h !== undefined) {
-            live.delete(o.reservation);
-            settled.push(o.reservation);
-            orgs.get(h.orgId)!.held -= decide({ op: 'release', amount }).free;
-          }
-          break;
-        }
+        break;
       }
     }
-
-    const released = ops.flatMap((o) => (o.op === 'release' && !settled.includes(o.reservation) && holds.has(o.reservation) ? [o.reservation] : []));
-    const c = [...charged.values()];
-    if (newHolds.length + settled.length + released.length + c.length > 0) {
-      const ids = await rows<{ id: number }>(client, 'meter_write', {
-        hold_org_ids: newHolds.map((h) => h.orgId),
-        hold_key_ids: newHolds.map((h) => h.keyId),
-        hold_amounts: newHolds.map((h) => h.amount),
-        node: data.nodeName,
-        ttl_s: data.holdTtlMs / 1000,
-        done_ids: [...settled, ...released],
-        org_ids: c.map((r) => r.orgId),
-        key_ids: c.map((r) => r.keyId),
-        days: c.map((r) => r.day),
-        records: c.map((r) => r.records),
-        requests: c.map((r) => r.requests),
-      });
-      newHolds.forEach((h, i) => (h.id = ids[i]!.id));
-    }
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(true);
-    throw err;
   }
-  client.release();
-  const commitMs = performance.now() - started;
+  return batch;
+}
 
-  // Committed: the holds are real now, and the releases and commits gone.
+/** One statement: opens the batch's holds (numbering them), closes those it settled or released, and adds its charges. */
+async function write(client: pg.PoolClient, ops: readonly Op[], { newHolds, settled, charged }: Decisions): Promise<void> {
+  const released = ops.flatMap((o) => (o.op === 'release' && !settled.includes(o.reservation) && holds.has(o.reservation) ? [o.reservation] : []));
+  const c = [...charged.values()];
+  if (newHolds.length + settled.length + released.length + c.length > 0) {
+    const ids = await rows<{ id: number }>(client, 'meter_write', {
+      hold_org_ids: newHolds.map((h) => h.orgId),
+      hold_key_ids: newHolds.map((h) => h.keyId),
+      hold_amounts: newHolds.map((h) => h.amount),
+      node: data.nodeName,
+      ttl_s: data.holdTtlMs / 1000,
+      done_ids: [...settled, ...released],
+      org_ids: c.map((r) => r.orgId),
+      key_ids: c.map((r) => r.keyId),
+      days: c.map((r) => r.day),
+      records: c.map((r) => r.records),
+      requests: c.map((r) => r.requests),
+    });
+    newHolds.forEach((h, i) => (h.id = ids[i]!.id));
+  }
+}
+
+/** Committed: this node's holds follow the ledger, and the answers get their holds' numbers and usage bodies. */
+async function afterCommit(ops: readonly Op[], { replies, newHolds, settled }: Decisions): Promise<MeterReply[]> {
+  // The holds are real now, and the releases and commits gone.
   for (const id of [...settled, ...ops.flatMap((o) => (o.op === 'release' ? [o.reservation] : []))]) holds.delete(id);
   const expiresAtMs = Date.now() + data.holdTtlMs;
   for (const h of newHolds) holds.set(h.id, { orgId: h.orgId, keyId: h.keyId, amount: h.amount, expiresAtMs });
+  const usageOps = new Map(ops.flatMap((o) => (o.op === 'usage' ? [[o.id, o] as const] : [])));
   const out: MeterReply[] = [];
   for (const r of replies) {
     if (r.ok && 'reservation' in r && r.reservation !== null) out.push({ ...r, reservation: newHolds[r.reservation]!.id });
@@ -423,7 +471,7 @@ async function meter(ops: readonly Op[]): Promise<{ replies: MeterReply[]; charg
       out.push(org ? { ...r, usage: await usage.report(org, view?.plans.get(org.plan) ?? key.plan, asked.atMs) } : refused(r.id, KEY_REFUSALS.orphan));
     } else out.push(r);
   }
-  return { replies: out, charges, commitMs };
+  return out;
 }
 
 // ------------------------------------------------------------------ batches
