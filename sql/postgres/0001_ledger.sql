@@ -1,6 +1,6 @@
 -- The shared ledger in PostgreSQL (DATABASE_URL): what the embedded ledger keeps in
 -- LEDGER_DIR/accounts.sqlite and usage.sqlite, for several API nodes at once. Applied once, at
--- start-up or by `family-events ledger migrate`, under an advisory lock (ledger/postgres/db.ts).
+-- start-up or by `family-events ledger migrate`, under an advisory lock (ledger/postgres/migrate.ts).
 -- Instants are timestamptz; the code reads them back as ISO 8601 strings, as the SQLite files store them.
 
 CREATE TABLE plans (

@@ -1,4 +1,4 @@
-// The shared ledger's connection layer (ledger/postgres/db.ts) on a real PostgreSQL database: the
+// The shared ledger's connection layer (ledger/postgres/db.ts, migrate.ts, cluster.ts) on a real PostgreSQL database: the
 // migrations applied once however many nodes start together, every statement of sql/postgres
 // prepared against the migrated schema with its $name parameters in order, and an announcement
 // delivered to a listener only when its transaction commits.
