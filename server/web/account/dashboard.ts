@@ -2,16 +2,29 @@
 // grace for the old key), revoke. Every form of it returns to the organization it was about.
 import * as v from 'valibot';
 import type { Reply, Request } from '../../http.ts';
-import { dashboardPage, formErrorPage, keyLimitPage, newKeyPage, ROLL_GRACES, type DashboardInput, type DashboardNotice } from '../pages/account.ts';
+import {
+  dashboardPage,
+  formErrorPage,
+  keyAlreadyMadePage,
+  keyLimitPage,
+  newKeyPage,
+  ROLL_GRACES,
+  staleKeyFormPage,
+  type DashboardInput,
+  type DashboardNotice,
+} from '../pages/account.ts';
 import { unavailablePage } from '../pages/errors.ts';
 import { must, wallNow, type AccountContext, type Live } from './context.ts';
-import type { AccountRefusal } from '../../../ledger/accounts.ts';
+import { KeyForms, type Made } from './key-forms.ts';
+import { keyHint } from '../../../core/keys.ts';
+import type { AccountRefusal, OrgOfUser } from '../../../ledger/accounts.ts';
 
 const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
 const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
 
 export function dashboardRoutes(ctx: AccountContext) {
   const { site, log, config, accounts, csrf, sessionBinding, page, redirect, forbidden, liveSession, orgOf, signedInPost } = ctx;
+  const keyForms = new KeyForms(wallNow);
 
   const dashboardReply = async (
     s: Live,
@@ -40,6 +53,7 @@ export function dashboardRoutes(ctx: AccountContext) {
       notice,
       ...(invite === undefined ? {} : { invite }),
       nowMs: wallNow(),
+      formToken: () => keyForms.issue(),
     };
     return page(status, dashboardPage(site, input), route, status === 503 ? [['Retry-After', '60']] : []);
   };
@@ -62,14 +76,48 @@ export function dashboardRoutes(ctx: AccountContext) {
     return page(409, keyLimitPage(site, { live: r.live ?? r.max ?? 0, max: r.max ?? 0, orgId, roll }), route);
   };
 
+  /**
+   * A form that makes a key, sent once (key-forms.ts): `make` runs for the first POST of its
+   * token only, and answers with what it made (null: nothing, the form may be sent again).
+   */
+  const once = async (
+    ok: { s: Live; org: OrgOfUser; form: URLSearchParams },
+    route: string,
+    roll: boolean,
+    make: () => Promise<{ reply: Reply; made: Made | null }>,
+  ): Promise<Reply> => {
+    const claim = keyForms.claim(ok.s.sessionId, ok.form.get('once'));
+    switch (claim.kind) {
+      case 'malformed':
+        return page(400, formErrorPage(site), route);
+      case 'stale':
+        return page(409, staleKeyFormPage(site, ok.org.id), route);
+      case 'again':
+        log.info({ org: ok.org.id }, 'key form sent again: nothing made');
+        return page(409, keyAlreadyMadePage(site, { orgId: ok.org.id, hint: claim.made?.hint ?? null, roll }), route);
+      case 'first':
+        break;
+    }
+    let done: { reply: Reply; made: Made | null } | undefined;
+    try {
+      done = await make();
+      return done.reply;
+    } finally {
+      if (done?.made) keyForms.settle(claim.id, done.made);
+      else keyForms.release(claim.id);
+    }
+  };
+
   const createKey = async (req: Request): Promise<Reply> => {
     const route = 'web:/account/keys';
     const ok = await signedInPost(req, route);
     if ('status' in ok) return ok;
-    const made = await must(accounts.createKeyFor(ok.org.id, ok.s.userId));
-    if (!made.ok) return made.reason === 'too_many_keys' ? keyLimited(made, ok.org.id, false, route) : forbidden(route);
-    log.info({ org: ok.org.id, key_id: made.keyId }, 'key created on the website');
-    return page(200, newKeyPage(site, { key: made.key, nowMs: wallNow() }), route);
+    return once(ok, route, false, async () => {
+      const made = await must(accounts.createKeyFor(ok.org.id, ok.s.userId));
+      if (!made.ok) return { reply: made.reason === 'too_many_keys' ? keyLimited(made, ok.org.id, false, route) : forbidden(route), made: null };
+      log.info({ org: ok.org.id, key_id: made.keyId }, 'key created on the website');
+      return { reply: page(200, newKeyPage(site, { key: made.key, nowMs: wallNow() }), route), made: { hint: keyHint(made.key) } };
+    });
   };
 
   const rollKey = async (req: Request): Promise<Reply> => {
@@ -79,13 +127,18 @@ export function dashboardRoutes(ctx: AccountContext) {
     const keyId = ok.form.get('key_id') ?? '';
     const grace = v.safeParse(graceSchema, ok.form.get('grace'));
     if (!grace.success) return page(400, formErrorPage(site), route);
-    const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
-    const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
-    if (!made.ok && made.reason === 'too_many_keys') return keyLimited(made, ok.org.id, true, route);
-    // Unknown, another organization's, or no longer active: the list shows how things stand.
-    if (!made.ok || old === undefined) return redirect(backTo(ok.org.id), route);
-    log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
-    return page(200, newKeyPage(site, { key: made.key, replaces: { hint: old.hint, revokeAt: made.revokeAt }, nowMs: wallNow() }), route);
+    return once(ok, route, true, async () => {
+      const old = (await must(accounts.keysOf(ok.org.id))).find((k) => k.id === keyId);
+      const made = await must(accounts.rollKey(ok.org.id, ok.s.userId, keyId, Number(grace.output) * 1000));
+      if (!made.ok && made.reason === 'too_many_keys') return { reply: keyLimited(made, ok.org.id, true, route), made: null };
+      // Unknown, another organization's, or no longer active: the list shows how things stand.
+      if (!made.ok || old === undefined) return { reply: redirect(backTo(ok.org.id), route), made: null };
+      log.info({ org: ok.org.id, key_id: made.keyId, replaces: keyId, revoke_at: made.revokeAt }, 'key rolled on the website');
+      return {
+        reply: page(200, newKeyPage(site, { key: made.key, replaces: { hint: old.hint, revokeAt: made.revokeAt }, nowMs: wallNow() }), route),
+        made: { hint: keyHint(made.key) },
+      };
+    });
   };
 
   const revokeKey = async (req: Request): Promise<Reply> => {

@@ -237,12 +237,15 @@ export interface DashboardInput {
   readonly invite?: { readonly email: string; readonly error: string };
   /** The wall clock: a scheduled revocation that has come reads "Revoked". */
   readonly nowMs: number;
+  /** A new one-time token for each form that makes a key (server/web/account/key-forms.ts). */
+  readonly formToken: () => string;
 }
 
 /** A Pacific day (YYYY-MM-DD) as an instant inside it: its noon is within the day under either offset. */
 const middayOf = (day: string): string => `${day}T12:00:00-08:00`;
 
 const orgField = (org: OrgOfUser): Html => html`<input type="hidden" name="org" value="${org.id}">`;
+const onceField = (input: DashboardInput): Html => html`<input type="hidden" name="once" value="${input.formToken()}">`;
 
 /** Where a key stands at `nowMs`: revoked, past a roll's grace, rolling (still working), or active. */
 function keyPhase(k: KeySummary, nowMs: number): 'revoked' | 'rolled' | 'rolling' | 'active' {
@@ -268,11 +271,29 @@ function rollForm(input: DashboardInput, k: KeySummary): Html {
   const id = `grace-${k.id}`;
   const options = ROLL_GRACES.map(([value, label]) => html`<option value="${value}"${value === '86400' ? ' selected' : ''}>${label}</option>`);
   return html`<form method="post" action="/account/keys/roll" class="roll">
-${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">
+${csrfField(input.csrf)}${orgField(input.org)}${onceField(input)}<input type="hidden" name="key_id" value="${k.id}">
 <label for="${id}" class="visually-hidden">When the old key ${k.hint} stops</label>
 <select id="${id}" name="grace">${options}</select>
 <button type="submit" class="secondary">Roll<span class="visually-hidden"> key ${k.hint}</span></button>
 </form>`;
+}
+
+/**
+ * Revoke asks first: the button opens a dialog naming the key (a declarative popover, no script),
+ * and only its form revokes. A browser without popovers shows the dialog in place instead.
+ */
+function revokeStep(input: DashboardInput, k: KeySummary): Html {
+  const id = `revoke-${k.id}`;
+  return html`<button type="button" class="secondary" popovertarget="${id}">Revoke<span class="visually-hidden"> key ${k.hint}</span></button>
+<div id="${id}" popover class="confirm" role="dialog" aria-labelledby="${id}-h">
+<h3 id="${id}-h">Revoke key <code class="key-hint">${k.hint}</code>?</h3>
+<p>The API refuses it at once, wherever it is used. This cannot be undone; to replace a key without downtime, roll it instead.</p>
+<form method="post" action="/account/keys/revoke">
+${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">
+<button type="submit" class="danger">Revoke</button>
+<button type="button" class="secondary" popovertarget="${id}" popovertargetaction="hide">Cancel</button>
+</form>
+</div>`;
 }
 
 function keysSection(input: DashboardInput): Html {
@@ -281,14 +302,15 @@ function keysSection(input: DashboardInput): Html {
     // A working key can be revoked; only one not already rolling can be rolled.
     const actions =
       phase === 'active' || phase === 'rolling'
-        ? html`${phase === 'active' ? rollForm(input, k) : ''}${buttonForm('/account/keys/revoke', input.csrf, html`Revoke<span class="visually-hidden"> key ${k.hint}</span>`, html`${orgField(input.org)}<input type="hidden" name="key_id" value="${k.id}">`, true)}`
+        ? html`<div class="key-actions">${phase === 'active' ? rollForm(input, k) : ''}${revokeStep(input, k)}</div>`
         : '';
+    // On a narrow screen each row is a card: data-label names the cell its header named.
     return html`<tr>
-<td><code>${k.hint}</code></td>
-<td>${fullDate(k.created_at)}</td>
-<td>${k.last_used === null ? 'Never' : fullDate(middayOf(k.last_used))}</td>
-<td>${keyState(k, input.nowMs)}</td>
-<td class="key-actions">${actions}</td>
+<td data-label="Key"><code class="key-hint">${k.hint}</code></td>
+<td data-label="Created">${fullDate(k.created_at)}</td>
+<td data-label="Last used">${k.last_used === null ? 'Never' : fullDate(middayOf(k.last_used))}</td>
+<td data-label="State">${keyState(k, input.nowMs)}</td>
+<td class="key-actions-cell">${actions}</td>
 </tr>`;
   });
   return html`<section aria-labelledby="keys-h">
@@ -301,7 +323,7 @@ ${
 <tbody>${rows}</tbody>
 </table>`
 }
-${buttonForm('/account/keys', input.csrf, 'Create a key', orgField(input.org))}
+${buttonForm('/account/keys', input.csrf, 'Create a key', html`${orgField(input.org)}${onceField(input)}`)}
 <p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>
 </section>`;
 }
@@ -420,6 +442,33 @@ ${codeBlock(input.key, 'API key')}
 ${replaced}
 <p><a class="button" href="/account">Back to your account</a></p>`,
     true,
+  );
+}
+
+/** A form that makes a key, sent again (a reload, Back and resubmit): nothing new was made. */
+export function keyAlreadyMadePage(site: Site, input: { readonly orgId: string; readonly hint: string | null; readonly roll: boolean }): string {
+  const made =
+    input.hint === null
+      ? html`<p>This form was sent a moment ago and its key is being made; your dashboard lists it.</p>`
+      : html`<p>This form was already sent: it made the key ending <code class="key-hint">${input.hint}</code>, which was shown once, on the page that answered it. We keep only its last characters, so it cannot be shown again.</p>`;
+  return accountPage(
+    site,
+    input.roll ? 'Key already rolled' : 'Key already created',
+    html`<h1>${input.roll ? 'This key was already rolled' : 'This key was already created'}</h1>
+${made}
+<p>No other key was made. If you did not copy the key, roll it or revoke it on your dashboard, where it is listed by its last characters.</p>
+<p><a class="button" href="/account?org=${input.orgId}">Back to your account</a></p>`,
+  );
+}
+
+/** A key form this server can no longer tell apart from one already sent (see key-forms.ts). */
+export function staleKeyFormPage(site: Site, orgId: string): string {
+  return accountPage(
+    site,
+    'Form expired',
+    html`<h1>This form has expired</h1>
+<p>No key was made. Open your dashboard again and use the form there.</p>
+<p><a class="button" href="/account?org=${orgId}">Back to your account</a></p>`,
   );
 }
 

@@ -300,7 +300,12 @@ describe('the developer account in a real browser, through nginx over TLS', { sk
       page,
       (u) => u.pathname === '/account' && u.searchParams.get('notice') === 'revoked',
       async () => {
+        // Revoke asks first: a dialog naming the key, whose own Revoke sends the form.
         await button(page, `Revoke key ${keyHint(key)}`).click();
+        await page
+          .getByRole('dialog', { name: `Revoke key ${keyHint(key)}?` })
+          .getByRole('button', { name: 'Revoke', exact: true })
+          .click();
         assert.equal((await revoked).status(), 303);
         const t0 = performance.now();
         let status = 200;
