@@ -20,6 +20,7 @@ import { RECORDS_CSV, RECORDS_CSV_INDEX, RECORDS_FILE, RECORDS_INDEX, RecordStor
 import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
 import { GoneIndex } from '../snapshot/gone.ts';
 import { SEARCH_DB } from '../snapshot/search-db.ts';
+import { queryForms, type QueryWord } from '../core/stem.ts';
 import type { SearchQuery, SnapshotRef } from './protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
@@ -31,6 +32,7 @@ const KM_PER_DEGREE_LAT = 111.32;
  * a search is assembled from; request values never reach the text, only the parameters.
  */
 const FRAGMENTS = sqlSections('search_filters', 'fragment');
+const SUGGEST = sqlSections('search_suggest', 'query');
 const fragment = (name: string): string => {
   const f = FRAGMENTS.get(name);
   if (f === undefined) throw new Error(`sql/search_filters.sql has no fragment ${name}`);
@@ -45,7 +47,8 @@ export interface Shape {
   readonly categories: boolean;
   readonly excluded: boolean;
   readonly isFree: boolean;
-  readonly words: number;
+  /** Per word of q, how many prefixes it is matched by (core/stem.ts queryForms). */
+  readonly words: readonly number[];
   /** Words matched through the word table (no place filter) rather than each event's text. */
   readonly wordTable: boolean;
   readonly byDistance: boolean;
@@ -53,6 +56,15 @@ export interface Shape {
 
 const repeat = (name: string, n: number, joiner: string): string =>
   Array.from({ length: n }, (_, i) => fragment(name).replaceAll('{{i}}', String(i + 1))).join(joiner);
+
+/** Word i's filter: its fragment around one form per prefix ($word_i_j), with {{i}} and {{j}} filled. */
+function wordFilter(wordTable: boolean, i: number, forms: number): string {
+  const form = fragment(wordTable ? 'word_indexed_form' : 'word_form');
+  const each = Array.from({ length: forms }, (_, j) => form.replaceAll('{{j}}', String(j + 1)));
+  return fragment(wordTable ? 'word_indexed' : 'word')
+    .replace('{{forms}}', each.join(wordTable ? '\n  UNION ALL\n  ' : ' OR '))
+    .replaceAll('{{i}}', String(i + 1));
+}
 
 /** The search statement of a shape, or with `count`, its total-only twin (sql/search_count.sql). */
 export function searchSql(shape: Shape, count = false): string {
@@ -63,7 +75,7 @@ export function searchSql(shape: Shape, count = false): string {
     shape.categories ? fragment('categories') : '',
     shape.excluded ? fragment('excluded') : '',
     shape.isFree ? fragment('is_free') : '',
-    repeat(shape.wordTable ? 'word_indexed' : 'word', shape.words, '\n'),
+    shape.words.map((forms, i) => wordFilter(shape.wordTable, i, forms)).join('\n'),
   ].filter((f) => f !== '');
   return sqlFile(count ? 'search_count' : 'search')
     .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
@@ -92,6 +104,8 @@ export interface SearchPage {
   /** min(end_ms) over all matches, or null when nothing matched. */
   readonly firstEndMs: number | null;
   readonly rows: readonly PageRow[];
+  /** When q found nothing: q with each word no event matches replaced by the snapshot's nearest word, if that finds events; else null. */
+  readonly suggestion: string | null;
 }
 
 /**
@@ -146,6 +160,8 @@ const MAX_STATEMENTS = 256;
 /** A search's statement shape and its parameter values, named as sql/search_filters.sql names them. */
 interface BoundSearch {
   readonly query: SearchQuery;
+  readonly excluded: readonly string[];
+  readonly nowMs: number;
   readonly shape: Shape;
   readonly values: Record<string, DuckDBValue>;
   readonly types: Record<string, DuckDBType>;
@@ -160,7 +176,7 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number):
     categories: q.categories !== null,
     excluded: excludedBits !== 0n,
     isFree: q.isFree !== null,
-    words: q.words?.length ?? 0,
+    words: q.words?.map((w) => w.prefixes.length) ?? [],
     wordTable: q.geo === null && q.cities === null,
     byDistance: q.sort === 'distance' && q.geo !== null,
   };
@@ -189,13 +205,16 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number):
   if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
   if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
   if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
-  q.words?.forEach((w, i) => {
-    if (shape.wordTable) {
-      set(`word_${i + 1}`, w, VARCHAR);
-      set(`word_${i + 1}_next`, successor(w), VARCHAR);
-    } else set(`word_${i + 1}`, ` ${w}`, VARCHAR);
-  });
-  return { query: q, shape, values, types };
+  q.words?.forEach((w, i) =>
+    w.prefixes.forEach((p, j) => {
+      const name = `word_${i + 1}_${j + 1}`;
+      if (shape.wordTable) {
+        set(name, p, VARCHAR);
+        set(`${name}_next`, successor(p), VARCHAR);
+      } else set(name, ` ${p}`, VARCHAR);
+    }),
+  );
+  return { query: q, excluded, nowMs, shape, values, types };
 }
 
 /** A parameter of branch k of a batch: its own name, made apart from the other branches'. */
@@ -224,6 +243,7 @@ function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[
 export class SnapshotDb {
   private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
+  private suggestions: { known: Promise<DuckDBPreparedStatement>; closest: Promise<DuckDBPreparedStatement> } | null = null;
   private goneIndex: GoneIndex | null = null;
 
   readonly ref: SnapshotRef;
@@ -355,14 +375,58 @@ export class SnapshotDb {
       stats = (await rowsOf(counting))[0];
     }
     const firstEnd = stats?.[1];
+    const total = stats ? Number(stats[0]) : 0;
     return {
-      total: stats ? Number(stats[0]) : 0,
+      total,
+      suggestion: total === 0 && b.query.words !== null ? await this.suggest(b) : null,
       firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
       rows: rows.map((r) => {
         const rid = Number(r[2]);
         return { rid, id: this.records.idOf(rid), distanceKm: typeof r[3] === 'number' ? r[3] : null };
       }),
     };
+  }
+
+  /**
+   * "Did you mean": each word of q that matches no term of any event, replaced by the vocabulary's
+   * nearest word (within one edit for words of up to four letters, two beyond); offered only when
+   * some word was replaced and the search with the replacements finds events (same filters).
+   */
+  private async suggest(b: BoundSearch): Promise<string | null> {
+    const words = b.query.words as readonly QueryWord[];
+    const st = (this.suggestions ??= {
+      known: this.conn.prepare(SUGGEST.get('known') as string),
+      closest: this.conn.prepare(SUGGEST.get('closest') as string),
+    });
+    const known = await st.known;
+    const closest = await st.closest;
+    let replaced = false;
+    const out: string[] = [];
+    for (const w of words) {
+      let found = false;
+      for (const p of w.prefixes) {
+        known.bind({ word: p, word_next: successor(p) }, { word: VARCHAR, word_next: VARCHAR });
+        if ((await rowsOf(known))[0]?.[0] === true) {
+          found = true;
+          break;
+        }
+      }
+      if (found) {
+        out.push(w.word);
+        continue;
+      }
+      closest.bind({ word: w.word, len: [...w.word].length, max: w.word.length <= 4 ? 1 : 2 }, { word: VARCHAR, len: INTEGER, max: INTEGER });
+      const near = (await rowsOf(closest))[0]?.[0];
+      if (typeof near !== 'string') return null;
+      out.push(near);
+      replaced = true;
+    }
+    if (!replaced) return null;
+    const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs);
+    const counting = await this.statement(retry.shape, true);
+    counting.bind(retry.values, retry.types);
+    const n = (await rowsOf(counting))[0]?.[0];
+    return n !== undefined && Number(n) > 0 ? out.join(' ') : null;
   }
 
   close(): void {
@@ -374,10 +438,11 @@ export class SnapshotDb {
         (d) => d.destroySync(),
         () => undefined,
       );
-    void this.lookup?.then(
-      (d) => d.destroySync(),
-      () => undefined,
-    );
+    for (const st of [this.lookup, this.suggestions?.known, this.suggestions?.closest])
+      void st?.then(
+        (d) => d.destroySync(),
+        () => undefined,
+      );
     this.conn.closeSync();
     this.instance.closeSync();
   }

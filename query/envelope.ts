@@ -44,6 +44,8 @@ export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordSt
     Buffer.from(
       `],"total":${page.total},"limit":${q.limit},"offset":${q.offset},` +
         `"next_offset":${JSON.stringify(next)},"truncated":${truncated},` +
+        // Only when q found nothing and another q would find something (query/db.ts suggest).
+        (page.suggestion !== null ? `"did_you_mean":${JSON.stringify(page.suggestion)},` : '') +
         `"attribution":${JSON.stringify(task.attribution)}}`,
     ),
   );

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { GoneEvent } from '../snapshot/gone.ts';
+import type { QueryWord } from '../core/stem.ts';
 
 // What crosses between the server's main thread and the query workers: types only. Workers never
 // throw across the thread boundary; a failure comes back as data ({ok: false, code, detail}).
@@ -23,8 +24,8 @@ export interface SearchQuery {
   readonly ages: { readonly loMonths: number; readonly hiMonths: number } | null;
   /** Sorted, distinct slugs; any matches. */
   readonly categories: readonly string[] | null;
-  /** Folded words, distinct; each must prefix a word of the event. */
-  readonly words: readonly string[] | null;
+  /** The words of q in order (core/stem.ts queryForms): each must match, by one of its prefixes. */
+  readonly words: readonly QueryWord[] | null;
   readonly isFree: boolean | null;
   /** An explicit overlap range (inclusive epoch ms), or 'upcoming': not ended at the time of the query. */
   readonly range: { readonly fromMs: number; readonly toMs: number } | 'upcoming';

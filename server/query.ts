@@ -8,6 +8,7 @@ import { ApiError } from './errors.ts';
 import { DEFAULT_RADIUS_KM, type SearchParams, type WeekSpec } from './params.ts';
 import { ZONE } from '../core/zone.ts';
 import { fold, words } from '../core/text.ts';
+import { queryForms } from '../core/stem.ts';
 
 export interface QueryContext {
   /** Folded city name → the name as published, for the snapshot the request will be answered from. */
@@ -76,7 +77,8 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
   if (p.week) range = weekRange(p.week, ctx.now);
   else if (p.start_date || p.end_date) range = { fromMs: p.start_date?.startMs ?? 0, toMs: p.end_date?.endMs ?? Number.MAX_SAFE_INTEGER };
 
-  const qWords = p.q === undefined ? null : sortedDistinct(words(p.q));
+  // In order, not sorted: a compound is made of neighbours ("story time" is not "time story").
+  const qWords = p.q === undefined ? null : queryForms(words(p.q));
   return {
     cities,
     geo: p.lat !== undefined && p.lng !== undefined ? { lat: p.lat, lng: p.lng, radiusKm: p.radius_km ?? DEFAULT_RADIUS_KM } : null,
@@ -98,7 +100,7 @@ export function queryKey(q: SearchQuery): string {
     q.geo && [q.geo.lat, q.geo.lng, q.geo.radiusKm],
     q.ages && [q.ages.loMonths, q.ages.hiMonths],
     q.categories,
-    q.words,
+    q.words && q.words.map((w) => [w.word, ...w.prefixes]),
     q.isFree,
     q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs],
     q.sort,

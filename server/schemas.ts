@@ -62,6 +62,14 @@ export const EventListSchema = v.strictObject({
   offset: v.number(),
   next_offset: v.nullable(v.number()),
   truncated: v.pipe(v.boolean(), v.description('The page was cut short by the monthly record quota')),
+  did_you_mean: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        "Only when q found nothing: q with each word no event contains replaced by the snapshot's nearest word (at most two edits), given only when that q finds events",
+      ),
+    ),
+  ),
   attribution: v.strictObject({ text: v.string(), url: v.string() }),
 });
 

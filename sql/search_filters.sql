@@ -30,18 +30,27 @@ AND (category_bits & $excluded_bits) = 0
 AND is_free = $is_free
 
 -- fragment: word
--- $word_i is ' ' || the folded word: it must start a word of search_text (' w1 w2 …'). Used with
--- a place filter (city, radius), whose pruned rows are few enough to test each one's text.
-AND contains(search_text, $word_{{i}})
+-- Each of $word_i_j is ' ' || a prefix of q's word i (core/stem.ts queryForms: the word, its stem,
+-- its compounds with its neighbours): one must start a term of search_text (' w1 w2 … ~ t1 …').
+-- Used with a place filter (city, radius), whose pruned rows are few enough to test each one's text.
+AND ({{forms}})
+
+-- fragment: word_form
+contains(search_text, $word_{{i}}_{{j}})
 
 -- fragment: word_indexed
--- Without a place filter: the folded word must start a word of the event (sql/search_db_words.sql);
--- its rows are the range [$word_i, $word_i_next), pruned by the word table's order, within the
--- search's dates. A contains() over every event's text cost 190 ns a row.
+-- Without a place filter: one of word i's prefixes must start a term of the event
+-- (sql/search_db_words.sql); each prefix's rows are the range [$word_i_j, $word_i_j_next), pruned
+-- by the word table's order, within the search's dates. One scan per prefix, joined by UNION ALL:
+-- each keeps its own range for the zone maps, which an OR of ranges in one scan would not.
+-- A contains() over every event's text cost 190 ns a row.
 AND rid IN (
-  SELECT rid FROM words
-  WHERE word >= $word_{{i}} AND word < $word_{{i}}_next AND end_ms >= $from_ms AND start_ms <= $to_ms
+  {{forms}}
 )
+
+-- fragment: word_indexed_form
+SELECT rid FROM words
+WHERE word >= $word_{{i}}_{{j}} AND word < $word_{{i}}_{{j}}_next AND end_ms >= $from_ms AND start_ms <= $to_ms
 
 -- fragment: order_start
 ord

@@ -13,6 +13,7 @@ import { defaultVenue, feedIsElsewhere, formatAddress, placeInTitle, resolveVenu
 import type { EventRow } from '../../core/record.ts';
 import { LA } from '../../core/zone.ts';
 import { fold, words } from '../../core/text.ts';
+import { indexTerms } from '../../core/stem.ts';
 import { eventId } from '../../core/ids.ts';
 
 const CANCEL_PREFIX = /^\s{0,4}[[(]?\s{0,2}(?:canceled|cancelled|canceling|cancelling)\s{0,2}[\])]?\s{0,4}(?:[-–—:|!]\s{0,4})?/i;
@@ -163,16 +164,17 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
 }
 
 /**
- * " w1 w2 …": the distinct folded words of exactly the served fields the q filter searches (title,
- * summary, description, venue name, organizer, tags). Recomputed whenever a merge or a venue
- * spelling changes those fields, so q never matches text the record does not show.
+ * " w1 w2 … ~ t1 t2 …": the distinct folded words of exactly the served fields the q filter
+ * searches (title, summary, description, venue name, organizer, tags), then, after " ~ " when there
+ * are any, the other terms q matches them by (core/stem.ts indexTerms: compounds of neighbouring
+ * words and stems). A q prefix never starts with "~", so both halves are searched alike; the
+ * search database's vocabulary ("did you mean") reads only the first. Recomputed whenever a merge
+ * or a venue spelling changes those fields, so q never matches text the record does not show.
  */
 export function searchText(r: Pick<EventRow, 'title' | 'summary' | 'description' | 'venue_name' | 'organizer' | 'tags'>): string {
-  const out = new Set<string>();
-  for (const text of [r.title, r.summary, r.description, r.venue_name, r.organizer, ...r.tags]) {
-    if (text) for (const w of words(text)) out.add(w);
-  }
-  return ` ${[...out].join(' ')}`;
+  const fields = [r.title, r.summary, r.description, r.venue_name, r.organizer, ...r.tags].filter((t): t is string => !!t).map((t) => words(t));
+  const terms = indexTerms(fields);
+  return ` ${terms.words.join(' ')}${terms.extra.length ? ` ~ ${terms.extra.join(' ')}` : ''}`;
 }
 
 export interface Normalized {

@@ -11,11 +11,11 @@ import Database from 'better-sqlite3';
 import { REPO_ROOT } from '../../core/config.ts';
 import { searchSql } from '../../query/db.ts';
 import { ledgerQuery, ledgerQueryNames } from '../../ledger/sqlite/store.ts';
-import { pathLiteral, sqlFile } from '../../core/sql.ts';
+import { pathLiteral, sqlFile, sqlSections } from '../../core/sql.ts';
 import { SEARCH_DB, writeSearchDb } from '../../snapshot/search-db.ts';
 
 /** Files the query worker runs; search_db_* create the tables the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'event_by_id'];
+const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'search_suggest', 'event_by_id'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -58,14 +58,15 @@ test('every sql file prepares against the schema it runs on', async () => {
     const query = await (await DuckDBInstance.create(path.join(dir, SEARCH_DB), { access_mode: 'READ_ONLY' })).connect();
     await query.run(sqlFile('search_macros'));
     await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
+    for (const [name, text] of sqlSections('search_suggest', 'query')) await assert.doesNotReject(query.prepare(text), `search_suggest ${name}`);
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
     for (let mask = 0; mask < 1 << 6; mask++) {
       for (const [cities, words, wordTable] of [
-        [0, 0, false],
-        [1, 3, false],
-        [2, 1, false],
-        [0, 2, true],
+        [0, [], false],
+        [1, [1, 3, 2], false],
+        [2, [2], false],
+        [0, [1, 4], true],
       ] as const) {
         const geo = (mask & 1) !== 0;
         const shape = {

@@ -31,6 +31,8 @@ export interface BrowseInput {
     readonly limit: number;
     readonly prevHref: string | null;
     readonly nextHref: string | null;
+    /** When q found nothing: the q the snapshot's own words suggest (the API's did_you_mean) and the same search with it. */
+    readonly suggestion?: { readonly q: string; readonly href: string } | null;
   };
   /** webcal:// URL of the same search as iCalendar. */
   readonly subscribeHref: string | null;
@@ -252,7 +254,11 @@ function results(input: BrowseInput): Html {
   const res = input.results;
   if (res === null) return html``;
   if (res.records.length === 0) {
-    return html`<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>
+    const hint = res.suggestion
+      ? html`<p class="suggestion">Did you mean <a href="${res.suggestion.href}">${res.suggestion.q}</a>?</p>
+`
+      : '';
+    return html`${hint}<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>
 ${pagination(res.prevHref, null)}`;
   }
   const groups = dayGroups(res.records, input.nowMs).map(

@@ -13,6 +13,7 @@ import { issuesToErrors, parseQuery } from '../../querystring.ts';
 import { RateLimiter } from '../../ratelimit.ts';
 import type { LoadedSnapshot } from '../../snapshots.ts';
 import type { CalendarInfo, SearchQuery } from '../../../query/protocol.ts';
+import type { EventRecord } from '../../../core/record.ts';
 import { ICS_CONTENT_TYPE } from '../../../query/ical.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../core/taxonomy.ts';
 import { browsePage, type BrowseInput } from '../pages/browse.ts';
@@ -103,7 +104,7 @@ export function clientKey(address: string): string {
 }
 
 export function listingRoutes(ctx: SiteContext) {
-  const { svc, config, site, htmlReply, page, runSearch, search, listedKey, queryOf } = ctx;
+  const { svc, config, site, htmlReply, page, runSearch, listedKey, queryOf } = ctx;
 
   /**
    * The plan keyless browsing follows, as the ledger has it now (the meter mirrors the plans, so
@@ -172,21 +173,25 @@ export function listingRoutes(ctx: SiteContext) {
       throw err;
     }
     return page(req, route, `browse\0${pagePath}\0${queryKey(query)}\0${filterQuery(l.values)}\0${listedKey(plan)}`, async (signal) => {
-      const found = await search(snap, query, plan.excludedCategories, signal);
-      const pageHref = (offset: number): string => {
+      // The envelope as the API serves it, did_you_mean included: the website suggests what the API does.
+      const r = await runSearch(snap, query, plan.excludedCategories, 'json', null, signal);
+      const found = JSON.parse(Buffer.from(r.body).toString('utf8')) as { events: EventRecord[]; total: number; did_you_mean?: string };
+      const pageHref = (offset: number, q?: string): string => {
         const vals = { ...l.values };
         for (const k of Object.keys(fixed)) delete vals[k];
         if (offset > 0) vals.offset = String(offset);
         else delete vals.offset;
+        if (q !== undefined) vals.q = q;
         return withQuery(pagePath, filterQuery(vals, []));
       };
+      const suggestion = found.did_you_mean === undefined ? null : { q: found.did_you_mean, href: pageHref(0, found.did_you_mean) };
       const prev = query.offset > 0 ? pageHref(Math.max(0, query.offset - query.limit)) : null;
       const next = query.offset + query.limit < found.total && query.offset + query.limit <= MAX_OFFSET ? pageHref(query.offset + query.limit) : null;
       const html = browsePage(
         site,
-        base({ records: found.records, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next }, []),
+        base({ records: found.events, total: found.total, offset: query.offset, limit: query.limit, prevHref: prev, nextHref: next, suggestion }, []),
       );
-      return { body: html, validUntilMs: found.validUntilMs };
+      return { body: html, validUntilMs: r.validUntilMs };
     });
   };
 
