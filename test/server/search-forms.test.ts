@@ -4,56 +4,12 @@
 // contract's words and the snapshot's rows: its own folding, the Porter2 package called directly,
 // its own joins of neighbouring words, and none of core/stem.ts's shortcuts (it stems every term).
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
+import { matches, terms } from './q-oracle.ts';
 import { get, NOW, sampleFixture, startTestServer, type Fixture, type OracleRow, type TestServer } from './helpers.ts';
 
-const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (w: string) => string;
 const EXCLUDED = ['seasonal', 'festivals'];
 const LIMIT = 50;
-
-const fold = (s: string): string => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
-const wordsOf = (s: string): string[] => fold(s).match(/[\p{L}\p{N}]+/gu) ?? [];
-const letters = (w: string): boolean => /^\p{L}+$/u.test(w);
-const stemOf = (w: string): string => (w.length > 2 && letters(w) ? porter2(w) : w);
-/** Two neighbours as one compound: both letters, two or more each, 24 together at most. */
-const join = (a: string, b: string): string | null => (a.length >= 2 && b.length >= 2 && a.length + b.length <= 24 && letters(a) && letters(b) ? a + b : null);
-
-const termCache = new Map<string, readonly string[]>();
-/** Every term q may start: the words, their neighbours' joins within a field, and the stem of each. */
-function terms(r: OracleRow): readonly string[] {
-  let t = termCache.get(r.id);
-  if (!t) {
-    const out = new Set<string>();
-    for (const text of [r.title, r.summary, r.description, r.venue_name, r.organizer, ...r.tags]) {
-      const ws = text ? wordsOf(text) : [];
-      ws.forEach((w, i) => {
-        out.add(w);
-        const j = i > 0 ? join(ws[i - 1] as string, w) : null;
-        if (j) out.add(j);
-      });
-    }
-    for (const x of [...out]) out.add(stemOf(x));
-    t = [...out];
-    termCache.set(r.id, t);
-  }
-  return t;
-}
-
-/** Each word of q matches by itself, its stem, or its join with a neighbour (or that join's stem). */
-function matches(r: OracleRow, q: string): boolean {
-  const qs = wordsOf(q);
-  const ts = terms(r);
-  return qs.every((w, i) => {
-    const forms = [w, stemOf(w)];
-    for (const j of [i - 1, i + 1]) {
-      const n = qs[j];
-      const c = n === undefined ? null : j < i ? join(n, w) : join(w, n);
-      if (c) forms.push(c, stemOf(c));
-    }
-    return ts.some((t) => forms.some((f) => t.startsWith(f)));
-  });
-}
 
 /** Upcoming events matching q, in the listing's order (start, then id). */
 function oracle(rows: readonly OracleRow[], q: string): string[] {

@@ -20,6 +20,7 @@ import {
   type OracleRow,
   type TestServer,
 } from './helpers.ts';
+import { matches } from './q-oracle.ts';
 
 type EventList = v.InferOutput<typeof EventListSchema>;
 type EventRecord = EventList['events'][number];
@@ -123,8 +124,8 @@ function oracle(rows: readonly OracleRow[], p: Params): Expected {
     if (cats && !r.categories.some((c) => cats.includes(c))) continue;
     if (isFree !== null && r.is_free !== isFree) continue;
     if (qWords) {
-      const ws = rowWords(r);
-      if (!qWords.every((q) => ws.some((w) => w.startsWith(q)))) continue;
+      // The amended contract: singular and plural, compounds apart or together (./q-oracle.ts).
+      if (!matches(r, p.q as string)) continue;
     }
     if (geo) {
       const d = haversineKm(geo.lat, geo.lng, r.venue_lat, r.venue_lng);
