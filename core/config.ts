@@ -76,6 +76,8 @@ const EnvSchema = v.object({
   QUERY_TIMEOUT_MS: wholeNumber('2000', 10, 600_000),
   CACHE_MAX_MB: wholeNumber('256', 0, 65_536),
   DEMO_RATE_PER_MINUTE: wholeNumber('30', 1, 100_000_000),
+  WEB_LISTINGS_PER_MINUTE: wholeNumber('60', 1, 100_000_000),
+  WEB_CALENDARS_PER_MINUTE: wholeNumber('10', 1, 100_000_000),
   TRUST_PROXY: flag('false'),
   SNAPSHOT_POLL_MS: wholeNumber('1000', 50, 3_600_000),
   DRAIN_TIMEOUT_MS: wholeNumber('10000', 0, 600_000),
@@ -152,6 +154,10 @@ export interface Config {
   readonly cacheMaxBytes: number;
   /** Keyless demo calls allowed per client address per minute. */
   readonly demoRatePerMinute: number;
+  /** Website listing pages (browse, city, category, search) per client address per minute, without a key. */
+  readonly webListingsPerMinute: number;
+  /** Website calendar downloads of a search (.ics) per client address per minute. */
+  readonly webCalendarsPerMinute: number;
   /** Take the client address from the last X-Forwarded-For hop (behind one trusted proxy). */
   readonly trustProxy: boolean;
   /** How often `current` is re-read, besides the directory watch. */
@@ -227,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     queryTimeoutMs: e.QUERY_TIMEOUT_MS,
     cacheMaxBytes: e.CACHE_MAX_MB * 1024 * 1024,
     demoRatePerMinute: e.DEMO_RATE_PER_MINUTE,
+    webListingsPerMinute: e.WEB_LISTINGS_PER_MINUTE,
+    webCalendarsPerMinute: e.WEB_CALENDARS_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
     snapshotPollMs: e.SNAPSHOT_POLL_MS,
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,

@@ -131,6 +131,9 @@ export async function startServer(o: ServerOptions): Promise<Child> {
       LOG_LEVEL: o.logLevel,
       POOL_THREADS: String(o.poolThreads),
       DEMO_RATE_PER_MINUTE: '100000000',
+      // The website's per-address limits would answer a load test from one address with 429 pages.
+      WEB_LISTINGS_PER_MINUTE: '100000000',
+      WEB_CALENDARS_PER_MINUTE: '100000000',
       ...o.env,
     },
     stdio: ['ignore', fd, fd],

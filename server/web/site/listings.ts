@@ -36,8 +36,6 @@ const BROWSE_LIMIT = 20;
  * lets such bursts through whole and refills continuously. Beyond it: a 429 page with Retry-After
  * that points programs at the API. Event pages and their .ics are not counted (see README).
  */
-export const LISTING_PAGES_PER_MINUTE = 60;
-export const CALENDARS_PER_MINUTE = 10;
 
 /** Everything a browse-like page is asked: the filters as given (empty fields dropped) and their parse. */
 interface Listing {
@@ -122,9 +120,10 @@ export function listingRoutes(ctx: SiteContext) {
   const unlistedOf = (p: SearchParams, plan: Plan): string[] => [...new Set(p.category ?? [])].filter((c) => plan.excludedCategories.includes(c)).sort();
 
   /** Per client address: null when allowed, else the 429 page. HEAD and 304 count as well (each is a request). */
-  const limiter = new RateLimiter(LISTING_PAGES_PER_MINUTE);
+  // WEB_LISTINGS_PER_MINUTE and WEB_CALENDARS_PER_MINUTE (60 and 10 by default); a load test raises them.
+  const limiter = new RateLimiter(config.webListingsPerMinute);
   const throttled = (req: Request, route: string, what: 'listing' | 'calendar'): Reply | null => {
-    const perMinute = what === 'listing' ? LISTING_PAGES_PER_MINUTE : CALENDARS_PER_MINUTE;
+    const perMinute = what === 'listing' ? config.webListingsPerMinute : config.webCalendarsPerMinute;
     const verdict = limiter.take(`${what}\0${clientKey(req.remoteAddress)}`, perMinute);
     if (verdict.allowed) return null;
     const retry = String(Math.max(1, verdict.retryAfterS));

@@ -17,9 +17,12 @@ import { DateTime } from 'luxon';
 import { get, NOW, provisionKey, startTestServer, type OracleRow, type TestServer } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
-import { CALENDARS_PER_MINUTE, LISTING_PAGES_PER_MINUTE } from '../../../server/web/site/listings.ts';
+import { loadConfig } from '../../../core/config.ts';
 import { CATEGORY_LABELS, type CategorySlug } from '../../../core/taxonomy.ts';
 import { webFixture, type WebFixture } from './fixture.ts';
+
+// The limits the test server runs with: the defaults (its environment sets neither).
+const { webListingsPerMinute: LISTING_PAGES_PER_MINUTE, webCalendarsPerMinute: CALENDARS_PER_MINUTE } = loadConfig({});
 
 let fx: WebFixture;
 /** As the server runs alone: the client address is the socket's. */
