@@ -149,8 +149,9 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
       `SELECT venue_city AS name, city_key AS key FROM ev WHERE ${eligible} AND venue_city IS NOT NULL GROUP BY ALL ORDER BY count(*) DESC, name LIMIT 100`,
     );
     // A fixed sample keeps 10M events affordable; the repeatable seed keeps the list stable between runs.
+    // Only the words as written (before " ~ "): the stems and joins after it are not what people type.
     const words = await rowsOf<{ w: string }>(
-      `SELECT w FROM (SELECT unnest(string_split(trim(search_text), ' ')) AS w FROM ev WHERE ${eligible} USING SAMPLE 20000 ROWS (reservoir, 7))
+      `SELECT w FROM (SELECT unnest(string_split(trim(split_part(search_text, ' ~ ', 1)), ' ')) AS w FROM ev WHERE ${eligible} USING SAMPLE 20000 ROWS (reservoir, 7))
        WHERE length(w) >= 4 AND NOT regexp_matches(w, '^[0-9]+$') GROUP BY w ORDER BY count(*) DESC, w LIMIT 60`,
     );
     return {
