@@ -37,6 +37,7 @@ export interface JsonSchema {
   readonly maxItems?: number;
   readonly items?: JsonSchema;
   readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly required?: readonly string[];
   readonly anyOf?: readonly JsonSchema[];
   readonly oneOf?: readonly JsonSchema[];
   readonly 'x-values-from'?: string;
