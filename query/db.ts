@@ -180,7 +180,8 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number):
     wordTable: q.geo === null && q.cities === null,
     byDistance: q.sort === 'distance' && q.geo !== null,
   };
-  const range = q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range;
+  const range =
+    q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range.fromNow ? { fromMs: Math.max(q.range.fromMs, nowMs), toMs: q.range.toMs } : q.range;
   const values: Record<string, DuckDBValue> = { from_ms: BigInt(Math.trunc(range.fromMs)), to_ms: BigInt(Math.trunc(range.toMs)) };
   const types: Record<string, DuckDBType> = { from_ms: BIGINT, to_ms: BIGINT };
   const set = (name: string, value: DuckDBValue, type: DuckDBType): void => {

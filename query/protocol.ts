@@ -27,8 +27,12 @@ export interface SearchQuery {
   /** The words of q in order (core/stem.ts queryForms): each must match, by one of its prefixes. */
   readonly words: readonly QueryWord[] | null;
   readonly isFree: boolean | null;
-  /** An explicit overlap range (inclusive epoch ms), or 'upcoming': not ended at the time of the query. */
-  readonly range: { readonly fromMs: number; readonly toMs: number } | 'upcoming';
+  /**
+   * An explicit overlap range (inclusive epoch ms), or 'upcoming': not ended at the time of the
+   * query. `fromNow`: the range starts no earlier than the time of the query (week=current: the rest
+   * of this week, nothing that has ended).
+   */
+  readonly range: { readonly fromMs: number; readonly toMs: number; readonly fromNow?: true } | 'upcoming';
   readonly sort: 'start' | 'distance';
   readonly limit: number;
   readonly offset: number;

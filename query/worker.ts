@@ -225,7 +225,8 @@ function headOf(task: SearchTask, p: Paged, etag: string): PageHead {
     count: p.page.rows.length,
     nextOffset: p.next,
     truncated: p.truncated,
-    validUntilMs: task.query.range === 'upcoming' ? p.page.firstEndMs : null,
+    // Measured from now: exact until its earliest-ending match ends (none can start matching later).
+    validUntilMs: task.query.range === 'upcoming' || task.query.range.fromNow ? p.page.firstEndMs : null,
     etag,
   };
 }

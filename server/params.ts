@@ -244,7 +244,7 @@ const searchEntries = (maxLimit: number, defaultLimit: number) => ({
   end_date: doc(dateBound(), 'Range end, inclusive: YYYY-MM-DD (the whole day, to its last instant) or an RFC 3339 date-time with offset, as for start_date.'),
   week: doc(
     week(),
-    'current, next, or an ISO week YYYY-Www: Monday 00:00 to Sunday end, America/Los_Angeles. Every year has W01–W52; ' +
+    'current, next, or an ISO week YYYY-Www: Monday 00:00 to Sunday end, America/Los_Angeles; current keeps only the events that have not ended yet (the rest of this week). Every year has W01–W52; ' +
       'W53 exists only in long ISO years (those starting on a Thursday, and leap years starting on a Wednesday), and the pattern admits it for exactly those.',
   ),
   sort: doc(v.picklist(['start', 'distance'], 'must be start or distance'), 'start (default: start time, then id) or distance.'),

@@ -74,7 +74,8 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
   }
 
   let range: SearchQuery['range'] = 'upcoming';
-  if (p.week) range = weekRange(p.week, ctx.now);
+  // week=current keeps only what has not ended (contract, amended 2026-11-26): the week from now on.
+  if (p.week) range = p.week.kind === 'current' ? { ...weekRange(p.week, ctx.now), fromNow: true } : weekRange(p.week, ctx.now);
   else if (p.start_date || p.end_date) range = { fromMs: p.start_date?.startMs ?? 0, toMs: p.end_date?.endMs ?? Number.MAX_SAFE_INTEGER };
 
   // In order, not sorted: a compound is made of neighbours ("story time" is not "time story").
@@ -102,7 +103,7 @@ export function queryKey(q: SearchQuery): string {
     q.categories,
     q.words && q.words.map((w) => [w.word, ...w.prefixes]),
     q.isFree,
-    q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs],
+    q.range === 'upcoming' ? 'upcoming' : [q.range.fromMs, q.range.toMs, q.range.fromNow === true],
     q.sort,
     q.limit,
     q.offset,

@@ -109,7 +109,8 @@ function oracle(rows: readonly OracleRow[], p: Params): Expected {
   const ages = p.age_min === undefined && p.age_max === undefined ? null : { lo: Number(p.age_min ?? '0') * 12, hi: Number(p.age_max ?? '18') * 12 + 11 };
   const isFree = p.is_free === undefined ? null : p.is_free === 'true' || p.is_free === '1';
   let range: { from: number; to: number };
-  if (p.week !== undefined) range = weekBounds(p.week);
+  // week=current: the rest of this week, nothing already ended (contract, amended 2026-11-26).
+  if (p.week !== undefined) range = p.week === 'current' ? { ...weekBounds(p.week), from: NOW.getTime() } : weekBounds(p.week);
   else if (p.start_date !== undefined || p.end_date !== undefined)
     range = { from: p.start_date === undefined ? -Infinity : bound(p.start_date, 'from'), to: p.end_date === undefined ? Infinity : bound(p.end_date, 'to') };
   else range = { from: NOW.getTime(), to: Infinity };
@@ -682,6 +683,18 @@ describe('week', () => {
       if (week === '2026-W49') assert.equal(monday.toISODate(), '2026-11-30');
       const { exp } = await expectSearch({ week });
       nonTrivial(exp, allowed.length, `week=${week}`);
+      if (week === 'current') {
+        // The case the contract's amendment is about: this week holds events that ended before now,
+        // and the answer leaves every one of them out.
+        const ended = allowed.filter((r) => r.start_ms <= b.to && r.end_ms >= b.from && r.end_ms < NOW.getTime());
+        assert.ok(ended.length > 0, 'the snapshot has events of this week that ended before now');
+        const served = new Set(exp.ids);
+        assert.deepEqual(
+          ended.filter((r) => served.has(r.id)).map((r) => r.id),
+          [],
+          'no ended event is served',
+        );
+      }
     });
   }
 });
