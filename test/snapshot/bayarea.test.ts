@@ -55,7 +55,7 @@ test('the data file records where each input came from, and its generator refuse
   };
   for (const spec of [p.counties.package, p.zips.package]) {
     const [name, version] = spec.split('@') as [string, string];
-    const installed = JSON.parse(readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string };
+    const installed = JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string };
     assert.equal(installed.version, version, spec);
     assert.ok(pkg.dependencies[name] ?? pkg.devDependencies[name], `${name} is no dependency`);
   }
