@@ -342,7 +342,7 @@ function usageSection(input: DashboardInput): Html {
 <div><dt>Requests</dt><dd data-usage="requests">${count(u.requests.count)}</dd></div>
 <div><dt>Resets (Pacific time)</dt><dd><time datetime="${u.period.resets_at}">${whenText(u.period.resets_at, null)}</time></dd></div>
 </dl>
-${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10), ...(u.by_day.length ? { through: u.by_day[u.by_day.length - 1]!.date } : {}) })}`;
+${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10), limit: u.records.limit, ...(u.by_day.length ? { through: u.by_day[u.by_day.length - 1]!.date } : {}) })}`;
   return html`<section aria-labelledby="usage-h">
 <h2 id="usage-h">This month</h2>
 ${body}

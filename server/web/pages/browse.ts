@@ -45,6 +45,11 @@ export interface BrowseInput {
    * the plan it browses under: the page says so, and where they are listed.
    */
   readonly unlisted?: { readonly categories: readonly string[]; readonly planName: string };
+  /**
+   * What a page without results says: whether the visitor set filters beyond the one the page's
+   * path fixes (only then is "try fewer filters" advice), and that fixed city or category's name.
+   */
+  readonly empty?: { readonly filtered: boolean; readonly scope: string | null };
   readonly nowMs: number;
 }
 
@@ -250,6 +255,19 @@ function unlistedNotice(u: NonNullable<BrowseInput['unlisted']>): Html {
 `;
 }
 
+/**
+ * Why a page lists nothing, and where to go instead. Only filters the visitor set can be relaxed:
+ * a city's or a category's own page with none set has simply nothing coming up, and says so.
+ */
+function emptyMessage(input: BrowseInput, total: number): Html {
+  const empty = input.empty ?? { filtered: true, scope: null };
+  // Paged past the end of results that exist.
+  if (total > 0) return html`<p class="empty">No events on this page, of ${events(total)}.</p>`;
+  if (empty.filtered) return html`<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>`;
+  if (empty.scope === null) return html`<p class="empty">There are no upcoming events right now. <a href="/">Back to the home page</a>.</p>`;
+  return html`<p class="empty">There are no upcoming events in ${empty.scope} right now. <a href="/events">See all upcoming events</a>, or <a href="/">pick another city or category</a>.</p>`;
+}
+
 function results(input: BrowseInput): Html {
   const res = input.results;
   if (res === null) return html``;
@@ -258,7 +276,7 @@ function results(input: BrowseInput): Html {
       ? html`<p class="suggestion">Did you mean <a href="${res.suggestion.href}">${res.suggestion.q}</a>?</p>
 `
       : '';
-    return html`${hint}<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>
+    return html`${hint}${emptyMessage(input, res.total)}
 ${pagination(res.prevHref, null)}`;
   }
   const groups = dayGroups(res.records, input.nowMs).map(

@@ -5,9 +5,15 @@ import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attribution } from '../../terms.ts';
 
+/**
+ * Every count here is the total of the listing it links to (site/home.ts asks the listings for
+ * them): upcoming events, in the categories keyless browsing lists.
+ */
 export interface HomeInput {
-  readonly cities: readonly string[];
+  /** Every city of the snapshot, with the events its page lists now (0: nothing coming up). */
+  readonly cities: readonly { readonly name: string; readonly events: number }[];
   readonly categories: readonly { readonly slug: string; readonly name: string; readonly events: number }[];
+  /** The events /events lists now. */
   readonly totalEvents: number;
   /** When the snapshot was built (ISO). */
   readonly updatedAt: string;
@@ -67,16 +73,43 @@ ${options}
 </form>`;
 }
 
-function cityList(cities: readonly string[]): Html {
-  if (cities.length === 0) return html`<p>No cities have events right now.</p>`;
-  return html`<ul class="link-list cities">${cities.map((c) => html`<li><a href="/cities/${citySlug(c)}">${c}</a></li>`)}</ul>`;
+/**
+ * Links to the places (cities, categories) that have something coming up, each with its count, and
+ * the others named once, unlinked: a link is a promise of events, and a person looking for Camps
+ * learns from that line that there are none right now instead of wondering whether the site has
+ * them at all.
+ */
+function countedList(
+  kind: 'cities' | 'categories',
+  items: readonly { readonly name: string; readonly href: string; readonly events: number }[],
+  nothing: string,
+): Html {
+  const some = items.filter((i) => i.events > 0);
+  const none = items.filter((i) => i.events === 0).map((i) => i.name);
+  if (some.length === 0) return html`<p>${nothing}</p>`;
+  const links = some.map((i) => html`<li><a href="${i.href}">${i.name}</a> <span class="count">(${plural(i.events, 'event', 'events')})</span></li>`);
+  return html`<ul class="link-list ${kind}">${links}</ul>
+${none.length === 0 ? '' : html`<p class="hint">No upcoming events right now in ${listText(none)}.</p>`}`;
+}
+
+/** "A", "A and B", "A, B and C" */
+const listText = (names: readonly string[]): string =>
+  names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
+
+function cityList(cities: HomeInput['cities']): Html {
+  return countedList(
+    'cities',
+    cities.map((c) => ({ name: c.name, href: `/cities/${citySlug(c.name)}`, events: c.events })),
+    'No city has upcoming events right now.',
+  );
 }
 
 function categoryList(categories: HomeInput['categories']): Html {
-  const items = categories.map(
-    (c) => html`<li><a href="/categories/${encodeURIComponent(c.slug)}">${c.name}</a> <span class="count">(${plural(c.events, 'event', 'events')})</span></li>`,
+  return countedList(
+    'categories',
+    categories.map((c) => ({ name: c.name, href: `/categories/${encodeURIComponent(c.slug)}`, events: c.events })),
+    'No category has upcoming events right now.',
   );
-  return html`<ul class="link-list categories">${items}</ul>`;
 }
 
 function attributionSection(site: Site): Html {
@@ -108,12 +141,17 @@ export function homePage(site: Site, input: HomeInput): string {
   const description =
     `Family-friendly events in the San Francisco Bay Area: storytimes, museum days, nature walks and more from libraries, museums and parks, ` +
     `searchable by city, age and date, and an API for newsletters, media and apps.`;
+  const places = input.cities.filter((c) => c.events > 0).map((c) => c.name);
+  const browse =
+    input.totalEvents === 0
+      ? html`<p>There are no upcoming events right now.</p>`
+      : html`<p><a href="/events">See all ${plural(input.totalEvents, 'upcoming event', 'upcoming events')}</a>, soonest first, and narrow them by age, date, price or place.</p>`;
   const main = html`<h1>Family events around the San Francisco Bay Area</h1>
-<p class="lede">${site.name} gathers ${plural(input.totalEvents, 'family-friendly event', 'family-friendly events')} from the public calendars of libraries, museums, zoos, parks and city programs in ${plural(input.cities.length, 'city', 'cities')}, in one place you can search by city, age, category and date. Listings were last updated on <time datetime="${input.updatedAt}">${fullDate(input.updatedAt)}</time>.</p>
-${searchForm(input.cities)}
+<p class="lede">${site.name} gathers ${plural(input.totalEvents, 'upcoming family-friendly event', 'upcoming family-friendly events')} from the public calendars of libraries, museums, zoos, parks and city programs in ${plural(places.length, 'city', 'cities')}, in one place you can search by city, age, category and date. Listings were last updated on <time datetime="${input.updatedAt}">${fullDate(input.updatedAt)}</time>.</p>
+${searchForm(places)}
 <section aria-labelledby="browse-heading">
 <h2 id="browse-heading">Browse</h2>
-<p><a href="/events">See all upcoming events</a>, soonest first, and narrow them by age, date, price or place.</p>
+${browse}
 </section>
 <section aria-labelledby="cities-heading">
 <h2 id="cities-heading">Events by city</h2>

@@ -1,9 +1,17 @@
-// A month of API usage for the developer dashboard: records and requests per day drawn as an
-// inline SVG bar chart, followed by the same numbers in a table. The chart is for seeing the shape
-// of the month at a glance; the table is the data for everyone (screen readers, keyboards, copy and
-// paste), so the SVG is a single labelled image that points at the table instead of sixty-odd bars
-// to step through one by one. Nothing here is inline style (the CSP forbids it): every colour comes
-// from the usage-chart-* classes in site.css, and the markup carries only geometry.
+// A month of API usage for the developer dashboard, as one SVG image of two small charts on a
+// shared day axis, followed by the same numbers in a table. Records and requests are different
+// quantities with scales often a hundredfold apart, so each has its own axis: on top, the records
+// delivered so far this month (a running total), which is what the plan's monthly limit meters,
+// with a dashed line at that limit; below, requests per day, which no monthly limit counts. The
+// chart is for seeing the month at a glance; the table is the data for everyone (screen readers,
+// keyboards, copy and paste), so the SVG is a single labelled image that points at the table.
+//
+// The SVG has no viewBox: a viewBox scales everything, text included, so labels sized for a desktop
+// came out about 7 px on a phone. Instead, horizontal positions are percentages of the chart's
+// width and vertical ones are CSS pixels of its fixed height, so text is always drawn at its CSS
+// size (site.css) and only the bars' spacing follows the width. The y axis labels hang to the left
+// of the plot into the figure's padding (overflow: visible). Nothing here is inline style (the CSP
+// forbids it): colours and sizes come from the usage-chart-* classes in site.css.
 import { html, type Html } from '../html.ts';
 
 export interface UsageDay {
@@ -25,6 +33,11 @@ export interface UsageChartInput {
    * be claims, and a month of them buries today's row). The chart keeps the whole month's axis.
    */
   readonly through?: string;
+  /**
+   * The plan's monthly record limit (what the running total is metered against), or null for a
+   * plan without one: the records chart draws it as a dashed line, labelled.
+   */
+  readonly limit?: number | null;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] as const;
@@ -32,19 +45,29 @@ const MONTHS_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'S
 // Indexed by Date#getUTCDay(), which counts from Sunday.
 const WEEKDAYS_SHORT = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
-// Geometry in viewBox units. The stylesheet sets the text to 12 units (16 on phones, where the
-// whole chart shrinks): the margins and the label spacing below leave room for either.
-const WIDTH = 640;
-const HEIGHT = 276;
-const PLOT_LEFT = 52;
-const PLOT_RIGHT = 632;
-const PLOT_TOP = 40;
-const PLOT_BOTTOM = 248;
-const PLOT_HEIGHT = PLOT_BOTTOM - PLOT_TOP;
-/** Centre to centre, enough for two digits at 12 units with a gap, so day labels never touch. */
-const MIN_LABEL_SPACING = 24;
-/** A short period would otherwise get bars as wide as a column of text. */
-const MAX_BAR_WIDTH = 24;
+// Vertical geometry in CSS pixels (the SVG's height is fixed); horizontal positions are
+// percentages of its width. Text is 14 px (site.css), so the rows below leave room for a line of it,
+// and each plot is tall enough that its five tick labels (at most) stand over 20 px apart.
+const HEIGHT = 336;
+/** The records chart: its title's baseline, then the plot. */
+const RECORDS_TITLE_Y = 14;
+const RECORDS_TOP = 30;
+const RECORDS_BOTTOM = 150;
+/** The requests chart, below it on the same day axis. */
+const REQUESTS_TITLE_Y = 180;
+const REQUESTS_TOP = 196;
+const REQUESTS_BOTTOM = 306;
+/** The day-of-month labels under both. */
+const DAYS_Y = 328;
+/** Where the y labels end, left of the plot (in the figure's padding). */
+const Y_LABEL_X = -8;
+/** The share of a day's slot a bar takes. */
+const BAR_SHARE = 0.7;
+/**
+ * The dashed limit line's label sits above the line, inside the plot: the scale leaves this much of
+ * the plot's height above the limit, so the label never runs into the top or the chart's title.
+ */
+const LIMIT_HEADROOM_PX = 20;
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -115,6 +138,8 @@ interface Row {
   readonly label: string;
   readonly records: number;
   readonly requests: number;
+  /** Records delivered from the 1st through this day. */
+  readonly soFar: number;
 }
 
 function rowsOf(input: UsageChartInput): { readonly rows: readonly Row[]; readonly month: CalendarDay } {
@@ -135,66 +160,104 @@ function rowsOf(input: UsageChartInput): { readonly rows: readonly Row[]; readon
     t.requests = usable(t.requests + usable(d.requests));
   }
   const rows: Row[] = [];
+  let soFar = 0;
   for (let day = start.day; day <= end.day; day++) {
     const date = prefix + pad2(day);
     const t = totals.get(date) ?? { records: 0, requests: 0 };
+    soFar = usable(soFar + t.records);
     const weekday = new Date(Date.UTC(start.year, start.month - 1, day)).getUTCDay();
-    rows.push({ date, day, label: `${WEEKDAYS_SHORT[weekday]}, ${MONTHS_SHORT[start.month - 1]} ${day}`, ...t });
+    rows.push({ date, day, label: `${WEEKDAYS_SHORT[weekday]}, ${MONTHS_SHORT[start.month - 1]} ${day}`, ...t, soFar });
   }
   return { rows, month: start };
 }
 
-function legend(): Html {
-  const y = 10;
-  return html`<g class="usage-chart-legend">
-<rect class="usage-chart-records" x="${PLOT_LEFT}" y="${y}" width="12" height="12"></rect>
-<text x="${PLOT_LEFT + 18}" y="${y + 11}">Records</text>
-<rect class="usage-chart-requests" x="${PLOT_LEFT + 100}" y="${y}" width="12" height="12"></rect>
-<text x="${PLOT_LEFT + 118}" y="${y + 11}">Requests</text>
+/** A share of the chart's width as an SVG length. */
+const pct = (share: number): string => `${at(share * 100)}%`;
+
+interface Panel {
+  readonly top: number;
+  readonly bottom: number;
+  readonly max: number;
+  readonly step: number;
+}
+
+const yOf = (p: Panel, value: number): number => at(p.bottom - (value / p.max) * (p.bottom - p.top));
+
+/** Grid lines across the plot and their labels left of it; the zero line is the panel's own axis. */
+function yAxis(p: Panel, series: string): Html {
+  const ticks: Html[] = [];
+  const n = Math.round(p.max / p.step);
+  for (let i = 0; i <= n; i++) {
+    const value = i * p.step;
+    const y = yOf(p, value);
+    ticks.push(
+      html`<line class="${value === 0 ? 'usage-chart-axis' : 'usage-chart-grid'}" data-value="${value}" x1="0" x2="100%" y1="${y}" y2="${y}"></line>\n`,
+      html`<text class="usage-chart-tick" data-value="${value}" x="${Y_LABEL_X}" y="${y}" dy="0.35em" text-anchor="end">${axisLabel(value)}</text>\n`,
+    );
+  }
+  return html`<g class="usage-chart-y" data-series="${series}">\n${ticks}</g>`;
+}
+
+/** One bar per day of `rows` (a share of the day's slot, centred on it), standing on the panel's axis. */
+function bar(p: Panel, rowCount: number, i: number, value: number, cls: string): Html {
+  const slot = 1 / rowCount;
+  const y = yOf(p, value);
+  return html`<rect class="${cls}" data-value="${value}" x="${pct((i + (1 - BAR_SHARE) / 2) * slot)}" y="${y}" width="${pct(BAR_SHARE * slot)}" height="${at(p.bottom - y)}"></rect>`;
+}
+
+/**
+ * The records chart: the running total of records delivered through each day that has happened,
+ * and the plan's monthly limit as a dashed, labelled line.
+ */
+function recordsChart(rows: readonly Row[], shown: number, limit: number | null): Html {
+  const delivered = rows[shown - 1]?.soFar ?? 0;
+  const plotHeight = RECORDS_BOTTOM - RECORDS_TOP;
+  // With a limit, the scale reaches past it far enough for the line's label to sit above it.
+  const reach = limit === null ? delivered : Math.max(delivered, Math.ceil((limit * plotHeight) / (plotHeight - LIMIT_HEADROOM_PX)));
+  const p: Panel = { top: RECORDS_TOP, bottom: RECORDS_BOTTOM, ...yScale(reach) };
+  const groups = rows
+    .slice(0, shown)
+    .map(
+      (r, i) =>
+        html`<g data-date="${r.date}"><title>${r.label}: ${count(r.soFar)} records so far this month (${count(r.records)} that day)</title>${bar(p, rows.length, i, r.soFar, 'usage-chart-records')}</g>\n`,
+    );
+  const limitLine =
+    limit === null
+      ? ''
+      : html`<g class="usage-chart-limit" data-value="${limit}">
+<line x1="0" x2="100%" y1="${yOf(p, limit)}" y2="${yOf(p, limit)}"></line>
+<text x="100%" y="${at(yOf(p, limit) - 6)}" text-anchor="end">Monthly limit: ${count(limit)} records</text>
+</g>\n`;
+  return html`<g class="usage-chart-panel" data-series="records">
+<text class="usage-chart-title" x="0" y="${RECORDS_TITLE_Y}">Records so far this month</text>
+${yAxis(p, 'records')}
+<g class="usage-chart-bars">\n${groups}</g>
+${limitLine}</g>`;
+}
+
+/** The requests chart: requests per day, on its own scale; no monthly limit counts them. */
+function requestsChart(rows: readonly Row[]): Html {
+  const p: Panel = { top: REQUESTS_TOP, bottom: REQUESTS_BOTTOM, ...yScale(rows.reduce((m, r) => Math.max(m, r.requests), 0)) };
+  const groups = rows.map(
+    (r, i) =>
+      html`<g data-date="${r.date}"><title>${r.label}: ${count(r.requests)} requests</title>${bar(p, rows.length, i, r.requests, 'usage-chart-requests')}</g>\n`,
+  );
+  return html`<g class="usage-chart-panel" data-series="requests">
+<text class="usage-chart-title" x="0" y="${REQUESTS_TITLE_Y}">Requests per day</text>
+${yAxis(p, 'requests')}
+<g class="usage-chart-bars">\n${groups}</g>
 </g>`;
 }
 
-function yAxis(max: number, step: number): Html {
-  const ticks: Html[] = [];
-  const n = Math.round(max / step);
-  for (let i = 0; i <= n; i++) {
-    const value = i * step;
-    const y = at(PLOT_BOTTOM - (value / max) * PLOT_HEIGHT);
-    // The zero line is the x axis and is drawn last, over the feet of the bars.
-    if (value > 0) ticks.push(html`<line class="usage-chart-grid" data-value="${value}" x1="${PLOT_LEFT}" x2="${PLOT_RIGHT}" y1="${y}" y2="${y}"></line>\n`);
-    ticks.push(html`<text data-value="${value}" x="${PLOT_LEFT - 8}" y="${at(y + 4)}" text-anchor="end">${axisLabel(value)}</text>\n`);
-  }
-  return html`<g class="usage-chart-y">\n${ticks}</g>`;
-}
-
-function bars(rows: readonly Row[], max: number): Html {
-  const slot = (PLOT_RIGHT - PLOT_LEFT) / rows.length;
-  const width = Math.min(slot * 0.38, MAX_BAR_WIDTH);
-  const height = (v: number): number => (v / max) * PLOT_HEIGHT;
-  const groups = rows.map((r, i) => {
-    const centre = PLOT_LEFT + (i + 0.5) * slot;
-    const hr = height(r.records);
-    const hq = height(r.requests);
-    // The <title> is a hover tooltip for the day; inside role="img" it is not announced, so it
-    // duplicates nothing the table says to a screen reader.
-    const title = html`<title>${r.label}: ${count(r.records)} records, ${count(r.requests)} requests</title>`;
-    // Edges are rounded, not widths, so the pair meets exactly at the centre instead of overlapping by a rounding step.
-    const [left, middle, right] = [at(centre - width), at(centre), at(centre + width)];
-    const recordsBar = html`<rect class="usage-chart-records" data-value="${r.records}" x="${left}" y="${at(PLOT_BOTTOM - hr)}" width="${at(middle - left)}" height="${at(hr)}"></rect>`;
-    const requestsBar = html`<rect class="usage-chart-requests" data-value="${r.requests}" x="${middle}" y="${at(PLOT_BOTTOM - hq)}" width="${at(right - middle)}" height="${at(hq)}"></rect>`;
-    return html`<g data-date="${r.date}">${title}${recordsBar}${requestsBar}</g>\n`;
-  });
-  return html`<g class="usage-chart-bars">\n${groups}</g>`;
-}
-
+/**
+ * Day-of-month labels under both charts: the 1st and every fifth day, which stay apart on a
+ * phone-width chart (about 50 px between them at 390 px) as on a desktop.
+ */
 function xAxis(rows: readonly Row[]): Html {
-  const slot = (PLOT_RIGHT - PLOT_LEFT) / rows.length;
-  const every = Math.max(1, Math.ceil(MIN_LABEL_SPACING / slot));
   const labels = rows.flatMap((r, i) =>
-    i % every === 0 ? [html`<text x="${at(PLOT_LEFT + (i + 0.5) * slot)}" y="${PLOT_BOTTOM + 18}" text-anchor="middle">${r.day}</text>\n`] : [],
+    i === 0 || r.day % 5 === 0 ? [html`<text x="${pct((i + 0.5) / rows.length)}" y="${DAYS_Y}" text-anchor="middle">${r.day}</text>\n`] : [],
   );
-  return html`<line class="usage-chart-axis" data-value="0" x1="${PLOT_LEFT}" x2="${PLOT_RIGHT}" y1="${PLOT_BOTTOM}" y2="${PLOT_BOTTOM}"></line>
-<g class="usage-chart-x">\n${labels}</g>`;
+  return html`<g class="usage-chart-x">\n${labels}</g>`;
 }
 
 /**
@@ -205,30 +268,34 @@ export function usageChart(input: UsageChartInput): Html {
   const { rows, month } = rowsOf(input);
   const monthName = `${MONTHS[month.month - 1]} ${month.year}`;
   const id = `usage-chart-${month.year}-${pad2(month.month)}`;
-  const largest = rows.reduce((m, r) => Math.max(m, r.records, r.requests), 0);
-  const { max, step } = yScale(largest);
-  const total = rows.reduce((t, r) => ({ records: t.records + r.records, requests: t.requests + r.requests }), { records: 0, requests: 0 });
-
+  const limit = input.limit === undefined || input.limit === null ? null : usable(input.limit);
   const listed = input.through === undefined ? rows : rows.filter((r) => r.date <= (input.through ?? ''));
+  const total = rows.reduce((t, r) => ({ records: t.records + r.records, requests: t.requests + r.requests }), { records: 0, requests: 0 });
   const tableRows = listed.map(
-    (r) => html`<tr><th scope="row"><time datetime="${r.date}">${r.label}</time></th><td>${count(r.records)}</td><td>${count(r.requests)}</td></tr>\n`,
+    (r) =>
+      html`<tr><th scope="row"><time datetime="${r.date}">${r.label}</time></th><td>${count(r.records)}</td><td>${count(r.requests)}</td><td>${count(r.soFar)}</td></tr>\n`,
   );
+  // What the limit meters, said in words that wrap (the SVG's own titles are kept short for a phone).
+  const metered =
+    limit === null
+      ? 'Your plan has no monthly limit on records.'
+      : `Records delivered so far count against your monthly limit of ${count(limit)} (the dashed line); requests do not.`;
 
   return html`<figure class="usage-chart">
-<figcaption>Records and requests per day, ${monthName} (Pacific time)</figcaption>
-<svg class="usage-chart-svg" role="img" aria-labelledby="${id}-title" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}">
-<title id="${id}-title">Bar chart of records and requests per day, ${monthName}; the numbers are in the table below</title>
-${legend()}
-${yAxis(max, step)}
-${bars(rows, max)}
+<figcaption>Records and requests, ${monthName} (Pacific time) <span class="usage-chart-note">${metered}</span></figcaption>
+<svg class="usage-chart-svg" role="img" aria-labelledby="${id}-title ${id}-desc" width="100%" height="${HEIGHT}">
+<title id="${id}-title">Usage chart for ${monthName}; the numbers are in the table below</title>
+<desc id="${id}-desc">Two bar charts on the same days: records delivered so far this month, with the monthly limit where the plan has one, and requests per day on a separate scale.</desc>
+${recordsChart(rows, listed.length, limit)}
+${requestsChart(rows)}
 ${xAxis(rows)}
 </svg>
 </figure>
 <table class="usage-table">
 <caption>Usage per day, ${monthName}</caption>
-<thead><tr><th scope="col">Day</th><th scope="col">Records</th><th scope="col">Requests</th></tr></thead>
+<thead><tr><th scope="col">Day</th><th scope="col">Records</th><th scope="col">Requests</th><th scope="col">Records so far</th></tr></thead>
 <tbody>
 ${tableRows}</tbody>
-<tfoot><tr><th scope="row">Total</th><td>${count(total.records)}</td><td>${count(total.requests)}</td></tr></tfoot>
+<tfoot><tr><th scope="row">Total</th><td>${count(total.records)}</td><td>${count(total.requests)}</td><td>${count(total.records)}</td></tr></tfoot>
 </table>`;
 }

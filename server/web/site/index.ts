@@ -28,9 +28,10 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   const statics = loadStatic();
   const ctx = siteContext(svc, log, statics.assets);
   const { config, site, htmlReply, keptReply } = ctx;
-  const { listing, calendar, cityBySlug } = listingRoutes(ctx);
+  const listings = listingRoutes(ctx);
+  const { listing, calendar, cityBySlug } = listings;
   const { eventPageReply, eventIcsReply } = eventRoutes(ctx);
-  const { home } = homeRoutes(ctx);
+  const { home } = homeRoutes(ctx, listings);
   const { docs, errorsDoc } = docsRoutes(ctx);
   const sitemap = sitemapRoutes(ctx);
 

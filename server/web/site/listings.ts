@@ -3,6 +3,7 @@
 // feed): listings and a search's calendar are rate-limited per client address, list only what the
 // Community plan (the demo's, a keyless caller's) includes, and a calendar holds one page of events.
 // A single event's page and .ics stay free: they are every record's event_url.
+import { setMaxListeners } from 'node:events';
 import { isIPv6 } from 'node:net';
 import * as v from 'valibot';
 import { ApiError, type ParamError } from '../../errors.ts';
@@ -134,6 +135,32 @@ export function listingRoutes(ctx: SiteContext) {
   const categoryOptions = (plan: Plan): { slug: string; name: string }[] =>
     CATEGORY_SLUGS.filter((slug) => !plan.excludedCategories.includes(slug)).map((slug) => ({ slug, name: CATEGORY_LABELS[slug] }));
 
+  /**
+   * How many events each listing lists now (its page's total), for pages that link to listings
+   * with a count (home): the same parse, plan and query as the listing itself, so the count beside
+   * a link is the number its page shows (upcoming events, in the categories keyless browsing
+   * lists). `validUntilMs` is when the first of those totals changes (an event ends).
+   */
+  const listingTotals = async (
+    snap: LoadedSnapshot,
+    plan: Plan,
+    pages: readonly Readonly<Record<string, string>>[],
+    signal: AbortSignal,
+  ): Promise<{ totals: number[]; validUntilMs: number | null }> => {
+    // One search per listing, all on the same signal: each listens for its abort, on purpose.
+    setMaxListeners(pages.length + 10, signal);
+    const answers = await Promise.all(
+      pages.map((fixed) => {
+        const l = readListing('', browseSchema, fixed);
+        if (l.parsed === null) throw new Error(`a listing's fixed filter does not parse: ${JSON.stringify(fixed)}`);
+        // One record a page: only the total is read, and it does not depend on the page size.
+        return runSearch(snap, queryOf(snap, l.parsed, 1, plan), plan.excludedCategories, 'json', null, signal);
+      }),
+    );
+    const ends = answers.flatMap((a) => (a.validUntilMs === null ? [] : [a.validUntilMs]));
+    return { totals: answers.map((a) => a.total), validUntilMs: ends.length ? Math.min(...ends) : null };
+  };
+
   /** Browse, a city's page and a category's page: the same listing, with a filter fixed by the path. */
   const listing = async (req: Request, route: string, pagePath: string, heading: string, fixed: Record<string, string>, intro?: string): Promise<Reply> => {
     const refused = throttled(req, route, 'listing');
@@ -142,6 +169,8 @@ export function listingRoutes(ctx: SiteContext) {
     const plan = keyless();
     const l = readListing(req.rawQuery, browseSchema, fixed);
     const nowMs = config.now().getTime();
+    // Whether the visitor narrowed this page beyond what its path fixes (paging and order narrow nothing).
+    const narrowed = Object.keys(l.values).some((k) => !(k in fixed) && k !== 'offset' && k !== 'limit' && k !== 'sort');
     const base = (results: BrowseInput['results'], errors: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
       const q = filterQuery(l.values, ['offset', 'limit']);
       const feeds = errors.length === 0 && unlisted.length === 0;
@@ -156,6 +185,7 @@ export function listingRoutes(ctx: SiteContext) {
         icsHref: feeds ? `${config.webBaseUrl}${withQuery('/events.ics', q)}` : null,
         ...(feeds ? { calendarEvents: BROWSE_LIMIT } : {}),
         ...(unlisted.length ? { unlisted: { categories: unlisted.map(label), planName: label(plan.name) } } : {}),
+        empty: { filtered: narrowed, scope: fixed.city ?? (fixed.category === undefined ? null : label(fixed.category)) },
         nowMs,
       };
     };
@@ -241,5 +271,5 @@ export function listingRoutes(ctx: SiteContext) {
     return citySlugs.bySlug.get(slug);
   };
 
-  return { listing, calendar, cityBySlug };
+  return { listing, listingTotals, keyless, calendar, cityBySlug };
 }

@@ -473,10 +473,16 @@ describe('/docs/errors', () => {
 
 describe('/ (home)', () => {
   const input: HomeInput = {
-    cities: ['Berkeley', 'San José', 'Half Moon Bay', `Evil ${HOSTILE}`],
+    cities: [
+      { name: 'Berkeley', events: 3 },
+      { name: 'San José', events: 1 },
+      { name: 'Half Moon Bay', events: 0 },
+      { name: `Evil ${HOSTILE}`, events: 2 },
+    ],
     categories: [
       { slug: 'storytime', name: 'Storytime', events: 12 },
       { slug: 'music', name: 'Music', events: 1 },
+      { slug: 'camps', name: 'Camps', events: 0 },
     ],
     totalEvents: 1234,
     updatedAt: '2025-12-01T08:00:00-08:00',
@@ -502,19 +508,35 @@ describe('/ (home)', () => {
     );
     for (const f of fields) assert.equal(all(doc, (e) => e.name === 'label' && attr(e, 'for') === attr(f, 'id')).length, 1, `${attr(f, 'name')} has a label`);
     const options = byTag(form, 'option').map((o) => attr(o, 'value'));
-    assert.deepEqual(options, ['', ...input.cities]);
+    assert.deepEqual(options, ['', ...input.cities.filter((c) => c.events > 0).map((c) => c.name)], 'the cities with upcoming events');
   });
 
-  test('links to browsing, each city, each category with its count, and the docs', () => {
+  test('links to browsing, each city and category that has events with its count (the others named, unlinked), and the docs', () => {
     const hrefs = byTag(byId(doc, 'main'), 'a').map((a) => attr(a, 'href'));
     assert.ok(hrefs.includes('/events'), 'browse');
     assert.ok(hrefs.includes('/docs'), 'docs');
-    for (const c of input.cities) assert.ok(hrefs.includes(`/cities/${citySlug(c)}`), c);
+    for (const c of input.cities) {
+      const link = byTag(doc, 'a').find((a) => attr(a, 'href') === `/cities/${citySlug(c.name)}`);
+      if (c.events === 0) {
+        assert.equal(link, undefined, `${c.name}, with nothing coming up, is not linked`);
+        continue;
+      }
+      assert.ok(link, c.name);
+      assert.ok(text(link.parent as El).includes(`${c.events} event`), `${c.name} shows its count`);
+    }
     for (const c of input.categories) {
       const link = byTag(doc, 'a').find((a) => attr(a, 'href') === `/categories/${c.slug}`);
+      if (c.events === 0) {
+        assert.equal(link, undefined, `${c.slug}, with nothing coming up, is not linked`);
+        continue;
+      }
       assert.ok(link, c.slug);
       assert.ok(text(link.parent as El).includes(`${c.events} event`), `${c.slug} shows its count`);
     }
+    const said = text(byId(doc, 'main'));
+    assert.ok(said.includes('No upcoming events right now in Half Moon Bay.'), 'the empty city is named, unlinked');
+    assert.ok(said.includes('No upcoming events right now in Camps.'), 'the empty category is named, unlinked');
+    assert.ok(said.includes('See all 1,234 upcoming events'), 'the link to browse says how many');
   });
 
   test('the attribution snippet is shown as text to copy', () => {

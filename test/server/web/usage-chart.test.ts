@@ -10,12 +10,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
 import fc from 'fast-check';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { html } from '../../../server/web/html.ts';
 import { renderPage, SECURITY_HEADERS, type Site } from '../../../server/web/layout.ts';
 import { usageChart, type UsageDay } from '../../../server/web/pages/usage-chart.ts';
-import { browserSkip, launchBrowser, type TestBrowser } from './browser.ts';
+import { browserSkip, launchBrowser, screenshot, type TestBrowser } from './browser.ts';
 
 type Doc = ReturnType<typeof parseDocument>;
 type El = ReturnType<typeof DomUtils.findAll>[number];
@@ -66,22 +67,29 @@ interface Month {
   readonly year: number;
   readonly month: number;
   readonly days: readonly UsageDay[];
+  /** The plan's monthly record limit; absent or null: none. */
+  readonly limit?: number | null;
 }
 
 interface Expected {
   readonly dates: readonly string[];
   readonly records: readonly number[];
   readonly requests: readonly number[];
+  /** Records from the 1st through each day. */
+  readonly soFar: readonly number[];
 }
 
 function expectedOf(m: Month): Expected {
   const n = daysInMonth(m.year, m.month);
   const dates = Array.from({ length: n }, (_, i) => `${m.year}-${pad2(m.month)}-${pad2(i + 1)}`);
   const byDate = new Map(m.days.map((d) => [d.date, d]));
+  const records = dates.map((d) => byDate.get(d)?.records ?? 0);
+  let sum = 0;
   return {
     dates,
-    records: dates.map((d) => byDate.get(d)?.records ?? 0),
+    records,
     requests: dates.map((d) => byDate.get(d)?.requests ?? 0),
+    soFar: records.map((r) => (sum += r)),
   };
 }
 
@@ -90,6 +98,7 @@ const render = (m: Month): string =>
     days: m.days,
     periodStart: `${m.year}-${pad2(m.month)}-01`,
     periodEnd: `${m.year}-${pad2(m.month)}-${pad2(daysInMonth(m.year, m.month))}`,
+    ...(m.limit === undefined ? {} : { limit: m.limit }),
   }).text;
 
 const countArb = fc.oneof(
@@ -123,7 +132,9 @@ const monthArb: fc.Arbitrary<Month> = fc
         ...outs.map((d) => ({ date: isoDay(year, month, d.offset), records: d.records, requests: d.requests })),
         ...junks.map((date) => ({ date, records: 7, requests: 7 })),
       ];
-      return fc.shuffledSubarray(days, { minLength: days.length, maxLength: days.length }).map((shuffled) => ({ year, month, days: shuffled }));
+      return fc
+        .tuple(fc.shuffledSubarray(days, { minLength: days.length, maxLength: days.length }), fc.option(fc.integer({ min: 1, max: 4_000_000_000 })))
+        .map(([shuffled, limit]) => ({ year, month, days: shuffled, limit }));
     });
   });
 
@@ -187,7 +198,7 @@ function assertChart(page: string, m: Month): Doc {
   const heads = byTag(byTag(table, 'thead')[0]!, 'th');
   assert.deepEqual(
     heads.map((h) => norm(text(h))),
-    ['Day', 'Records', 'Requests'],
+    ['Day', 'Records', 'Requests', 'Records so far'],
   );
   for (const h of heads) assert.equal(attr(h, 'scope'), 'col');
   const rows = byTag(byTag(table, 'tbody')[0]!, 'tr');
@@ -205,6 +216,7 @@ function assertChart(page: string, m: Month): Doc {
       [
         ['td', exp.records[i]!.toLocaleString('en-US')],
         ['td', exp.requests[i]!.toLocaleString('en-US')],
+        ['td', exp.soFar[i]!.toLocaleString('en-US')],
       ],
       `numbers on ${exp.dates[i]}`,
     );
@@ -214,94 +226,143 @@ function assertChart(page: string, m: Month): Doc {
   const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
   assert.deepEqual(
     children(foot[0]!).map((c) => norm(text(c))),
-    ['Total', sum(exp.records).toLocaleString('en-US'), sum(exp.requests).toLocaleString('en-US')],
+    ['Total', sum(exp.records).toLocaleString('en-US'), sum(exp.requests).toLocaleString('en-US'), sum(exp.records).toLocaleString('en-US')],
   );
   assert.equal(attr(children(foot[0]!)[0]!, 'scope'), 'row');
 
-  // Everything drawn stays inside the viewBox.
-  const viewBox = (attr(svg, 'viewbox') ?? '').split(/\s+/).map(Number);
-  assert.equal(viewBox.length, 4);
-  const [, , width, height] = viewBox as [number, number, number, number];
-  assert.ok(width >= 600 && width <= 700, `a ~640 wide viewBox (${width})`);
-  for (const e of all(svg, (el) => ['rect', 'line', 'text'].includes(el.name))) {
-    for (const k of ['x', 'x1', 'x2']) if (attr(e, k) !== undefined) assert.ok(num(e, k) >= 0 && num(e, k) <= width, `<${e.name} ${k}> inside the viewBox`);
-    for (const k of ['y', 'y1', 'y2']) if (attr(e, k) !== undefined) assert.ok(num(e, k) >= 0 && num(e, k) <= height, `<${e.name} ${k}> inside the viewBox`);
+  // No viewBox: it would scale the text with the chart (about 7 px on a phone). Horizontal
+  // positions are shares of the width, vertical ones CSS pixels of the SVG's fixed height.
+  assert.equal(attr(svg, 'viewbox'), undefined, 'no viewBox');
+  const height = num(svg, 'height');
+  for (const e of all(svg, (el) => ['rect', 'line'].includes(el.name))) {
+    for (const k of ['x', 'x1', 'x2', 'width'])
+      if (attr(e, k) !== undefined) assert.ok(share(e, k) >= 0 && share(e, k) <= 100.01, `<${e.name} ${k}> within the width`);
+    for (const k of ['y', 'y1', 'y2']) if (attr(e, k) !== undefined) assert.ok(num(e, k) >= 0 && num(e, k) <= height, `<${e.name} ${k}> within the height`);
   }
 
-  // The y axis: 0 at the x axis, the oracle's nice maximum at the top, a few even steps.
-  const max = niceMax(Math.max(0, ...exp.records, ...exp.requests));
-  const axis = all(svg, (e) => e.name === 'line' && hasClass(e, 'usage-chart-axis'));
-  assert.equal(axis.length, 1, 'one x axis');
-  const [left, right, bottom] = [num(axis[0]!, 'x1'), num(axis[0]!, 'x2'), num(axis[0]!, 'y1')];
-  assert.equal(num(axis[0]!, 'y2'), bottom, 'the x axis is level');
-  const gridLines = all(svg, (e) => e.name === 'line' && attr(e, 'data-value') !== undefined);
+  // Two charts, records above requests, each with its own scale.
+  const panels = all(svg, (e) => e.name === 'g' && hasClass(e, 'usage-chart-panel'));
+  assert.deepEqual(
+    panels.map((g) => attr(g, 'data-series')),
+    ['records', 'requests'],
+    'a records chart, then a requests chart',
+  );
+  const limit = m.limit ?? null;
+  const total = exp.soFar.at(-1) ?? 0;
+  const recordsPanel = assertPanel(panels[0]!, 'usage-chart-records', exp.soFar, 'records');
+  const requestsPanel = assertPanel(panels[1]!, 'usage-chart-requests', exp.requests, 'requests');
+  assert.ok(requestsPanel.top > recordsPanel.bottom, 'the requests chart is below the records chart');
+  assert.equal(requestsPanel.max, niceMax(Math.max(0, ...exp.requests)), 'the requests scale is the smallest nice number over the largest day');
+  assert.ok(recordsPanel.max >= total && NICE.includes(recordsPanel.max), `the records scale (${recordsPanel.max}) is nice and holds the month's ${total}`);
+  if (limit === null) {
+    assert.equal(recordsPanel.max, niceMax(total), 'without a limit, the records scale is the smallest nice number over the total');
+    assert.equal(all(svg, (e) => hasClass(e, 'usage-chart-limit')).length, 0, 'no limit line without a limit');
+  } else {
+    assert.ok(recordsPanel.max >= limit, `the records scale (${recordsPanel.max}) reaches the limit ${limit}`);
+    assertLimit(svg, recordsPanel, limit);
+  }
+
+  // Day-of-month labels under both: in order, starting on the 1st, never closer than 4 days.
+  const xLabels = all(svg, (e) => e.name === 'text' && e.parent !== null && hasClass(e.parent as El, 'usage-chart-x'));
+  assert.ok(xLabels.length >= Math.min(n, 5), `enough day labels (${xLabels.length})`);
+  assert.equal(norm(text(xLabels[0]!)), '1');
+  for (let i = 1; i < xLabels.length; i++) {
+    assert.ok(Number(text(xLabels[i]!)) - Number(text(xLabels[i - 1]!)) >= 4, 'day labels at least 4 days apart');
+    assert.ok(share(xLabels[i]!, 'x') > share(xLabels[i - 1]!, 'x'), 'day labels run left to right');
+  }
+  for (const t of xLabels) {
+    const day = Number(text(t));
+    assert.ok(day >= 1 && day <= n);
+    assert.ok(Math.abs(share(t, 'x') - ((day - 0.5) / n) * 100) <= 0.01, `day ${day} sits under its bars`);
+    assert.ok(num(t, 'y') > requestsPanel.bottom && num(t, 'y') <= height, 'day labels under the charts');
+  }
+  return doc;
+}
+
+/** A percentage attribute ("12.5%" → 12.5); a plain 0 counts as 0%. */
+function share(e: El, name: string): number {
+  const v = attr(e, name) ?? '';
+  if (v === '0') return 0;
+  assert.match(v, /^\d+(?:\.\d+)?%$/, `<${e.name} ${name}="${v}"> is a share of the width`);
+  return Number(v.slice(0, -1));
+}
+
+interface PanelScale {
+  readonly top: number;
+  readonly bottom: number;
+  readonly max: number;
+}
+
+/**
+ * One chart: its scale (0 on its axis, a nice maximum at the top, even steps, a label per tick
+ * read back as its value, hanging left of the plot) and a bar per value, in date order, standing
+ * on the axis at a height proportional to the value.
+ */
+function assertPanel(panel: El, series: string, values: readonly number[], name: string): PanelScale {
+  const axis = all(panel, (e) => e.name === 'line' && hasClass(e, 'usage-chart-axis'));
+  assert.equal(axis.length, 1, `one axis for ${name}`);
+  const bottom = num(axis[0]!, 'y1');
+  assert.equal(num(axis[0]!, 'y2'), bottom, 'the axis is level');
+  assert.equal(share(axis[0]!, 'x1'), 0);
+  assert.equal(share(axis[0]!, 'x2'), 100);
+  const gridLines = all(panel, (e) => e.name === 'line' && attr(e, 'data-value') !== undefined);
   const tickValues = gridLines.map((l) => num(l, 'data-value')).sort((a, b) => a - b);
-  assert.equal(tickValues[0], 0, 'the scale starts at 0');
-  assert.equal(tickValues.at(-1), max, `the scale ends at ${max}`);
+  assert.equal(tickValues[0], 0, `the ${name} scale starts at 0`);
+  const max = tickValues.at(-1)!;
   assert.ok(tickValues.length >= 2 && tickValues.length <= 6, `a few ticks: ${tickValues.join(', ')}`);
   const step = tickValues[1]!;
   tickValues.forEach((v, i) => assert.equal(v, i * step, `even steps: ${tickValues.join(', ')}`));
   const yOf = new Map(gridLines.map((l) => [num(l, 'data-value'), num(l, 'y1')]));
-  const plotTop = yOf.get(max)!;
-  assert.ok(plotTop < bottom, 'the plot has height');
-  const plotHeight = bottom - plotTop;
+  const top = yOf.get(max)!;
+  assert.ok(top < bottom, 'the plot has height');
+  const plotHeight = bottom - top;
   for (const [v, y] of yOf) assert.ok(Math.abs(y - (bottom - (v / max) * plotHeight)) <= 0.01, `the ${v} line sits at its height`);
-  const tickTexts = all(svg, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined);
+  const tickTexts = all(panel, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined);
   assert.deepEqual(
     tickTexts.map((t) => num(t, 'data-value')).sort((a, b) => a - b),
     tickValues,
     'a label per tick',
   );
-  for (const t of tickTexts) assert.equal(readAxisLabel(norm(text(t))), num(t, 'data-value'), `the label "${norm(text(t))}" reads as its value`);
-
-  // The bars: one of each series per day, in date order, standing on the axis, proportional, inside the plot.
-  const dayGroups = all(svg, (e) => e.name === 'g' && attr(e, 'data-date') !== undefined);
-  assert.deepEqual(
-    dayGroups.map((g) => attr(g, 'data-date')),
-    exp.dates,
-    'a group of bars per day, in order',
-  );
-  let lastX = -Infinity;
-  dayGroups.forEach((g, i) => {
-    for (const [series, values] of [
-      ['usage-chart-records', exp.records],
-      ['usage-chart-requests', exp.requests],
-    ] as const) {
-      const bars = all(g, (e) => e.name === 'rect' && hasClass(e, series));
-      assert.equal(bars.length, 1, `one ${series} bar on ${exp.dates[i]}`);
-      const bar = bars[0]!;
-      const value = values[i]!;
-      assert.equal(num(bar, 'data-value'), value);
-      const [x, y, w, h] = [num(bar, 'x'), num(bar, 'y'), num(bar, 'width'), num(bar, 'height')];
-      assert.ok(Math.abs(h - (value / max) * plotHeight) <= 0.01, `${series} ${value} of ${max}: height ${h} of ${plotHeight}`);
-      assert.ok(Math.abs(y + h - bottom) <= 0.011, `${series} on ${exp.dates[i]} stands on the axis`);
-      assert.ok(h >= 0 && y >= plotTop - 0.01, `${series} on ${exp.dates[i]} stays below the top of the plot`);
-      assert.ok(w > 0 && x >= left && x + w <= right + 0.01, `${series} on ${exp.dates[i]} stays within the plot's width`);
-      assert.ok(x >= lastX, 'bars run left to right in date order');
-      lastX = x + w - 0.01;
-    }
-  });
-
-  // Day-of-month labels: in order, starting on the 1st, far enough apart not to collide.
-  const xLabels = all(svg, (e) => e.name === 'text' && e.parent !== null && hasClass(e.parent as El, 'usage-chart-x'));
-  assert.ok(xLabels.length >= Math.min(n, 5), `enough day labels (${xLabels.length})`);
-  assert.equal(norm(text(xLabels[0]!)), '1');
-  for (let i = 1; i < xLabels.length; i++) {
-    assert.ok(Number(text(xLabels[i]!)) > Number(text(xLabels[i - 1]!)), 'day labels increase');
-    assert.ok(num(xLabels[i]!, 'x') - num(xLabels[i - 1]!, 'x') >= 20, 'day labels are at least 20 units apart at 12-unit text');
+  for (const t of tickTexts) {
+    assert.equal(readAxisLabel(norm(text(t))), num(t, 'data-value'), `the label "${norm(text(t))}" reads as its value`);
+    assert.ok(num(t, 'x') < 0 && attr(t, 'text-anchor') === 'end', 'tick labels end left of the plot');
   }
-  for (const t of xLabels) assert.ok(Number(text(t)) >= 1 && Number(text(t)) <= n);
+  const days = all(panel, (e) => e.name === 'g' && attr(e, 'data-date') !== undefined);
+  assert.equal(days.length, values.length, `a ${name} bar per day`);
+  let lastX = -Infinity;
+  days.forEach((g, i) => {
+    const bars = all(g, (e) => e.name === 'rect' && hasClass(e, series));
+    assert.equal(bars.length, 1, `one ${name} bar on ${attr(g, 'data-date')}`);
+    const bar = bars[0]!;
+    const value = values[i]!;
+    assert.equal(num(bar, 'data-value'), value);
+    const [x, y, w, h] = [share(bar, 'x'), num(bar, 'y'), share(bar, 'width'), num(bar, 'height')];
+    assert.ok(Math.abs(h - (value / max) * plotHeight) <= 0.011, `${name} ${value} of ${max}: height ${h} of ${plotHeight}`);
+    assert.ok(Math.abs(y + h - bottom) <= 0.011, `${name} on day ${i + 1} stands on the axis`);
+    assert.ok(h >= 0 && y >= top - 0.01, `${name} on day ${i + 1} stays below the top of the plot`);
+    assert.ok(w > 0 && x >= 0 && x + w <= 100.01, `${name} on day ${i + 1} stays within the width`);
+    assert.ok(Math.abs(x + w / 2 - ((i + 0.5) / values.length) * 100) <= 0.01, `${name} on day ${i + 1} is centred on its day`);
+    assert.ok(x >= lastX, 'bars run left to right in date order');
+    lastX = x + w - 0.01;
+  });
+  return { top, bottom, max };
+}
 
-  // The legend names both series with their own marks.
-  const legend = all(svg, (e) => e.name === 'g' && hasClass(e, 'usage-chart-legend'));
-  assert.equal(legend.length, 1);
-  assert.deepEqual(
-    byTag(legend[0]!, 'text').map((t) => norm(text(t))),
-    ['Records', 'Requests'],
-  );
-  assert.ok(byTag(legend[0]!, 'rect').some((r) => hasClass(r, 'usage-chart-records')));
-  assert.ok(byTag(legend[0]!, 'rect').some((r) => hasClass(r, 'usage-chart-requests')));
-  return doc;
+/** The dashed line at the plan's limit: across the records plot at its height, labelled above it, inside the plot. */
+function assertLimit(svg: El, p: PanelScale, limit: number): void {
+  const g = all(svg, (e) => e.name === 'g' && hasClass(e, 'usage-chart-limit'));
+  assert.equal(g.length, 1, 'one limit line');
+  assert.equal(num(g[0]!, 'data-value'), limit);
+  const [line] = byTag(g[0]!, 'line');
+  assert.ok(line);
+  const y = p.bottom - (limit / p.max) * (p.bottom - p.top);
+  assert.ok(Math.abs(num(line, 'y1') - y) <= 0.01 && num(line, 'y2') === num(line, 'y1'), `the limit ${limit} of ${p.max} at y ${y}: ${attr(line, 'y1')}`);
+  assert.equal(share(line, 'x1'), 0);
+  assert.equal(share(line, 'x2'), 100);
+  const [label] = byTag(g[0]!, 'text');
+  assert.ok(label);
+  assert.equal(norm(text(label)), `Monthly limit: ${limit.toLocaleString('en-US')} records`);
+  assert.ok(num(label, 'y') < num(line, 'y1') && num(label, 'y') - 14 >= p.top - 0.01, 'the label sits above the line, inside the plot');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,7 +377,7 @@ describe('usageChart', () => {
     );
   });
 
-  test('an all-zero month renders: every day 0, a 0–1 scale, flat bars', () => {
+  test('an all-zero month renders: every day 0, a 0–1 scale on both charts, flat bars', () => {
     const m: Month = { year: 2024, month: 2, days: [] };
     const doc = assertChart(render(m), m);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
@@ -324,14 +385,14 @@ describe('usageChart', () => {
     for (const r of rows)
       assert.deepEqual(
         byTag(r, 'td').map((td) => text(td)),
-        ['0', '0'],
+        ['0', '0', '0'],
       );
     const ticks = all(doc, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined).map((t) => norm(text(t)));
-    assert.deepEqual(ticks, ['0', '1']);
+    assert.deepEqual(ticks, ['0', '1', '0', '1']);
     for (const bar of all(doc, (e) => e.name === 'rect' && attr(e, 'data-value') !== undefined)) assert.equal(attr(bar, 'height'), '0');
   });
 
-  test('millions: the axis reads 0 to 5M in round steps and the table has every digit', () => {
+  test('millions: each axis reads in round steps on its own scale and the table has every digit', () => {
     const m: Month = {
       year: 2025,
       month: 12,
@@ -341,16 +402,18 @@ describe('usageChart', () => {
       ],
     };
     const doc = assertChart(render(m), m);
-    const ticks = all(doc, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined).map((t) => norm(text(t)));
-    assert.deepEqual(ticks, ['0', '1M', '2M', '3M', '4M', '5M']);
+    const ticks = (series: string): string[] =>
+      all(doc, (e) => e.name === 'text' && attr(e, 'data-value') !== undefined && attr(e.parent as El, 'data-series') === series).map((t) => norm(text(t)));
+    assert.deepEqual(ticks('records'), ['0', '1M', '2M', '3M', '4M', '5M']);
+    assert.deepEqual(ticks('requests'), ['0', '1M', '2M', '3M', '4M', '5M']);
     const rows = byTag(byTag(doc, 'tbody')[0]!, 'tr');
     assert.deepEqual(
       byTag(rows[2]!, 'td').map((td) => text(td)),
-      ['3,456,789', '1,234'],
+      ['3,456,789', '1,234', '3,456,789'],
     );
     assert.deepEqual(
       byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
-      ['3,456,801', '2,001,235'],
+      ['3,456,801', '2,001,235', '3,456,801'],
     );
   });
 
@@ -370,15 +433,15 @@ describe('usageChart', () => {
     assert.equal(rows.length, 31);
     assert.deepEqual(
       byTag(rows[1]!, 'td').map((td) => text(td)),
-      ['11', '3'],
+      ['11', '3', '11'],
     );
     assert.deepEqual(
       byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
-      ['11', '3'],
+      ['11', '3', '11'],
     );
   });
 
-  test('through today: the table lists the days so far and totals them; the chart keeps the whole month', () => {
+  test('through today: the table lists the days so far and totals them; the running total stops today, the axis keeps the whole month', () => {
     const days = [
       { date: '2025-12-01', records: 2, requests: 1 },
       { date: '2025-12-09', records: 7, requests: 3 },
@@ -391,10 +454,14 @@ describe('usageChart', () => {
     );
     assert.deepEqual(
       byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
-      ['9', '4'],
+      ['9', '4', '9'],
     );
+    const bars = (d: Doc, series: string): El[] => all(d, (e) => e.name === 'rect' && hasClass(e, series));
+    assert.equal(bars(doc, 'usage-chart-records').length, 9, 'the running total is drawn through today, not repeated into days to come');
+    assert.equal(bars(doc, 'usage-chart-requests').length, 31, 'requests keep the whole month (zeros after today)');
+    assert.equal(all(doc, (e) => e.name === 'text' && hasClass(e.parent as El, 'usage-chart-x')).at(-1)?.children.length, 1);
     const full = parse(usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' }).text);
-    assert.equal(byTag(doc, 'rect').length, byTag(full, 'rect').length, 'the same bars drawn either way');
+    assert.equal(bars(full, 'usage-chart-records').length, 31, 'without today, every day of the month');
   });
 
   test('counts that are not counts (NaN, Infinity, negative) draw and read as zero rather than breaking the SVG', () => {
@@ -410,8 +477,46 @@ describe('usageChart', () => {
     const doc = parse(out);
     assert.deepEqual(
       byTag(byTag(doc, 'tfoot')[0]!, 'td').map((td) => text(td)),
-      ['0', '4'],
+      ['0', '4', '0'],
     );
+  });
+
+  test('a Community month: records so far on their own axis under a dashed line at the limit of 25, requests on another', () => {
+    const m: Month = {
+      year: 2025,
+      month: 12,
+      limit: 25,
+      days: [
+        { date: '2025-12-02', records: 10, requests: 140 },
+        { date: '2025-12-05', records: 5, requests: 60 },
+        { date: '2025-12-09', records: 3, requests: 12 },
+      ],
+    };
+    const doc = assertChart(render(m), m);
+    const svg = byTag(doc, 'svg')[0]!;
+    const panel = (series: string): El => all(svg, (e) => hasClass(e, 'usage-chart-panel') && attr(e, 'data-series') === series)[0]!;
+    const ticks = (series: string): number[] =>
+      all(panel(series), (e) => e.name === 'line' && attr(e, 'data-value') !== undefined).map((l) => num(l, 'data-value'));
+    // 18 records fit a 0–20 scale, but the limit of 25 needs room for its label: 0–50.
+    assert.deepEqual(ticks('records'), [0, 10, 20, 30, 40, 50]);
+    assert.deepEqual(ticks('requests'), [0, 50, 100, 150, 200]);
+    const line = byTag(all(svg, (e) => hasClass(e, 'usage-chart-limit'))[0]!, 'line')[0]!;
+    const y = (series: string, v: number): number => num(all(panel(series), (e) => e.name === 'line' && attr(e, 'data-value') === String(v))[0]!, 'y1');
+    assert.equal(num(line, 'y1'), (y('records', 20) + y('records', 30)) / 2, 'the limit line halfway between 20 and 30');
+    const titles = all(svg, (e) => hasClass(e, 'usage-chart-title')).map((t) => norm(text(t)));
+    assert.deepEqual(titles, ['Records so far this month', 'Requests per day']);
+    const caption = norm(text(byTag(doc, 'figcaption')[0]!));
+    assert.match(caption, /Records delivered so far count against your monthly limit of 25 \(the dashed line\); requests do not\./);
+    // The 9th's running total is the month's 18.
+    const ninth = all(panel('records'), (e) => e.name === 'g' && attr(e, 'data-date') === '2025-12-09')[0]!;
+    assert.equal(num(byTag(ninth, 'rect')[0]!, 'data-value'), 18);
+  });
+
+  test('a plan without a limit: no limit line, and the caption says so', () => {
+    const m: Month = { year: 2025, month: 11, limit: null, days: [{ date: '2025-11-03', records: 70, requests: 4 }] };
+    const doc = assertChart(render(m), m);
+    assert.equal(all(doc, (e) => hasClass(e, 'usage-chart-limit')).length, 0);
+    assert.match(norm(text(byTag(doc, 'figcaption')[0]!)), /no monthly limit/);
   });
 
   test('a period that is not days of one month is refused', () => {
@@ -438,12 +543,13 @@ describe('usageChart in a real browser', { skip: browserSkip() }, () => {
     await chrome?.close();
   });
 
-  test('under the CSP the classes colour the chart, nothing is blocked, and axe finds no WCAG 2.2 A/AA violation', async () => {
-    const days: UsageDay[] = Array.from({ length: 31 }, (_, i) => ({ date: `2025-12-${pad2(i + 1)}`, records: (i * 7919) % 1300, requests: (i * 31) % 97 }));
+  /** A dashboard-like page holding a Community month's chart, served under the site's CSP with its real stylesheet. */
+  async function chartPage(): Promise<{ page: Page; blocked: string[] }> {
+    const days: UsageDay[] = Array.from({ length: 9 }, (_, i) => ({ date: `2025-12-${pad2(i + 1)}`, records: (i * 7) % 4, requests: (i * 31) % 97 }));
     const main = html`<h1>Your account</h1>
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">This month</h2>
-${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' })}
+${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31', through: '2025-12-09', limit: 25 })}
 </section>`;
     const page = await chrome.context.newPage();
     const blocked: string[] = [];
@@ -468,6 +574,11 @@ ${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' })}
     });
     // Chromium asks for /favicon.ico on its own; its 404 is not the page's doing.
     await page.route('https://web.example/favicon.ico', (route) => route.fulfill({ status: 204, body: '' }));
+    return { page, blocked };
+  }
+
+  test('under the CSP the classes colour the chart, nothing is blocked, and axe finds no WCAG 2.2 A/AA violation', async () => {
+    const { page, blocked } = await chartPage();
     try {
       await page.goto('https://web.example/account', { waitUntil: 'load' });
       assert.deepEqual(blocked, [], 'no console errors (a CSP violation would be one)');
@@ -493,4 +604,44 @@ ${usageChart({ days, periodStart: '2025-12-01', periodEnd: '2025-12-31' })}
       await page.close();
     }
   });
+  for (const [name, width, height] of [
+    ['phone', 390, 844],
+    ['desktop', 1366, 900],
+  ] as const) {
+    test(`at ${width}×${height}: every label of the chart is drawn at 12 CSS px or more, none overlap, none leave the screen`, async () => {
+      const { page, blocked } = await chartPage();
+      try {
+        await page.setViewportSize({ width, height });
+        await page.goto('https://web.example/account', { waitUntil: 'load' });
+        assert.deepEqual(blocked, [], 'no console errors');
+        // Each label's size as drawn: its computed font size times the SVG's scale on screen (a
+        // viewBox scales text with the chart, which getComputedStyle alone does not show), and its box.
+        const labels = await page.evaluate<
+          { text: string; px: number; left: number; right: number; top: number; bottom: number; h: number }[]
+        >(`[...document.querySelectorAll('figure.usage-chart svg text')].map((t) => {
+          const r = t.getBoundingClientRect();
+          return { text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a, left: r.left, right: r.right, top: r.top, bottom: r.bottom, h: r.height };
+        })`);
+        assert.ok(labels.length > 10, `labels: ${labels.length}`);
+        const small = labels.filter((l) => l.px < 12 || l.h < 12).map((l) => `"${l.text}" ${l.px.toFixed(1)} px (box ${l.h.toFixed(1)})`);
+        assert.deepEqual(small, [], 'labels under 12 px');
+        const off = labels.filter((l) => l.left < 0 || l.right > width).map((l) => `"${l.text}" ${l.left.toFixed(0)}–${l.right.toFixed(0)}`);
+        assert.deepEqual(off, [], 'labels off screen');
+        const overlaps: string[] = [];
+        for (let i = 0; i < labels.length; i++)
+          for (let j = i + 1; j < labels.length; j++) {
+            const [a, b] = [labels[i]!, labels[j]!];
+            if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps.push(`"${a.text}" and "${b.text}"`);
+          }
+        assert.deepEqual(overlaps, [], 'labels that overlap');
+        const wide = Number(await page.evaluate('document.documentElement.scrollWidth'));
+        assert.ok(wide <= width, `no sideways scrolling: ${wide} px wide`);
+        console.log(`${name}: smallest chart label ${Math.min(...labels.map((l) => l.px)).toFixed(1)} px`);
+        await page.locator('figure.usage-chart').scrollIntoViewIfNeeded();
+        await screenshot(page, `item13-usage-${name}`);
+      } finally {
+        await page.close();
+      }
+    });
+  }
 });
