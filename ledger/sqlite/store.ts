@@ -362,7 +362,9 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
 
   /** Keeps a sign-in link's code (its slow hash): typed in the browser the link is bound to, it spends the link. */
   attachLoginCode(token: string, codeHash: string): { readonly attached: boolean } {
-    return this.write(() => ({ attached: this.db.prepare(codeQuery('login_code_insert')).run({ token_hash: keyHash(token), code_hash: codeHash }).changes === 1 }));
+    return this.write(() => ({
+      attached: this.db.prepare(codeQuery('login_code_insert')).run({ token_hash: keyHash(token), code_hash: codeHash }).changes === 1,
+    }));
   }
 
   /** A code typed in the browser bound by `bindingHash`: its link spent, or a wrong try counted (ledger/codes.ts). */
