@@ -99,7 +99,7 @@ ${invalid ? html`<p class="field-error" id="code-error"><span class="visually-hi
 export function otherBrowserPage(site: Site, input: { readonly code: string }): string {
   return accountPage(
     site,
-    'Finish signing in on the other device',
+    'Finish signing in where you asked',
     html`<h1>Finish signing in where you asked</h1>
 <p>This link was opened in a different browser than the one that asked for it, so it does not sign you in here. That keeps a link that reaches someone else from signing them in.</p>
 <h2>On the device where you asked</h2>
