@@ -178,3 +178,12 @@ export interface AccountsView {
   /** The next scheduled revocation still to come (Infinity: none): the view is stale from then. */
   readonly nextRevokeAtMs: number;
 }
+
+/**
+ * A sign-in code typed where the sign-in began (ledger/codes.ts): the address it signs in, or why
+ * not. `wrong` says how many tries the browser's code has left (0: that was the last, it is dead).
+ */
+export type SpentLoginCode =
+  | { readonly ok: true; readonly email: string }
+  | { readonly ok: false; readonly reason: 'wrong'; readonly attemptsLeft: number }
+  | { readonly ok: false; readonly reason: 'none' | 'expired' | 'used' | 'too_many' };

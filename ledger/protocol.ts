@@ -17,6 +17,7 @@ import type {
   Plan,
   QuotaState,
   SignedIn,
+  SpentLoginCode,
   SpentLoginToken,
   UsageBody,
   User,
@@ -43,6 +44,10 @@ export interface AccountCalls {
   spendLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): SpentLoginToken;
   /** What spendLoginToken would answer now, spending nothing (the page a link opens). */
   peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): PeekedLoginToken;
+  /** Keeps the slow hash of a sign-in link's code (ledger/codes.ts); `attached` false: no such sign-in link. */
+  attachLoginCode(token: string, codeHash: string): { readonly attached: boolean };
+  /** A code typed in the browser bound by `bindingHash`: spends its link, or counts a wrong try. */
+  spendLoginCode(bindingHash: string, codeHash: string, nowMs: number): SpentLoginCode;
   /** A user by id (the signed-in one's address); null when there is none. */
   userOf(userId: string): User | null;
   /** The account of a proven e-mail address, made (with an organization on Community) on first sign-in. */
@@ -75,6 +80,8 @@ const CALL_NAMES: Record<AccountCall, true> = {
   issueLoginToken: true,
   spendLoginToken: true,
   peekLoginToken: true,
+  attachLoginCode: true,
+  spendLoginCode: true,
   userOf: true,
   signInByEmail: true,
   signInByIdentity: true,

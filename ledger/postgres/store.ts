@@ -6,6 +6,7 @@
 // (plans, organizations, keys) inside the transaction that makes it.
 import type pg from 'pg';
 import { keyHash, keyHint, newId, newKey, newToken } from '../../core/keys.ts';
+import { CODE_MAX_ATTEMPTS, decideCode, type LoginCodeRow } from '../codes.ts';
 import { mailboxOf } from '../mailbox.ts';
 import { periodAt } from '../period.ts';
 import { one, pgQuery, rows, transaction, type Queryable } from './db.ts';
@@ -41,6 +42,7 @@ import {
   type Plan,
   type SignedIn,
   type PeekedLoginToken,
+  type SpentLoginCode,
   type SpentLoginToken,
   type UsageBody,
   type User,
@@ -290,6 +292,25 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
 
   async peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): Promise<PeekedLoginToken> {
     return loginTokenAnswer(await one<LoginTokenRow>(this.pool, 'login_token_peek', { token_hash: keyHash(token) }), purpose, bindingHash, nowMs);
+  }
+
+  async attachLoginCode(token: string, codeHash: string): Promise<{ readonly attached: boolean }> {
+    return { attached: (await run(this.pool, 'login_code_insert', { token_hash: keyHash(token), code_hash: codeHash })) === 1 };
+  }
+
+  /** As AccountsDb.spendLoginCode; the browser's codes are locked (FOR UPDATE) until the commit. */
+  async spendLoginCode(bindingHash: string, codeHash: string, nowMs: number): Promise<SpentLoginCode> {
+    return write(this.pool, async (c): Promise<SpentLoginCode> => {
+      const decided = decideCode(await rows<LoginCodeRow>(c, 'login_codes_of_binding', { binding_hash: bindingHash }), codeHash, nowMs);
+      if (decided.do === 'refuse') return decided.answer;
+      const now = msIso(nowMs);
+      if (decided.do === 'count') {
+        await run(c, 'login_codes_count_wrong', { binding_hash: bindingHash, max: CODE_MAX_ATTEMPTS, now });
+        return { ok: false, reason: 'wrong', attemptsLeft: decided.attemptsLeft };
+      }
+      const spent = await one<{ email: string }>(c, 'login_code_spend', { token_hash: decided.tokenHash, now });
+      return spent === undefined ? { ok: false, reason: 'used' } : { ok: true, email: spent.email };
+    });
   }
 
   async userOf(userId: string): Promise<User | null> {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sqlFile, sqlSections } from '../../core/sql.ts';
 import { keyHash, keyHint, newId, newKey, newToken } from '../../core/keys.ts';
+import { CODE_MAX_ATTEMPTS, decideCode, type LoginCodeRow } from '../codes.ts';
 import { mailboxOf } from '../mailbox.ts';
 import { periodAt } from '../period.ts';
 import {
@@ -41,6 +42,7 @@ import {
   type Plan,
   type SignedIn,
   type PeekedLoginToken,
+  type SpentLoginCode,
   type SpentLoginToken,
   type UsageBody,
   type User,
@@ -56,6 +58,16 @@ export const ledgerQueryNames = (): string[] => [...QUERIES.keys()];
 export function ledgerQuery(name: string): string {
   const q = QUERIES.get(name);
   if (q === undefined) throw new Error(`sql/ledger_queries.sql has no query ${name}`);
+  return q;
+}
+
+/** sql/ledger_code_queries.sql's statements: the sign-in codes (ledger/codes.ts). */
+const CODE_QUERIES = sqlSections('ledger_code_queries', 'query');
+export const codeQueryNames = (): string[] => [...CODE_QUERIES.keys()];
+
+export function codeQuery(name: string): string {
+  const q = CODE_QUERIES.get(name);
+  if (q === undefined) throw new Error(`sql/ledger_code_queries.sql has no query ${name}`);
   return q;
 }
 
@@ -142,6 +154,7 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
     makeLedgerDir(dir);
     const db = open(path.join(dir, 'accounts.sqlite'), false);
     db.exec(sqlFile('ledger_accounts'));
+    db.exec(sqlFile('ledger_login_codes'));
     const store = new AccountsDb(db);
     store.upgrade();
     return store;
@@ -345,6 +358,29 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
 
   peekLoginToken(token: string, purpose: LoginPurpose, bindingHash: string, nowMs: number): PeekedLoginToken {
     return loginTokenAnswer(this.get<LoginTokenRow>('login_token_peek', { token_hash: keyHash(token) }), purpose, bindingHash, nowMs);
+  }
+
+  /** Keeps a sign-in link's code (its slow hash): typed in the browser the link is bound to, it spends the link. */
+  attachLoginCode(token: string, codeHash: string): { readonly attached: boolean } {
+    return this.write(() => ({
+      attached: this.db.prepare(codeQuery('login_code_insert')).run({ token_hash: keyHash(token), code_hash: codeHash }).changes === 1,
+    }));
+  }
+
+  /** A code typed in the browser bound by `bindingHash`: its link spent, or a wrong try counted (ledger/codes.ts). */
+  spendLoginCode(bindingHash: string, codeHash: string, nowMs: number): SpentLoginCode {
+    return this.write((): SpentLoginCode => {
+      const rows = this.db.prepare(codeQuery('login_codes_of_binding')).all({ binding_hash: bindingHash }) as LoginCodeRow[];
+      const decided = decideCode(rows, codeHash, nowMs);
+      if (decided.do === 'refuse') return decided.answer;
+      const now = msIso(nowMs);
+      if (decided.do === 'count') {
+        this.db.prepare(codeQuery('login_codes_count_wrong')).run({ binding_hash: bindingHash, max: CODE_MAX_ATTEMPTS, now });
+        return { ok: false, reason: 'wrong', attemptsLeft: decided.attemptsLeft };
+      }
+      const spent = this.db.prepare(codeQuery('login_code_spend')).get({ token_hash: decided.tokenHash, now }) as { email: string } | undefined;
+      return spent === undefined ? { ok: false, reason: 'used' } : { ok: true, email: spent.email };
+    });
   }
 
   userOf(userId: string): User | null {

@@ -5,7 +5,7 @@
 // Each concern has its module (sign-in by mail, the identity provider, the dashboard and keys,
 // members and invitations); this one holds the route table and what every route answers alike.
 import type { Reply, Request } from '../../http.ts';
-import { formErrorPage, sentPage } from '../pages/account.ts';
+import { formErrorPage } from '../pages/account.ts';
 import { unavailablePage } from '../pages/errors.ts';
 import { accountContext, Unavailable, type AccountDeps } from './context.ts';
 import { dashboardRoutes } from './dashboard.ts';
@@ -22,7 +22,7 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const { site, page } = ctx;
   const links = mailedLinks(ctx);
   const { linkForm } = links;
-  const { signInForm, sendLink, confirm, signOut } = signInRoutes(ctx, links);
+  const { signInForm, sendLink, sentForm, signInWithCode, confirm, signOut } = signInRoutes(ctx, links);
   const dash = dashboardRoutes(ctx);
   const { dashboard, createKey, rollKey, revokeKey } = dash;
   const { invite, acceptInvite } = memberRoutes(ctx, links, dash);
@@ -31,13 +31,14 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const GETS: Readonly<Record<string, (req: Request) => Reply | Promise<Reply>>> = {
     '/account': dashboard,
     '/account/sign-in': signInForm,
-    '/account/sign-in/sent': () => page(200, sentPage(site), 'web:/account/sign-in/sent'),
+    '/account/sign-in/sent': sentForm,
     '/account/confirm': linkForm('sign_in', 'web:/account/confirm'),
     '/account/invite': linkForm('invite', 'web:/account/invite'),
     ...(deps.provider === null ? {} : { [OIDC_CALLBACK_PATH]: oidcCallback(deps.provider) }),
   };
   const POSTS: Readonly<Record<string, (req: Request) => Promise<Reply>>> = {
     '/account/sign-in': sendLink,
+    '/account/sign-in/code': signInWithCode,
     '/account/confirm': confirm,
     '/account/invite': acceptInvite,
     '/account/keys': createKey,

@@ -57,13 +57,57 @@ ${invalid ? html`<p class="field-error" id="email-error"><span class="visually-h
   );
 }
 
-export function sentPage(site: Site): string {
+export interface SentInput {
+  readonly csrf: string;
+  /** What to change in the code typed, when it did not sign in. */
+  readonly error?: string;
+  /** The code as typed (shown again after an error, so one typo is fixed, not the whole code). */
+  readonly code?: string;
+}
+
+/**
+ * "Check your mail", where the sign-in began: the link signs this browser in, and so does the code
+ * from the same mail typed here (the mail read on another device). The form is bound to this
+ * browser's pre-session, as the link is.
+ */
+export function sentPage(site: Site, input: SentInput): string {
+  const invalid = input.error !== undefined;
   return accountPage(
     site,
     'Check your mail',
     html`<h1>Check your mail</h1>
-<p>If that address can receive mail, a sign-in link is on its way. It works once, for 15 minutes, in this browser.</p>
+<p>If that address can receive mail, a sign-in link and a code are on their way. They work once, for 15 minutes, in this browser.</p>
+<form method="post" action="/account/sign-in/code" class="sign-in-code-form" novalidate>
+${csrfField(input.csrf)}
+<div class="field${invalid ? ' field-invalid' : ''}">
+<label for="code">Reading the mail on another device? Type its code here</label>
+<p class="hint" id="code-hint">8 letters and digits, like K7QM-3XPD.</p>
+${invalid ? html`<p class="field-error" id="code-error"><span class="visually-hidden">Error: </span>${input.error}</p>\n` : ''}<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="20" required value="${input.code ?? ''}" aria-describedby="${invalid ? 'code-hint code-error' : 'code-hint'}"${invalid ? html` aria-invalid="true"` : ''}>
+</div>
+<button type="submit">Sign in with the code</button>
+</form>
 <p>Nothing arrived? Check your spam folder, or <a href="/account/sign-in">ask for another link</a>.</p>`,
+  );
+}
+
+/**
+ * A sign-in link opened in a browser other than the one that asked (the mail read on a phone):
+ * it does not sign this browser in, which is what keeps a link seen by someone else harmless. The
+ * way forward is the code, typed where the sign-in began, or a new sign-in here. The code is shown:
+ * it is the mail's own, and only whoever has the link (so the mail) reaches this page.
+ */
+export function otherBrowserPage(site: Site, input: { readonly code: string }): string {
+  return accountPage(
+    site,
+    'Finish signing in where you asked',
+    html`<h1>Finish signing in where you asked</h1>
+<p>This link was opened in a different browser than the one that asked for it, so it does not sign you in here. That keeps a link that reaches someone else from signing them in.</p>
+<h2>On the device where you asked</h2>
+<p>Type this code on its “Check your mail” page (it is in the mail, too):</p>
+<p class="sign-in-code"><code>${input.code}</code></p>
+<p>It works once, within 15 minutes of asking.</p>
+<h2>Or sign in on this device</h2>
+<p><a class="button secondary" href="/account/sign-in">Start a new sign-in here</a></p>`,
   );
 }
 
