@@ -90,7 +90,7 @@ const FIELD_LABELS: Readonly<Record<string, string>> = {
   week: 'Week',
   start_date: 'From date',
   end_date: 'To date',
-  near: 'Near',
+  near: 'ZIP code or town',
   miles: 'Within',
   lat: 'Latitude',
   lng: 'Longitude',
@@ -205,7 +205,7 @@ function nearFieldset(values: Readonly<Record<string, string>>, errors: ErrorsBy
   return html`<fieldset class="near-fields" data-locate>
 <legend>Near</legend>
 <div class="filter-row">
-${textInput({ param: 'near', values, errors: nearErrors, hint: 'A ZIP code or a city or town, e.g. 94110 or Berkeley' }, 'text', html` maxlength="100" autocomplete="postal-code" spellcheck="false"`)}
+${textInput({ param: 'near', values, errors: nearErrors, hint: 'For example 94110, Berkeley or Walnut Creek' }, 'text', html` maxlength="100" autocomplete="postal-code" spellcheck="false"`)}
 ${select({ param: 'miles', values: { ...values, miles }, errors }, all)}
 </div>
 <input type="hidden" name="lat" value="${point ? values.lat : ''}">
