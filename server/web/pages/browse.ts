@@ -198,14 +198,10 @@ function nearFieldset(values: Readonly<Record<string, string>>, errors: ErrorsBy
   const options = MILE_CHOICES.map((m) => ({ value: m === DEFAULT_MILES ? '' : String(m), label: `${m} mi` }));
   const all = miles === '' || options.some((o) => o.value === miles) ? options : [...options, { value: miles, label: `${miles} mi` }];
   const point = values.near === undefined && values.lat !== undefined && values.lng !== undefined;
-  // Errors of a link's point: said at the Near field, which is where to fix them.
-  const pointErrors = ['lat', 'lng', 'radius_km'].flatMap((p) => (errors.get(p) ?? []).map((m) => `${FIELD_LABELS[p]}: ${m}`));
-  const nearErrors = new Map(errors);
-  if (pointErrors.length) nearErrors.set('near', [...(errors.get('near') ?? []), ...pointErrors]);
   return html`<fieldset class="near-fields" data-locate>
 <legend>Near</legend>
 <div class="filter-row">
-${textInput({ param: 'near', values, errors: nearErrors, hint: 'For example 94110, Berkeley or Walnut Creek' }, 'text', html` maxlength="100" autocomplete="postal-code" spellcheck="false"`)}
+${textInput({ param: 'near', values, errors, hint: 'For example 94110, Berkeley or Walnut Creek' }, 'text', html` maxlength="100" autocomplete="postal-code" spellcheck="false"`)}
 ${select({ param: 'miles', values: { ...values, miles }, errors }, all)}
 </div>
 <input type="hidden" name="lat" value="${point ? values.lat : ''}">

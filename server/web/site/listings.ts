@@ -72,6 +72,20 @@ function readListing(rawQuery: string, schema: typeof browseSchema, now: Date, f
   return r.success && all.length === 0 ? { values, parsed: r.output, errors: [], web } : { values, parsed: null, errors: all, web };
 }
 
+/**
+ * A link's point (lat, lng, radius_km) has no field of its own on the form: its errors are said at
+ * the place field, where a person gives a place instead.
+ */
+const POINT_LABELS: Readonly<Record<string, string>> = {
+  lat: 'The link’s latitude (lat)',
+  lng: 'The link’s longitude (lng)',
+  radius_km: 'The link’s radius_km',
+};
+const pointAtNear = (e: ParamError): ParamError => {
+  const label = POINT_LABELS[e.param];
+  return label === undefined ? e : { param: 'near', message: `${label} ${e.message}; or type a ZIP code or a town instead.` };
+};
+
 /** The canonical query with the website's own date range, when it names one (today, tomorrow, the weekend). */
 const withWebRange = (query: SearchQuery, web: WebFilters | null): SearchQuery => (web?.range ? { ...query, range: web.range } : query);
 
@@ -156,7 +170,8 @@ export function listingRoutes(ctx: SiteContext) {
     const now = config.now();
     const l = readListing(req.rawQuery, browseSchema, now, fixed);
     const nowMs = now.getTime();
-    const base = (results: BrowseInput['results'], errors: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
+    const base = (results: BrowseInput['results'], given: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
+      const errors = given.map(pointAtNear);
       const q = filterQuery(l.values, ['offset', 'limit']);
       const feeds = errors.length === 0 && unlisted.length === 0;
       return {

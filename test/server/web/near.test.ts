@@ -277,6 +277,11 @@ describe('near', () => {
     assert.ok(got.miles.every((m) => m !== null));
     assert.ok(got.first.includes('<option value="5" selected>5 mi</option>'), '8 km shows as 5 mi');
     assert.ok(got.first.includes('name="lat" value="37.8716"'), 'the point is kept for the next search');
+    // A link's bad point is said at the place field, which has no latitude of its own to point at.
+    const bad = await get(servers.get('saturday')!.base, '/events?lat=100&lng=-122.2727');
+    assert.equal(bad.status, 400);
+    assert.ok(bad.text.includes('The link’s latitude (lat) must be a number'), bad.text);
+    assert.ok(bad.text.includes('href="#f-near"'));
     // Without a radius: the website's 10 miles.
     const plain = await listed('saturday', 'lat=37.8716&lng=-122.2727');
     assert.deepEqual([...plain.ids].sort(), expected({ near: { lat: 37.8716, lng: -122.2727, km: 10 * KM_PER_MILE } }));
