@@ -145,7 +145,9 @@ export function webFilters(values: Readonly<Record<string, string>>, now: Date):
   if (when !== undefined) {
     if (!isWhen(when)) errors.push({ param: 'when', message: 'choose Today, Tomorrow, This weekend, This week, Next week or Specific dates' });
     else if (when !== 'dates') {
-      const dated = ['start_date', 'end_date', 'week'].filter((k) => values[k] !== undefined);
+      // A link's week (kept hidden in the form) gives way to the period chosen; typed dates are asked about.
+      if (values.week !== undefined) drop.push('week');
+      const dated = ['start_date', 'end_date'].filter((k) => values[k] !== undefined);
       if (dated.length)
         errors.push({ param: 'when', message: 'choose Specific dates to search between the From and To dates, or clear the dates to search this period' });
       else if (when === 'week' || when === 'next-week') api.week = when === 'week' ? 'current' : 'next';

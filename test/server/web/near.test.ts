@@ -185,6 +185,9 @@ describe('when', () => {
     const odd = await get(srv.base, '/events?when=someday');
     assert.equal(odd.status, 400);
     assert.ok(odd.text.includes('Today, Tomorrow, This weekend'));
+    // A link's week (a hidden field on the form) gives way to the period chosen.
+    const over = await listed('saturday', 'when=weekend&week=2026-W50');
+    assert.deepEqual([...over.ids].sort(), expected({ when: 'weekend' }));
     // Specific dates is the From and To dates, as before.
     const dates = await listed('saturday', 'when=dates&start_date=2026-11-28&end_date=2026-11-28');
     const plain = await listed('saturday', 'start_date=2026-11-28&end_date=2026-11-28');
