@@ -193,7 +193,7 @@ ${keptWeek ? html`<input type="hidden" name="week" value="${week}">\n` : ''}${er
  * a link or from "Use my location" (site.js adds the button where the browser can tell) is kept in
  * hidden fields, and the page says a search is centred on it.
  */
-function nearFieldset(values: Readonly<Record<string, string>>, errors: ErrorsByParam, place: string | null): Html {
+function nearFieldset(values: Readonly<Record<string, string>>, errors: ErrorsByParam, place: string | null, byDistance: boolean): Html {
   const miles = values.miles ?? (values.radius_km === undefined ? '' : milesOf(values.radius_km));
   const options = MILE_CHOICES.map((m) => ({ value: m === DEFAULT_MILES ? '' : String(m), label: `${m} mi` }));
   const all = miles === '' || options.some((o) => o.value === miles) ? options : [...options, { value: miles, label: `${miles} mi` }];
@@ -206,7 +206,7 @@ ${select({ param: 'miles', values: { ...values, miles }, errors }, all)}
 </div>
 <input type="hidden" name="lat" value="${point ? values.lat : ''}">
 <input type="hidden" name="lng" value="${point ? values.lng : ''}">
-${place === null ? '' : html`<p class="hint near-place">Nearest first, from ${place}.</p>\n`}</fieldset>`;
+${place === null ? '' : html`<p class="hint near-place">${byDistance ? 'Nearest first, from' : 'Distances from'} ${place}.</p>\n`}</fieldset>`;
 }
 
 function filterForm(input: BrowseInput, errors: ErrorsByParam): Html {
@@ -227,7 +227,7 @@ ${textInput(f('age_max', 'In years, 0 to 18'), 'number', AGE)}
 </div>
 </fieldset>
 ${datesFieldset(values, errors)}
-${nearFieldset(values, errors, input.near ?? null)}
+${nearFieldset(values, errors, input.near ?? null, input.byDistance === true)}
 <div class="form-actions">
 <button type="submit">Search events</button>
 <a href="${action}">Clear all filters</a>

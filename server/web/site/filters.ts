@@ -166,12 +166,13 @@ export function webFilters(values: Readonly<Record<string, string>>, now: Date):
       drop.push('lat', 'lng');
       place = p.label;
     }
-  } else if (values.lat !== undefined && values.lng !== undefined) place = 'your location';
+    // A point from "Use my location" or a shared link: whose it is the page cannot know, so it gives the numbers.
+  } else if (values.lat !== undefined && values.lng !== undefined) place = `the location ${values.lat}, ${values.lng}`;
 
   if (place !== null) {
     if (values.miles !== undefined) {
       const km = radiusKm(values.miles);
-      if (km === null) errors.push({ param: 'miles', message: `choose a distance in miles from 1 to ${MAX_MILES}, such as 5` });
+      if (km === null) errors.push({ param: 'miles', message: `choose a distance in miles, more than 0 and at most ${MAX_MILES}, such as 5` });
       else {
         api.radius_km = km;
         drop.push('radius_km');
