@@ -51,6 +51,36 @@ export interface BrowseInput {
    */
   readonly empty?: { readonly filtered: boolean; readonly scope: string | null };
   readonly nowMs: number;
+  /** Where a near search is centred, as the page names it ("94110 (San Francisco)", "your location"). */
+  readonly near?: string | null;
+  /** Results nearest first: listed as one list rather than by day. */
+  readonly byDistance?: boolean;
+}
+
+// The website's own date and distance filters (server/web/site/filters.ts reads them): their values
+// are here because the form lists them.
+export const WHEN_CHOICES = [
+  { value: 'today', label: 'Today' },
+  { value: 'tomorrow', label: 'Tomorrow' },
+  { value: 'weekend', label: 'This weekend' },
+  { value: 'week', label: 'This week' },
+  { value: 'next-week', label: 'Next week' },
+  { value: 'dates', label: 'Specific dates' },
+] as const;
+export const KM_PER_MILE = 1.609344;
+/** The distances the form offers; the default one is the empty value, so it never shows in a URL. */
+export const MILE_CHOICES: readonly number[] = [1, 3, 5, 10, 25, 50];
+export const DEFAULT_MILES = 10;
+/** The API's largest radius (500 km) in whole miles. */
+export const MAX_MILES = 310;
+
+/** The miles a radius in km (a link's radius_km) shows as in the form: one of its choices when it is one. */
+export function milesOf(radiusKmText: string): string {
+  const miles = Number(radiusKmText) / KM_PER_MILE;
+  if (!Number.isFinite(miles)) return '';
+  const choice = MILE_CHOICES.find((m) => Math.abs(m - miles) < 0.05);
+  if (choice === DEFAULT_MILES) return '';
+  return choice !== undefined ? String(choice) : String(Math.round(miles * 10) / 10);
 }
 
 /** The form's fields by parameter name, with the label an error summary names them by. */
@@ -61,9 +91,12 @@ const FIELD_LABELS: Readonly<Record<string, string>> = {
   is_free: 'Free events only',
   age_min: 'From age',
   age_max: 'To age',
+  when: 'When',
   week: 'Week',
   start_date: 'From date',
   end_date: 'To date',
+  near: 'ZIP code or town',
+  miles: 'Within',
   lat: 'Latitude',
   lng: 'Longitude',
   radius_km: 'Within (km)',
@@ -141,6 +174,46 @@ ${top}</div>`;
 
 const AGE = html` min="0" max="18" step="1" inputmode="numeric"`;
 
+/**
+ * When: today, tomorrow, this weekend, this week, next week, or the From and To dates. A link's
+ * week=current or next shows as its choice; an ISO week, which the form does not offer, is kept as is.
+ */
+function datesFieldset(values: Readonly<Record<string, string>>, errors: ErrorsByParam): Html {
+  const week = values.week;
+  const when = values.when ?? (week === 'current' ? 'week' : week === 'next' ? 'next-week' : values.start_date || values.end_date ? 'dates' : '');
+  const shown = { ...values, when };
+  const keptWeek = values.when === undefined && week !== undefined && week !== 'current' && week !== 'next';
+  return html`<fieldset class="when-fields">
+<legend>Dates</legend>
+<div class="filter-row">
+${select({ param: 'when', values: shown, errors }, [{ value: '', label: 'Any time' }, ...WHEN_CHOICES])}
+${textInput({ param: 'start_date', values, errors }, 'date')}
+${textInput({ param: 'end_date', values, errors }, 'date')}
+</div>
+${keptWeek ? html`<input type="hidden" name="week" value="${week}">\n` : ''}${errors.has('week') ? html`<p class="field-error" id="${fieldId('week')}"><span class="visually-hidden">Error: </span>Week: ${errors.get('week')!.join(' ')}</p>\n` : ''}</fieldset>`;
+}
+
+/**
+ * Near: a ZIP code or a town, and a distance in miles (the API's radius_km). A point (lat, lng) from
+ * a link or from "Use my location" (site.js adds the button where the browser can tell) is kept in
+ * hidden fields, and the page says a search is centred on it.
+ */
+function nearFieldset(values: Readonly<Record<string, string>>, errors: ErrorsByParam, place: string | null, byDistance: boolean): Html {
+  const miles = values.miles ?? (values.radius_km === undefined ? '' : milesOf(values.radius_km));
+  const options = MILE_CHOICES.map((m) => ({ value: m === DEFAULT_MILES ? '' : String(m), label: `${m} mi` }));
+  const all = miles === '' || options.some((o) => o.value === miles) ? options : [...options, { value: miles, label: `${miles} mi` }];
+  const point = values.near === undefined && values.lat !== undefined && values.lng !== undefined;
+  return html`<fieldset class="near-fields" data-locate>
+<legend>Near</legend>
+<div class="filter-row">
+${textInput({ param: 'near', values, errors, hint: 'For example 94110, Berkeley or Walnut Creek' }, 'text', html` maxlength="100" autocomplete="postal-code" spellcheck="false"`)}
+${select({ param: 'miles', values: { ...values, miles }, errors }, all)}
+</div>
+<input type="hidden" name="lat" value="${point ? values.lat : ''}">
+<input type="hidden" name="lng" value="${point ? values.lng : ''}">
+${place === null ? '' : html`<p class="hint near-place">${byDistance ? 'Nearest first, from' : 'Distances from'} ${place}.</p>\n`}</fieldset>`;
+}
+
 function filterForm(input: BrowseInput, errors: ErrorsByParam): Html {
   const { values, cities, categories, action } = input.form;
   const f = (param: string, hint?: string): Field => (hint === undefined ? { param, values, errors } : { param, values, errors, hint });
@@ -158,26 +231,8 @@ ${textInput(f('age_min', 'In years, 0 to 18'), 'number', AGE)}
 ${textInput(f('age_max', 'In years, 0 to 18'), 'number', AGE)}
 </div>
 </fieldset>
-<fieldset>
-<legend>Dates</legend>
-<div class="filter-row">
-${select(f('week'), [
-  { value: '', label: 'Any week' },
-  { value: 'current', label: 'This week' },
-  { value: 'next', label: 'Next week' },
-])}
-${textInput(f('start_date'), 'date')}
-${textInput(f('end_date'), 'date')}
-</div>
-</fieldset>
-<fieldset>
-<legend>Near a point</legend>
-<div class="filter-row">
-${textInput(f('lat', 'For example 37.8716'), 'number', html` min="-90" max="90" step="any"`)}
-${textInput(f('lng', 'For example -122.2727'), 'number', html` min="-180" max="180" step="any"`)}
-${textInput(f('radius_km', 'Default 10, at most 500'), 'number', html` min="0" max="500" step="any"`)}
-</div>
-</fieldset>
+${datesFieldset(values, errors)}
+${nearFieldset(values, errors, input.near ?? null, input.byDistance === true)}
 <div class="form-actions">
 <button type="submit">Search events</button>
 <a href="${action}">Clear all filters</a>
@@ -207,8 +262,14 @@ function countText(total: number, offset: number, shown: number): string {
   return `Showing ${COUNT.format(offset + 1)}–${COUNT.format(offset + shown)} of ${events(total)}`;
 }
 
+/** Miles, to a tenth under ten. */
+function milesAway(km: number): string {
+  const mi = km / KM_PER_MILE;
+  return `${mi < 10 ? mi.toFixed(1) : Math.round(mi)} mi away`;
+}
+
 function card(r: EventRecord, nowMs: number): Html {
-  const distance = r.distance_km === undefined ? '' : ` · ${r.distance_km < 10 ? r.distance_km.toFixed(1) : Math.round(r.distance_km)} km away`;
+  const distance = r.distance_km === undefined ? '' : ` · ${milesAway(r.distance_km)}`;
   return html`<li class="card">
 <h3><a href="/events/${encodeURIComponent(r.id)}">${r.title}</a>${r.is_canceled ? html` <span class="badge badge-canceled">Canceled</span>` : ''}</h3>
 <p class="card-when"><time datetime="${r.start_datetime}">${whenText(r.start_datetime, r.end_datetime, nowMs)}</time></p>
@@ -279,7 +340,10 @@ function results(input: BrowseInput): Html {
     return html`${hint}${emptyMessage(input, res.total)}
 ${pagination(res.prevHref, null)}`;
   }
-  const groups = dayGroups(res.records, input.nowMs).map(
+  // Nearest first: one list, each card with its day and time (grouped by day, Saturday and Sunday would alternate).
+  const byDistance = input.byDistance === true;
+  const grouped = byDistance ? [{ heading: 'Nearest first', records: [...res.records] }] : dayGroups(res.records, input.nowMs);
+  const groups = grouped.map(
     // Not labelled regions: with results sorted by distance a day can come twice, and landmarks
     // must be unique; the headings already give the list its structure.
     (g) => html`<section class="day">

@@ -21,6 +21,7 @@ import { browsePage, type BrowseInput } from '../pages/browse.ts';
 import { badRequestPage, categoryNotListedPage, tooManyRequestsPage } from '../pages/errors.ts';
 import { citySlug } from '../pages/home.ts';
 import { KEYLESS_PLAN, type PageFailure, type SiteContext } from './context.ts';
+import { WEB_FILTERS, webFilters, type WebFilters } from './filters.ts';
 import type { Plan } from '../../../ledger/accounts.ts';
 
 /**
@@ -43,25 +44,51 @@ interface Listing {
   readonly values: Record<string, string>;
   readonly parsed: SearchParams | null;
   readonly errors: readonly ParamError[];
+  /** The website's own filters (when, near, miles) as the search they mean. */
+  readonly web: WebFilters | null;
 }
 
 const browseSchema = searchParams({ maxLimit: BROWSE_MAX_LIMIT, defaultLimit: BROWSE_LIMIT });
-const FILTER_NAMES: ReadonlySet<string> = new Set(Object.keys(browseSchema.pipe[0].entries));
+const API_NAMES: ReadonlySet<string> = new Set(Object.keys(browseSchema.pipe[0].entries));
+const FILTER_NAMES: ReadonlySet<string> = new Set([...API_NAMES, ...WEB_FILTERS]);
 
 /**
  * A form submits every field, filled or not, and links from elsewhere carry tracking parameters:
  * the website reads the filters it knows, ignores empty fields and anything else, and reports
  * the problems of the rest on the page (the API, for machines, refuses unknown parameters instead).
  */
-function readListing(rawQuery: string, schema: typeof browseSchema, fixed: Readonly<Record<string, string>> = {}): Listing {
+function readListing(rawQuery: string, schema: typeof browseSchema, now: Date, fixed: Readonly<Record<string, string>> = {}): Listing {
   const { values: raw, errors } = parseQuery(rawQuery);
   const values: Record<string, string> = {};
   for (const [k, val] of Object.entries(raw)) if (FILTER_NAMES.has(k) && val.trim() !== '') values[k] = val.trim();
   Object.assign(values, fixed);
-  if (errors.length) return { values, parsed: null, errors };
-  const r = v.safeParse(schema, values);
-  return r.success ? { values, parsed: r.output, errors: [] } : { values, parsed: null, errors: issuesToErrors(r.issues) };
+  if (errors.length) return { values, parsed: null, errors, web: null };
+  // The website's own filters become API parameters, checked with the rest as the API checks them.
+  const web = webFilters(values, now);
+  const api: Record<string, string> = {};
+  for (const [k, val] of Object.entries(values)) if (API_NAMES.has(k) && !web.drop.includes(k)) api[k] = val;
+  Object.assign(api, web.api);
+  const r = v.safeParse(schema, api);
+  const all = [...web.errors, ...(r.success ? [] : issuesToErrors(r.issues))];
+  return r.success && all.length === 0 ? { values, parsed: r.output, errors: [], web } : { values, parsed: null, errors: all, web };
 }
+
+/**
+ * A link's point (lat, lng, radius_km) has no field of its own on the form: its errors are said at
+ * the place field, where a person gives a place instead.
+ */
+const POINT_LABELS: Readonly<Record<string, string>> = {
+  lat: 'The link’s latitude (lat)',
+  lng: 'The link’s longitude (lng)',
+  radius_km: 'The link’s radius_km',
+};
+const pointAtNear = (e: ParamError): ParamError => {
+  const label = POINT_LABELS[e.param];
+  return label === undefined ? e : { param: 'near', message: `${label} ${e.message}; or type a ZIP code or a town instead.` };
+};
+
+/** The canonical query with the website's own date range, when it names one (today, tomorrow, the weekend). */
+const withWebRange = (query: SearchQuery, web: WebFilters | null): SearchQuery => (web?.range ? { ...query, range: web.range } : query);
 
 /** A listing's query string without paging: the same search as a link, a calendar, another page. */
 function filterQuery(values: Readonly<Record<string, string>>, drop: readonly string[] = ['offset']): string {
@@ -151,7 +178,7 @@ export function listingRoutes(ctx: SiteContext) {
     setMaxListeners(pages.length + 10, signal);
     const answers = await Promise.all(
       pages.map((fixed) => {
-        const l = readListing('', browseSchema, fixed);
+        const l = readListing('', browseSchema, config.now(), fixed);
         if (l.parsed === null) throw new Error(`a listing's fixed filter does not parse: ${JSON.stringify(fixed)}`);
         // One record a page: only the total is read, and it does not depend on the page size.
         return runSearch(snap, queryOf(snap, l.parsed, 1, plan), plan.excludedCategories, 'json', null, signal);
@@ -167,11 +194,13 @@ export function listingRoutes(ctx: SiteContext) {
     if (refused) return refused;
     const snap = svc.snapshots.require();
     const plan = keyless();
-    const l = readListing(req.rawQuery, browseSchema, fixed);
-    const nowMs = config.now().getTime();
+    const now = config.now();
+    const l = readListing(req.rawQuery, browseSchema, now, fixed);
+    const nowMs = now.getTime();
     // Whether the visitor narrowed this page beyond what its path fixes (paging and order narrow nothing).
     const narrowed = Object.keys(l.values).some((k) => !(k in fixed) && k !== 'offset' && k !== 'limit' && k !== 'sort');
-    const base = (results: BrowseInput['results'], errors: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
+    const base = (results: BrowseInput['results'], given: readonly ParamError[], unlisted: readonly string[] = []): BrowseInput => {
+      const errors = given.map(pointAtNear);
       const q = filterQuery(l.values, ['offset', 'limit']);
       const feeds = errors.length === 0 && unlisted.length === 0;
       return {
@@ -187,6 +216,8 @@ export function listingRoutes(ctx: SiteContext) {
         ...(unlisted.length ? { unlisted: { categories: unlisted.map(label), planName: label(plan.name) } } : {}),
         empty: { filtered: narrowed, scope: fixed.city ?? (fixed.category === undefined ? null : label(fixed.category)) },
         nowMs,
+        near: l.web?.place ?? null,
+        byDistance: l.web?.byDistance === true,
       };
     };
     const invalid = (errors: readonly ParamError[]): PageFailure => ({ ok: false, status: 400, html: browsePage(site, base(null, errors)) });
@@ -196,7 +227,7 @@ export function listingRoutes(ctx: SiteContext) {
     if (unlisted.length) return htmlReply(403, browsePage(site, base(null, [], unlisted)), route);
     let query: SearchQuery;
     try {
-      query = queryOf(snap, l.parsed, BROWSE_LIMIT, plan);
+      query = withWebRange(queryOf(snap, l.parsed, BROWSE_LIMIT, plan), l.web);
     } catch (err) {
       if (err instanceof ApiError && err.errors) return htmlReply(400, invalid(err.errors).html, route);
       throw err;
@@ -235,13 +266,13 @@ export function listingRoutes(ctx: SiteContext) {
     if (refused) return refused;
     const snap = svc.snapshots.require();
     const plan = keyless();
-    const l = readListing(req.rawQuery, browseSchema);
+    const l = readListing(req.rawQuery, browseSchema, config.now());
     if (l.parsed === null) return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors }), route);
     const unlisted = unlistedOf(l.parsed, plan);
     if (unlisted.length) return htmlReply(403, categoryNotListedPage(site, { categories: unlisted.map(label), planName: label(plan.name) }), route);
     let query: SearchQuery;
     try {
-      query = { ...queryOf(snap, l.parsed, BROWSE_LIMIT, plan), offset: 0 };
+      query = { ...withWebRange(queryOf(snap, l.parsed, BROWSE_LIMIT, plan), l.web), offset: 0 };
     } catch (err) {
       if (err instanceof ApiError && err.errors) return htmlReply(400, badRequestPage(site, { detail: err.detail, errors: err.errors }), route);
       throw err;

@@ -713,7 +713,7 @@ describe('browse page', () => {
     assert.equal(norm(text(h3[1]!)), 'Baby Bounce Canceled');
     const cards = all(doc, (e) => attr(e, 'class') === 'card').map((c) => norm(text(c)));
     assert.ok(cards[2]!.includes('Sun, Dec 7, 3–4 PM'));
-    assert.ok(cards[2]!.includes('Central Library, Berkeley · 2.3 km away'));
+    assert.ok(cards[2]!.includes('Central Library, Berkeley · 1.5 mi away'));
     assert.ok(cards[2]!.includes('Ages 1–2 · $5'));
     assert.ok(cards[3]!.includes('Sat, Jan 9, 2027, 10 AM'));
     assert.ok(cards[3]!.includes('All ages · Free'));
@@ -730,7 +730,7 @@ describe('browse page', () => {
     assert.equal(attr(linksByText(doc, 'Download .ics')[0]!, 'href'), 'https://web.example/events.ics');
   });
 
-  test('the form: every API filter by its API name, GET, refilled from the request', () => {
+  test('the form: the API filters by their API names (a period and a place by the website’s when, near and miles), GET, refilled from the request', () => {
     const values = {
       q: `"><script>alert(1)</script>`,
       city: 'oakland',
@@ -761,10 +761,12 @@ describe('browse page', () => {
       'is_free',
       'lat',
       'lng',
+      'miles',
+      'near',
       'q',
-      'radius_km',
       'start_date',
       'week',
+      'when',
     ]);
     const control = (name: string): El => controls.find((c) => attr(c, 'name') === name)!;
     assert.equal(attr(control('q'), 'value'), values.q, 'a hostile value comes back as the same text');
@@ -779,11 +781,15 @@ describe('browse page', () => {
       DomUtils.findAll((o) => o.name === 'option' && DomUtils.hasAttrib(o, 'selected'), control(name).children).map((o) => attr(o, 'value')!);
     assert.deepEqual(selected('city'), ['Oakland'], 'a city matches whatever its case');
     assert.deepEqual(selected('category'), ['music']);
-    assert.deepEqual(selected('week'), ['2025-W50'], 'an ISO week the select does not list is kept');
+    assert.equal(attr(control('week'), 'type'), 'hidden');
+    assert.equal(attr(control('week'), 'value'), '2025-W50', 'an ISO week the form does not offer is kept');
+    assert.equal(attr(control('lat'), 'value'), '37.8', 'a link’s point is kept');
+    assert.deepEqual(selected('miles'), ['3.1'], 'radius_km=5 shows in miles');
     const options = (name: string): string[] => DomUtils.findAll((o) => o.name === 'option', control(name).children).map((o) => attr(o, 'value')!);
     assert.deepEqual(options('city'), ['', 'Berkeley', 'Oakland', 'San Francisco']);
-    assert.deepEqual(options('week').slice(0, 3), ['', 'current', 'next']);
-    assert.deepEqual(byTag(doc, 'legend').map(text), ['Child’s age', 'Dates', 'Near a point']);
+    assert.deepEqual(options('when'), ['', 'today', 'tomorrow', 'weekend', 'week', 'next-week', 'dates']);
+    assert.deepEqual(options('miles'), ['1', '3', '5', '', '25', '50', '3.1']);
+    assert.deepEqual(byTag(doc, 'legend').map(text), ['Child’s age', 'Dates', 'Near']);
     // The empty result.
     const empty = linksByText(doc, 'see all upcoming events');
     assert.equal(attr(empty[0]!, 'href'), '/events');
@@ -793,7 +799,7 @@ describe('browse page', () => {
   test('errors: a summary linked to the fields, and each field marked and described', () => {
     const errors = [
       { param: 'city', message: 'Unknown city "Atlantis<script>".' },
-      { param: 'lat', message: 'lat and lng come together.' },
+      { param: 'near', message: 'We do not know a Bay Area city or town called “Atlantis”.' },
       { param: 'sort', message: 'Not a sort order.' },
     ];
     const doc = assertSoundPage(browsePage(SITE, base({ errors, form: { ...base().form, values: { city: 'Atlantis<script>' } } })));
@@ -801,15 +807,15 @@ describe('browse page', () => {
     const items = DomUtils.findAll((e) => e.name === 'li', summary.children);
     assert.deepEqual(
       items.map((li) => norm(text(li))),
-      ['City: Unknown city "Atlantis<script>".', 'Latitude: lat and lng come together.', 'sort: Not a sort order.'],
+      ['City: Unknown city "Atlantis<script>".', 'ZIP code or town: We do not know a Bay Area city or town called “Atlantis”.', 'sort: Not a sort order.'],
     );
     assert.deepEqual(
       DomUtils.findAll((e) => e.name === 'a', summary.children).map((a) => attr(a, 'href')),
-      ['#f-city', '#f-lat'],
+      ['#f-city', '#f-near'],
     );
     for (const [name, message] of [
       ['city', errors[0]!.message],
-      ['lat', errors[1]!.message],
+      ['near', errors[1]!.message],
     ] as const) {
       const c = all(doc, (e) => attr(e, 'name') === name && (e.name === 'input' || e.name === 'select'))[0]!;
       assert.equal(attr(c, 'aria-invalid'), 'true');
@@ -821,8 +827,8 @@ describe('browse page', () => {
         `${name} is described by its error`,
       );
     }
-    const lng = all(doc, (e) => attr(e, 'name') === 'lng')[0]!;
-    assert.equal(attr(lng, 'aria-invalid'), undefined);
+    const miles = all(doc, (e) => attr(e, 'name') === 'miles')[0]!;
+    assert.equal(attr(miles, 'aria-invalid'), undefined);
     assert.equal(metaContent(doc, 'robots'), 'noindex');
     assert.equal(all(doc, (e) => attr(e, 'class') === 'card').length, 0);
   });
