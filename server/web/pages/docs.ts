@@ -581,10 +581,13 @@ function pathLink(ctx: Ctx, path: string): Html {
 /** A data cell with its column's name, which a phone shows beside it when the table stacks into cards. */
 const td = (label: string, content: Html | string): Html => html`<td data-label="${label}">${content}</td>`;
 
-/** A table that keeps its columns on a wide screen and stacks each row into a card on a phone (site.css .stack). */
+/** Columns a phone shows side by side; a table with more stacks each row into a card there (site.css .stack). */
+const PHONE_COLUMNS = 3;
+
+/** A table that keeps its columns on a wide screen; one too wide for a phone becomes a card per row there. */
 function scrollTable(id: string, caption: Html, head: readonly string[], rows: readonly Html[]): Html {
   return html`<div class="table-scroll" role="region" aria-labelledby="${id}" tabindex="0">
-<table class="stack">
+<table${head.length > PHONE_COLUMNS ? html` class="stack"` : ''}>
 <caption id="${id}">${caption}</caption>
 <thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
 <tbody>
@@ -732,17 +735,25 @@ function tryIt(ctx: Ctx, e: Entry): Html {
         html`Without JavaScript the form asks for <code>${value}</code>.`,
       );
     });
-  const queryFields = params
-    .filter((p) => p.in === 'query')
-    .map((p) => {
-      const id = `${e.id}-try-${p.name}`;
-      return field(
-        p.name,
-        html`<code>${p.name}</code> <span class="muted">${typeText(p.schema)}</span>`,
-        html`<input id="${id}" name="${p.name}" type="text" value="${examples.get(p.name) ?? ''}" autocomplete="off" spellcheck="false">`,
-        null,
-      );
-    });
+  const query = params.filter((p) => p.in === 'query');
+  const queryField = (p: OpenApiParameter): Html => {
+    const id = `${e.id}-try-${p.name}`;
+    return field(
+      p.name,
+      html`<code>${p.name}</code> <span class="muted">${typeText(p.schema)}</span>`,
+      html`<input id="${id}" name="${p.name}" type="text" value="${examples.get(p.name) ?? ''}" autocomplete="off" spellcheck="false">`,
+      null,
+    );
+  };
+  // The example's parameters in view, the rest folded away (a search has twenty): a folded field is
+  // still the form's and is sent like the others.
+  const shown = query.filter((p) => examples.has(p.name));
+  const folded = query.filter((p) => !examples.has(p.name));
+  const queryFields = html`${shown.map(queryField)}${
+    folded.length
+      ? html`<details class="try-more"><summary>More parameters (${folded.length})</summary><div class="try-more-fields">${folded.map(queryField)}</div></details>`
+      : ''
+  }`;
   const keyParam = keyParameters(ctx.doc, e.op).find((p) => p.in === 'query');
   const keyId = `${e.id}-try-key`;
   const keyField = keyed(ctx.doc, e.op)
