@@ -154,7 +154,7 @@ describe('the developer docs on a phone and a desktop', { skip: browserSkip() },
       const key = newKey(`docs-try-${size.name}@example.org`);
       const page = await open('/docs/events', size);
       try {
-        const form = page.locator('form#get-v1-events-try, form[data-result="get-v1-events-try-result"]');
+        const form = page.locator('form[data-result="get-v1-events-try-result"]');
         await form.locator('input[data-api-key]').fill(key);
         await form.locator('button[type="submit"]').click();
         const result = page.locator('#get-v1-events-try-result');
