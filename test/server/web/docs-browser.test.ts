@@ -118,7 +118,10 @@ describe('the developer docs on a phone and a desktop', { skip: browserSkip() },
         assert.ok(m.height < OLD_HEIGHT_PX / 2, `/docs is ${m.height} px tall`);
         assert.ok(m.scrollWidth <= m.innerWidth, `the page is ${m.scrollWidth} px wide in a ${m.innerWidth} px window`);
         const how = m.cells['How to get it'];
-        assert.ok(how && how.width > 0 && how.left >= 0 && how.right <= m.innerWidth, `the partner plan's "How to get it" is on screen: ${JSON.stringify(how)}`);
+        assert.ok(
+          how && how.width > 0 && how.left >= 0 && how.right <= m.innerWidth,
+          `the partner plan's "How to get it" is on screen: ${JSON.stringify(how)}`,
+        );
         assert.match((await page.locator('#plan-partner').textContent()) ?? '', /partners@example\.org/);
         await assertAccessible(page, `/docs at ${size.width}`);
         await screenshot(page, `item14-overview-${size.name}`);
@@ -219,23 +222,27 @@ describe('the developer docs on a phone and a desktop', { skip: browserSkip() },
 const hasRequests = spawnSync('python3', ['-c', 'import requests'], { encoding: 'utf8' }).status === 0;
 
 describe('the Python samples as printed', () => {
-  test('the search page’s Python sample runs against the server with a real key and gets its events', { skip: hasRequests ? false : 'python3 without requests' }, async () => {
-    const res = await fetch(`${web}/docs/events`);
-    assert.equal(res.status, 200);
-    const doc = parseDocument(await res.text());
-    const block = DomUtils.findAll((e) => DomUtils.getAttributeValue(e, 'data-copy') === 'Python (requests)', doc.children)[0];
-    assert.ok(block, 'a Python sample');
-    const code = `${DomUtils.textContent(block)}\nprint(len(body["events"]))\n`;
-    assert.ok(code.includes(`${web}/api/v1/events?`), 'the sample asks this server');
-    // Asynchronously: the server answers on this process's event loop.
-    const python = spawn('python3', ['-'], { env: { ...process.env, FAMILY_EVENTS_KEY: newKey('docs-python@example.org') }, timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    python.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    python.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    python.stdin.end(code);
-    const [status] = (await once(python, 'close')) as [number | null];
-    assert.equal(status, 0, stderr);
-    assert.ok(Number(stdout.trim()) > 0, `events: ${stdout}`);
-  });
+  test(
+    'the search page’s Python sample runs against the server with a real key and gets its events',
+    { skip: hasRequests ? false : 'python3 without requests' },
+    async () => {
+      const res = await fetch(`${web}/docs/events`);
+      assert.equal(res.status, 200);
+      const doc = parseDocument(await res.text());
+      const block = DomUtils.findAll((e) => DomUtils.getAttributeValue(e, 'data-copy') === 'Python (requests)', doc.children)[0];
+      assert.ok(block, 'a Python sample');
+      const code = `${DomUtils.textContent(block)}\nprint(len(body["events"]))\n`;
+      assert.ok(code.includes(`${web}/api/v1/events?`), 'the sample asks this server');
+      // Asynchronously: the server answers on this process's event loop.
+      const python = spawn('python3', ['-'], { env: { ...process.env, FAMILY_EVENTS_KEY: newKey('docs-python@example.org') }, timeout: 60_000 });
+      let stdout = '';
+      let stderr = '';
+      python.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      python.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      python.stdin.end(code);
+      const [status] = (await once(python, 'close')) as [number | null];
+      assert.equal(status, 0, stderr);
+      assert.ok(Number(stdout.trim()) > 0, `events: ${stdout}`);
+    },
+  );
 });

@@ -17,7 +17,16 @@ import { openApiDocument } from '../../../server/openapi.ts';
 import { eventRoute, icsFeedRoute } from '../../../server/routes/events.ts';
 import { paramEntries } from '../../../server/route.ts';
 import type { Site } from '../../../server/web/layout.ts';
-import { docsEndpointPage, docsPage, docsSlugs, errorsPage, ruleText, type DocsInput, type JsonSchema, type OpenApiDoc } from '../../../server/web/pages/docs.ts';
+import {
+  docsEndpointPage,
+  docsPage,
+  docsSlugs,
+  errorsPage,
+  ruleText,
+  type DocsInput,
+  type JsonSchema,
+  type OpenApiDoc,
+} from '../../../server/web/pages/docs.ts';
 import { attributionSnippet, citySlug, homePage, type HomeInput } from '../../../server/web/pages/home.ts';
 import type { EventRecord } from '../../../core/record.ts';
 import type { Plan } from '../../../ledger/accounts.ts';
@@ -463,7 +472,11 @@ describe('/docs', () => {
       assert.ok(raw.startsWith(`${SITE.apiBaseUrl}/`), `${raw} is on ${SITE.apiBaseUrl}`);
       assert.ok(js.code.includes(`fetch(${JSON.stringify(raw)}`), `${op.path}: the fetch example asks ${raw}`);
       assert.ok(py.code.includes(`requests.get(\n    ${JSON.stringify(raw)},`), `${op.path}: the Python example asks ${raw}`);
-      assert.equal(py.code.includes('"Authorization": f"Bearer'), curl.code.includes('Authorization: Bearer'), `${op.path}: Python sends the key when curl does`);
+      assert.equal(
+        py.code.includes('"Authorization": f"Bearer'),
+        curl.code.includes('Authorization: Bearer'),
+        `${op.path}: Python sends the key when curl does`,
+      );
       const path = url.pathname.slice(new URL(SITE.apiBaseUrl).pathname.length);
       assert.match(path, pathMatcher(op.path), `${raw} is ${op.path}`);
       const queryParams = new Set(op.parameters.filter((p) => p.in === 'query').map((p) => p.name));

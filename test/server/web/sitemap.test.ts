@@ -154,7 +154,11 @@ describe('sitemap', () => {
       assert.equal(r.status, 200, u);
       headings.push(/<h1>([\s\S]*?)<\/h1>/.exec(r.text)?.[1] ?? '');
     }
-    for (const p of Object.keys(openapi.paths)) assert.ok(headings.some((h) => h.includes(`<code class="endpoint">${p}</code>`)), `the docs page of ${p} is listed`);
+    for (const p of Object.keys(openapi.paths))
+      assert.ok(
+        headings.some((h) => h.includes(`<code class="endpoint">${p}</code>`)),
+        `the docs page of ${p} is listed`,
+      );
     const pages = [...seen.keys()].filter((u) => !u.startsWith(`${WEB}/events/`));
     assert.ok(
       pages.some((u) => u.startsWith(`${WEB}/cities/`)),
