@@ -61,7 +61,8 @@
     if (!id) return;
     var target = document.getElementById(id);
     if (!target) return;
-    var link = target.matches('a[data-moved]') ? target : target.querySelector('a[data-moved]');
+    // The entry itself or its own link; not a section that merely holds entries (#reference).
+    var link = target.matches('a[data-moved]') ? target : target.querySelector(':scope > a[data-moved]');
     if (link) location.replace(link.href);
   }
 
