@@ -489,6 +489,30 @@ describe('/docs', () => {
     }
   });
 
+  test('each GET has a try-it form: a GET to its own URL on /api, its query parameters as fields, the key field empty, unremembered and named as the apiKey scheme', () => {
+    for (const op of ops.filter((o) => o.method === 'get')) {
+      const section = operationSection(sections, op);
+      const form = all(section, (e) => e.name === 'form' && attr(e, 'data-try-it') !== undefined)[0];
+      assert.ok(form, `${op.path}: a try-it form`);
+      assert.equal(attr(form, 'method'), 'get');
+      assert.equal(attr(form, 'autocomplete'), 'off');
+      assert.equal(attr(form, 'data-try-it'), `${SITE.apiBaseUrl}${op.path}`);
+      assert.match(new URL(attr(form, 'action') ?? '').pathname, pathMatcher(`/api${op.path}`), `${op.path}: the form asks the API`);
+      const named = byTag(form, 'input')
+        .map((i) => attr(i, 'name'))
+        .filter((n) => n !== undefined);
+      const keyField = all(form, (e) => attr(e, 'data-api-key') !== undefined);
+      const keyed = (OPENAPI.paths[op.path]?.get?.security ?? []).length > 0;
+      const query = op.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+      assert.deepEqual(named.sort(), [...query, ...(keyed ? ['api_key'] : [])].sort(), `${op.path}: the form's fields`);
+      assert.equal(keyField.length, keyed ? 1 : 0, `${op.path}: a key field exactly when the route needs a key`);
+      for (const k of keyField) {
+        assert.equal(attr(k, 'value'), undefined, 'the key field holds nothing');
+        assert.equal(attr(k, 'autocomplete'), 'off');
+      }
+    }
+  });
+
   test('every Python sample, the quick start’s too, is valid Python (python3’s own parser)', () => {
     const samples = [doc, ...docs.pages.values()].flatMap((page) => codeBlocks(page).filter((b) => b.caption.startsWith('Python')));
     assert.ok(samples.length > ops.length / 2, `${samples.length} Python samples`);
