@@ -91,6 +91,9 @@ const EnvSchema = v.object({
   MAIL_FROM: v.optional(
     v.pipe(v.string(), v.minLength(3, 'must be an address such as Family Events <no-reply@example.com>'), v.includes('@', 'must hold an e-mail address')),
   ),
+  PLANS_CONTACT: v.optional(
+    v.pipe(v.string(), v.trim(), v.email('must be an e-mail address such as partners@example.org'), v.maxLength(254, 'must be at most 254 characters')),
+  ),
   OIDC_ISSUER: v.optional(baseUrl()),
   OIDC_CLIENT_ID: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   OIDC_CLIENT_SECRET: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
@@ -167,6 +170,8 @@ export interface Config {
   /** Where sign-in mail goes; null: written to DATA_DIR/outbox as .eml files (development, tests). */
   readonly smtpUrl: string | null;
   readonly mailFrom: string;
+  /** Where the docs tell an organization to write to move to a plan other than the sign-up plan; null: ask the operator. */
+  readonly plansContact: string | null;
   /** Null: no identity provider is configured, and the website offers e-mail sign-in only. */
   readonly oidc: OidcSettings | null;
 }
@@ -240,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL ?? null,
     mailFrom: e.MAIL_FROM ?? `Family Events <no-reply@${new URL(webBaseUrl).hostname}>`,
+    plansContact: e.PLANS_CONTACT ?? null,
     oidc:
       e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET
         ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID, clientSecret: e.OIDC_CLIENT_SECRET, name: e.OIDC_NAME ?? new URL(e.OIDC_ISSUER).host }

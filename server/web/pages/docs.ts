@@ -14,6 +14,7 @@ import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attributionSnippet, codeBlock } from './home.ts';
 import type { Plan } from '../../../ledger/accounts.ts';
+import { SIGN_UP_PLAN } from '../../../ledger/rules.ts';
 import { MAX_HEADER_BYTES, MAX_TARGET_BYTES, attribution } from '../../terms.ts';
 
 // ------------------------------------------------------------------ the document, as far as the docs read it
@@ -93,6 +94,8 @@ export interface DocsInput {
   /** A record of the current snapshot for the example responses; null when there is none. */
   readonly example: EventRecord | null;
   readonly plans: readonly Plan[];
+  /** Where an organization writes to move to a plan other than the sign-up plan (PLANS_CONTACT); null or absent: the operator. */
+  readonly plansContact?: string | null;
 }
 
 // ------------------------------------------------------------------ small pieces
@@ -169,7 +172,69 @@ function endpoints(doc: OpenApiDoc): Endpoint[] {
   return out;
 }
 
+/** One page of the reference: a path, with every method it answers (GET and its HEAD twin, in this API). */
+interface DocPage {
+  /** /docs/<slug>: the path without its version prefix, as a slug, e.g. events-csv for /v1/events.csv. */
+  readonly slug: string;
+  readonly path: string;
+  readonly endpoints: readonly Endpoint[];
+  /** The first tag of its first operation: the navigation's group. */
+  readonly tag: string;
+}
+
+/** Slugs /docs/<slug> cannot take: the pages the docs have besides the reference. */
+const RESERVED_SLUGS = ['errors'] as const;
+const VERSION_PREFIX = /^\/v\d+\//;
+
+function docPages(all: readonly Endpoint[]): DocPage[] {
+  const taken = new Set<string>(RESERVED_SLUGS);
+  const byPath = new Map<string, Endpoint[]>();
+  for (const x of all) byPath.set(x.main.path, [...(byPath.get(x.main.path) ?? []), x]);
+  return [...byPath].map(([path, xs]) => {
+    const base = path.replace(VERSION_PREFIX, '/').toLowerCase().replace(NOT_SLUG, '-').replace(EDGE_DASHES, '') || 'root';
+    let slug = base;
+    for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+    taken.add(slug);
+    return { slug, path, endpoints: xs, tag: xs[0]?.main.op.tags?.[0] ?? 'other' };
+  });
+}
+
+/** The reference's pages, /docs/<slug> each, in the document's order: what the site routes and the sitemap lists. */
+export function docsSlugs(doc: OpenApiDoc): string[] {
+  return docPages(endpoints(doc)).map((p) => p.slug);
+}
+
 const keyed = (doc: OpenApiDoc, op: OpenApiOperation): boolean => (op.security ?? doc.security ?? []).some((req) => Object.keys(req).length > 0);
+
+/**
+ * Where an operation takes its key, as parameters: one for each security scheme its requirements
+ * name (the bearer scheme is the Authorization header, an apiKey scheme its named parameter). The
+ * document keeps them apart from `parameters`, as OpenAPI does; a reader wants them in the list.
+ */
+export function keyParameters(doc: OpenApiDoc, op: OpenApiOperation): OpenApiParameter[] {
+  const names = [...new Set((op.security ?? doc.security ?? []).flatMap((req) => Object.keys(req)))];
+  const others = (name: string): string =>
+    names
+      .filter((n) => n !== name)
+      .map((n) => {
+        const o = doc.components?.securitySchemes?.[n];
+        return o?.type === 'apiKey' && o.name ? `the ${o.name} parameter` : 'the Authorization header';
+      })
+      .join(' or ');
+  return names.flatMap((name): OpenApiParameter[] => {
+    const s = doc.components?.securitySchemes?.[name];
+    if (s === undefined) return [];
+    const what = `your API key${names.length > 1 ? `, here or in ${others(name)}` : ''} (security scheme \`${name}\`).`;
+    if (s.type === 'http' && s.scheme?.toLowerCase() === 'bearer')
+      return [{ name: 'Authorization', in: 'header', description: `\`Bearer <key>\`: ${what}`, schema: { type: 'string' } }];
+    if (s.type === 'apiKey' && s.name !== undefined)
+      return [{ name: s.name, in: s.in ?? 'query', description: `The key itself: ${what} ${s.description ?? ''}`.trim(), schema: { type: 'string' } }];
+    return [];
+  });
+}
+
+/** Every parameter the docs list for an operation: the document's parameters, then where the key goes. */
+export const documentedParameters = (doc: OpenApiDoc, op: OpenApiOperation): OpenApiParameter[] => [...(op.parameters ?? []), ...keyParameters(doc, op)];
 
 /** The component a 200 answers with in JSON, e.g. "EventList". */
 function jsonComponent(op: OpenApiOperation): { readonly type: string; readonly schema: JsonSchema | undefined; readonly name: string | null } | null {
@@ -391,6 +456,29 @@ function fetchExample(url: string, withKey: boolean, readsJson: boolean): string
   ].join('\n');
 }
 
+/**
+ * Python with requests: what most Python code calling an HTTP API uses (and what most API docs
+ * show), over urllib's Request/urlopen, whose HTTPError turns every 4xx into an exception to unwrap
+ * before the problem body can be read. The URL is the one curl and fetch ask, written as a JSON
+ * string, which is also a Python string literal.
+ */
+function pythonExample(url: string, withKey: boolean, readsJson: boolean): string {
+  return [
+    ...(withKey ? ['import os', ''] : []),
+    'import requests',
+    '',
+    'response = requests.get(',
+    `    ${JSON.stringify(url)},`,
+    ...(withKey ? [`    headers={"Authorization": f"Bearer {os.environ['${KEY_VAR}']}"},`] : []),
+    '    timeout=30,',
+    ')',
+    'if not response.ok:',
+    `    problem = response.json()  # ${PROBLEM_TYPE}`,
+    `    raise RuntimeError(f"{response.status_code} {problem['code']}: {problem['detail']}")`,
+    readsJson ? 'body = response.json()' : 'body = response.text',
+  ].join('\n');
+}
+
 type EventList = v.InferOutput<typeof EventListSchema>;
 
 /** The example record with its long texts cut: the point is the shape, not the prose. */
@@ -449,6 +537,9 @@ interface Ctx {
   readonly doc: OpenApiDoc;
   readonly example: EventRecord | null;
   readonly endpoints: readonly Endpoint[];
+  readonly pages: readonly DocPage[];
+  /** Where to write for another plan (PLANS_CONTACT), or null. */
+  readonly plansContact: string | null;
   /**
    * Table rows already on the page, by their HTML, with the operation whose table holds them: the
    * searches share most of their parameters and headers, and a reader (and a screen reader) should
@@ -475,15 +566,28 @@ function sharedWith(seen: ReadonlyMap<string, Entry>, rows: readonly string[]): 
   return most >= 3 ? best : null;
 }
 
-/** A link to the GET section of a path when the page has one, else the path as code. */
-function pathLink(ctx: Ctx, path: string): Html {
-  const target = ctx.endpoints.find((x) => x.main.path === path && x.main.method === 'get');
-  return target ? html`<a href="#${target.main.id}"><code>GET ${path}</code></a>` : html`<code>${path}</code>`;
+/** Where an operation's section is: on its path's page, at its id (the id it had on the one-page docs). */
+function href(ctx: Ctx, e: Entry): string {
+  const page = ctx.pages.find((p) => p.path === e.path);
+  return page ? `/docs/${page.slug}#${e.id}` : `/docs#${e.id}`;
 }
 
+/** A link to the GET section of a path when the docs have one, else the path as code. */
+function pathLink(ctx: Ctx, path: string): Html {
+  const target = ctx.endpoints.find((x) => x.main.path === path && x.main.method === 'get');
+  return target ? html`<a href="${href(ctx, target.main)}"><code>GET ${path}</code></a>` : html`<code>${path}</code>`;
+}
+
+/** A data cell with its column's name, which a phone shows beside it when the table stacks into cards. */
+const td = (label: string, content: Html | string): Html => html`<td data-label="${label}">${content}</td>`;
+
+/** Columns a phone shows side by side; a table with more stacks each row into a card there (site.css .stack). */
+const PHONE_COLUMNS = 3;
+
+/** A table that keeps its columns on a wide screen; one too wide for a phone becomes a card per row there. */
 function scrollTable(id: string, caption: Html, head: readonly string[], rows: readonly Html[]): Html {
   return html`<div class="table-scroll" role="region" aria-labelledby="${id}" tabindex="0">
-<table>
+<table${head.length > PHONE_COLUMNS ? html` class="stack"` : ''}>
 <caption id="${id}">${caption}</caption>
 <thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
 <tbody>
@@ -494,11 +598,11 @@ ${rows}
 }
 
 function parametersTable(ctx: Ctx, e: Entry): Html {
-  const params = e.op.parameters ?? [];
-  if (params.length === 0) return html`<h4>Parameters</h4>\n<p>None.</p>`;
+  const params = documentedParameters(ctx.doc, e.op);
+  if (params.length === 0) return html`<h3>Parameters</h3>\n<p>None.</p>`;
   const rows = params.map((p) => {
     const list = p.schema?.type === 'array' && p.style === 'form' && p.explode === false ? ', comma-separated' : '';
-    return html`<tr><th scope="row"><code>${p.name}</code>${p.required ? html` <span class="required">(required)</span>` : ''}</th><td>${p.in}</td><td>${typeText(p.schema)}${list}</td><td>${constraintCell(constraints(p.schema, (path) => pathLink(ctx, path)))}</td><td>${prose(p.description)}</td></tr>\n`;
+    return html`<tr><th scope="row"><code>${p.name}</code>${p.required ? html` <span class="required">(required)</span>` : ''}</th>${td('In', p.in)}${td('Type', html`${typeText(p.schema)}${list}`)}${td('Constraints', constraintCell(constraints(p.schema, (path) => pathLink(ctx, path))))}${td('Description', prose(p.description))}</tr>\n`;
   });
   const texts = rows.map((r) => r.text);
   const base = sharedWith(ctx.shown.params, texts);
@@ -512,7 +616,7 @@ function parametersTable(ctx: Ctx, e: Entry): Html {
           shared.map((p) => html`<code>${p.name}</code>`),
           ', ',
         )} are those of <a class="shared-params" href="#${base.id}"><code>${methodPath(base)}</code></a>${own.length ? '; these differ or are its own:' : '.'}</p>\n`;
-  return html`<h4>Parameters</h4>
+  return html`<h3>Parameters</h3>
 ${intro}${own.length ? scrollTable(`${e.id}-parameters`, html`Parameters of <code>${methodPath(e)}</code>${base ? ' not shared' : ''}`, ['Name', 'In', 'Type', 'Constraints', 'Description'], own) : ''}`;
 }
 
@@ -523,7 +627,7 @@ function rulesList(e: Entry): Html {
     const words = ruleText(idl);
     return html`<li>${words ?? ''}${words ? ' ' : ''}<span class="idl">IDL: <code>${idl}</code></span></li>`;
   });
-  return html`<h4>Rules between parameters</h4>
+  return html`<h3>Rules between parameters</h3>
 <p>Breaking one is a 400 <a href="/docs/errors#invalid_parameter"><code>invalid_parameter</code></a> naming the parameter. Generators read them from the operation’s <code>x-dependencies</code> (IDL).</p>
 <ul>${items}</ul>`;
 }
@@ -542,7 +646,8 @@ function responsesPart(ctx: Ctx, e: Entry): Html {
   });
   const headers = Object.entries(e.op.responses?.['200']?.headers ?? {});
   const headerRows = headers.map(
-    ([name, h]) => html`<tr><th scope="row"><code>${name}</code></th><td>${h.required ? 'always' : 'sometimes'}</td><td>${prose(h.description)}</td></tr>\n`,
+    ([name, h]) =>
+      html`<tr><th scope="row"><code>${name}</code></th>${td('Sent', h.required ? 'always' : 'sometimes')}${td('Description', prose(h.description))}</tr>\n`,
   );
   // Identical header tables (every keyed search has the same) are shown once and linked after.
   const key = headerRows.map((r) => r.text).join('');
@@ -553,7 +658,7 @@ function responsesPart(ctx: Ctx, e: Entry): Html {
     : same
       ? html`<p>Response headers: the same as <a class="shared-headers" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>`
       : scrollTable(`${e.id}-headers`, html`Response headers of <code>${methodPath(e)}</code>`, ['Header', 'Sent', 'Description'], headerRows);
-  return html`<h4>Responses</h4>
+  return html`<h3>Responses</h3>
 <ul>${items}</ul>
 ${table}`;
 }
@@ -563,12 +668,12 @@ function problemsPart(ctx: Ctx, e: Entry): Html {
   if (codes.length === 0) return html``;
   const rows = codes.map(
     ([code, statuses]) =>
-      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statuses.join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
+      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th>${td('Status', statuses.join(' or '))}${td('Title', ERRORS[code].title)}</tr>\n`,
   );
   const key = rows.map((r) => r.text).join('');
   const same = ctx.shown.problems.get(key);
   if (same === undefined) ctx.shown.problems.set(key, e);
-  return html`<h4>Problems</h4>
+  return html`<h3>Problems</h3>
 ${
   same
     ? html`<p>The same problem codes as <a class="shared-problems" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>`
@@ -583,9 +688,10 @@ function examplesPart(ctx: Ctx, e: Entry): Html {
   const types = Object.keys(e.op.responses?.['200']?.content ?? {});
   const readsJson = types.length > 0 && types.every(isJsonType);
   const response = exampleResponse(ctx.site, ctx.doc, e, ctx.example);
-  return html`<h4>Example request</h4>
+  return html`<h3>Example request</h3>
 ${codeBlock(curlExample(url, withKey), 'curl')}
 ${codeBlock(fetchExample(url, withKey, readsJson), 'JavaScript (fetch)')}
+${codeBlock(pythonExample(url, withKey, readsJson), 'Python (requests)')}
 ${response === null ? '' : exampleBody(ctx, e, response)}`;
 }
 
@@ -595,19 +701,83 @@ function exampleBody(ctx: Ctx, e: Entry, response: { readonly heading: string; r
   const key = `${response.heading}\0${json}`;
   const same = ctx.shown.responses.get(key);
   if (same === undefined) ctx.shown.responses.set(key, e);
-  return html`<h4>${response.heading}</h4>
+  return html`<h3>${response.heading}</h3>
 ${same ? html`<p>The same as for <a class="shared-response" href="#${same.id}"><code>${methodPath(same)}</code></a>.</p>` : codeBlock(json, response.caption)}`;
+}
+
+/**
+ * A console for a GET: a form of the operation's parameters that asks the API itself. Without
+ * JavaScript it is a plain GET to the operation's URL (the key, if any, as the apiKey scheme's
+ * query parameter, the one way a form can send it). site.js instead sends the key in an
+ * Authorization header with fetch and shows the status, headers and body here, so the key stays out
+ * of the address bar and the history. Nothing of what is typed reaches the page (it is the same
+ * cached page for everyone), and autocomplete is off so the browser keeps no copy.
+ */
+function tryIt(ctx: Ctx, e: Entry): Html {
+  if (e.method !== 'get') return html``;
+  const params = e.op.parameters ?? [];
+  const examples = new Map(exampleQuery(e.op, ctx.example));
+  const action = new URL(exampleUrl(ctx.site, e, ctx.example));
+  action.search = '';
+  const field = (name: string, label: Html, input: Html, hint: Html | null): Html => {
+    const id = `${e.id}-try-${name}`;
+    return html`<div class="field"><label for="${id}">${label}</label>${input}${hint === null ? '' : html`<span class="hint" id="${id}-hint">${hint}</span>`}</div>`;
+  };
+  const pathFields = params
+    .filter((p) => p.in === 'path')
+    .map((p) => {
+      const id = `${e.id}-try-${p.name}`;
+      const value = pathValue(p, p.name, ctx.example);
+      return field(
+        p.name,
+        html`<code>${p.name}</code> (in the path)`,
+        html`<input id="${id}" type="text" value="${value}" data-path-param="${p.name}" autocomplete="off" spellcheck="false" aria-describedby="${id}-hint" required>`,
+        html`Without JavaScript the form asks for <code>${value}</code>.`,
+      );
+    });
+  const query = params.filter((p) => p.in === 'query');
+  const queryField = (p: OpenApiParameter): Html => {
+    const id = `${e.id}-try-${p.name}`;
+    return field(
+      p.name,
+      html`<code>${p.name}</code> <span class="muted">${typeText(p.schema)}</span>`,
+      html`<input id="${id}" name="${p.name}" type="text" value="${examples.get(p.name) ?? ''}" autocomplete="off" spellcheck="false">`,
+      null,
+    );
+  };
+  // The example's parameters in view, the rest folded away (a search has twenty): a folded field is
+  // still the form's and is sent like the others.
+  const shown = query.filter((p) => examples.has(p.name));
+  const folded = query.filter((p) => !examples.has(p.name));
+  const queryFields = html`${shown.map(queryField)}${
+    folded.length
+      ? html`<details class="try-more"><summary>More parameters (${folded.length})</summary><div class="try-more-fields">${folded.map(queryField)}</div></details>`
+      : ''
+  }`;
+  const keyParam = keyParameters(ctx.doc, e.op).find((p) => p.in === 'query');
+  const keyId = `${e.id}-try-key`;
+  const keyField = keyed(ctx.doc, e.op)
+    ? html`<div class="field"><label for="${keyId}">Your API key</label><input id="${keyId}"${keyParam ? html` name="${keyParam.name}"` : ''} type="text" data-api-key autocomplete="off" spellcheck="false" autocapitalize="off" aria-describedby="${keyId}-hint" placeholder="bsc_live_…" required><span class="hint" id="${keyId}-hint">Sent in the <code>Authorization</code> header by this page’s script${keyParam ? html`, or without JavaScript as <code>${keyParam.name}</code> in the address (and so in your browser’s history)` : ''}. This page keeps no copy. A request counts against your quota like any other.</span></div>`
+    : html`<p>No key needed.</p>`;
+  return html`<form class="try-it" method="get" action="${action.href}" data-try-it="${ctx.site.apiBaseUrl}${e.path}" data-result="${e.id}-try-result" autocomplete="off" aria-labelledby="${e.id}-try-heading">
+<h3 id="${e.id}-try-heading">Try it</h3>
+${pathFields}${queryFields}
+${keyField}
+<p class="hint">The answer shows below this form; empty fields are left out. Without JavaScript the answer replaces this page, and empty fields are sent empty (the API names any it refuses).</p>
+<button type="submit">Send <span class="visually-hidden">${methodPath(e)} </span>request</button>
+</form>
+<div class="try-result" id="${e.id}-try-result" aria-live="polite"></div>`;
 }
 
 function keyPart(ctx: Ctx, op: OpenApiOperation): Html {
   return keyed(ctx.doc, op)
-    ? html`<p class="key-requirement"><strong>API key required</strong>: <a href="#authentication">send it as a Bearer token or as <code>api_key</code></a>.</p>`
+    ? html`<p class="key-requirement"><strong>API key required</strong>: <a href="/docs#authentication">send it as a Bearer token or as <code>api_key</code></a>.</p>`
     : html`<p class="key-requirement"><strong>No key needed.</strong></p>`;
 }
 
 function headPart(h: Entry): Html {
   return html`<section id="${h.id}" class="head-twin">
-<h4><code>${methodPath(h)}</code></h4>
+<h3><code>${methodPath(h)}</code></h3>
 <p><code>${methodPath(h)}</code> answers with the status and headers GET would, without a body, and consumes no quota: a cheap way to read an ETag or where your quota stands.</p>
 </section>`;
 }
@@ -615,10 +785,11 @@ function headPart(h: Entry): Html {
 function operationSection(ctx: Ctx, x: Endpoint): Html {
   const e = x.main;
   return html`<section id="${e.id}" class="operation">
-<h3>${prose(e.op.summary ?? methodPath(e))} <code class="endpoint">${methodPath(e)}</code></h3>
+<h2>${prose(e.op.summary ?? methodPath(e))} <code class="endpoint">${methodPath(e)}</code></h2>
 ${e.op.description ? html`<p>${prose(e.op.description)}</p>\n` : ''}${keyPart(ctx, e.op)}
 ${parametersTable(ctx, e)}
 ${rulesList(e)}
+${tryIt(ctx, e)}
 ${responsesPart(ctx, e)}
 ${problemsPart(ctx, e)}
 ${examplesPart(ctx, e)}
@@ -650,7 +821,8 @@ ${
   searchUrl && search
     ? html`<li><p><strong>Make your first request</strong> to ${pathLink(ctx, search.main.path)}, with the key in the <code>Authorization</code> header:</p>
 ${codeBlock(`export ${KEY_VAR}=bsc_live_…   # your key\n${curlExample(searchUrl, true)}`, 'curl')}
-${codeBlock(fetchExample(searchUrl, true, true), 'JavaScript (fetch, on your server)')}</li>\n`
+${codeBlock(fetchExample(searchUrl, true, true), 'JavaScript (fetch, on your server)')}
+${codeBlock(pythonExample(searchUrl, true, true), 'Python (requests)')}</li>\n`
     : ''
 }<li><p><strong>Read the answer.</strong> <code>events</code> holds the page of records, <code>total</code> how many match, <code>next_offset</code> where the next page starts; each record’s <code>event_url</code> is its page on this site, the link to give your readers.</p></li>
 </ol>
@@ -678,7 +850,14 @@ function authentication(ctx: Ctx): Html {
 
 const LABELS: Readonly<Record<string, string>> = CATEGORY_LABELS;
 
-function plansTable(plans: readonly Plan[]): Html {
+/** How an organization comes to be on a plan: the sign-up plan by signing in, any other by asking. */
+function howToGet(ctx: Ctx, p: Plan): Html {
+  if (p.name === SIGN_UP_PLAN) return html`Automatic: every new organization starts on it. <a href="/account/sign-in">Sign in</a> to get a key.`;
+  const ask = ctx.plansContact ? html`Write to <a href="mailto:${ctx.plansContact}">${ctx.plansContact}</a>` : html`Ask the operator of this service`;
+  return html`${ask} with your organization’s name (on <a href="/account">your account page</a>) and what you will publish; the operator moves your organization to it. Your keys and usage stay as they are.`;
+}
+
+function plansTable(ctx: Ctx, plans: readonly Plan[]): Html {
   if (plans.length === 0) return html`<p>The plans are set by the operator of this service.</p>`;
   const rows = plans.map((p) => {
     const excluded = p.excludedCategories.length
@@ -687,9 +866,14 @@ function plansTable(plans: readonly Plan[]): Html {
           ', ',
         )}`
       : html`none`;
-    return html`<tr><th scope="row">${p.name}</th><td>${p.monthlyRecordLimit === null ? 'no cap' : p.monthlyRecordLimit.toLocaleString('en-US')}</td><td>${excluded}</td><td>${p.attributionRequired ? 'required' : 'not required'}</td><td>${p.requestsPerMinute.toLocaleString('en-US')}</td></tr>\n`;
+    return html`<tr id="plan-${p.name}"><th scope="row">${p.name}</th>${td('Event records a month', p.monthlyRecordLimit === null ? 'no cap' : p.monthlyRecordLimit.toLocaleString('en-US'))}${td('Excluded categories', excluded)}${td('Attribution', p.attributionRequired ? 'required' : 'not required')}${td('Requests a minute per key', p.requestsPerMinute.toLocaleString('en-US'))}${td('How to get it', howToGet(ctx, p))}</tr>\n`;
   });
-  return scrollTable('plans-caption', html`Plans`, ['Plan', 'Event records a month', 'Excluded categories', 'Attribution', 'Requests a minute per key'], rows);
+  return scrollTable(
+    'plans-caption',
+    html`Plans`,
+    ['Plan', 'Event records a month', 'Excluded categories', 'Attribution', 'Requests a minute per key', 'How to get it'],
+    rows,
+  );
 }
 
 /** The quota headers as the document describes them, from the first operation that sends them. */
@@ -697,7 +881,7 @@ function quotaHeaders(ctx: Ctx): Html {
   for (const x of ctx.endpoints) {
     const headers = Object.entries(x.main.op.responses?.['200']?.headers ?? {}).filter(([name]) => name.startsWith('X-Quota-') || name.startsWith('RateLimit'));
     if (headers.length === 0) continue;
-    const rows = headers.map(([name, h]) => html`<tr><th scope="row"><code>${name}</code></th><td>${prose(h.description)}</td></tr>\n`);
+    const rows = headers.map(([name, h]) => html`<tr><th scope="row"><code>${name}</code></th>${td('Meaning', prose(h.description))}</tr>\n`);
     return scrollTable('quota-headers-caption', html`Quota headers`, ['Header', 'Meaning'], rows);
   }
   return html``;
@@ -705,8 +889,8 @@ function quotaHeaders(ctx: Ctx): Html {
 
 function plansSection(ctx: Ctx, plans: readonly Plan[]): Html {
   return html`<section id="plans">
-<h2>Plans and quota</h2>
-${plansTable(plans)}
+<h2>Plans, quota and rate limits</h2>
+${plansTable(ctx, plans)}
 <ul>
 <li><strong>Records, not requests.</strong> Every event record delivered in a 200 counts one against the month’s quota, in any format, cached or not. HEAD, 304 Not Modified, errors, <code>/v1/usage</code> and the demo count nothing.</li>
 <li><strong>A hard cap.</strong> The quota is a calendar month in Pacific time and belongs to your organization: its keys share it. No key ever receives more records than the plan allows, however many requests run at once.</li>
@@ -763,7 +947,7 @@ ${codeBlock(poll, 'JavaScript: polling with If-None-Match')}
 function errorsSection(): Html {
   const rows = (Object.keys(ERRORS) as ErrorCode[]).map(
     (code) =>
-      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th><td>${statusesOf(code).join(' or ')}</td><td>${ERRORS[code].title}</td></tr>\n`,
+      html`<tr><th scope="row"><a href="/docs/errors#${code}"><code>${code}</code></a></th>${td('Status', statusesOf(code).join(' or '))}${td('Title', ERRORS[code].title)}</tr>\n`,
   );
   return html`<section id="errors">
 <h2>Errors</h2>
@@ -787,7 +971,7 @@ function formatsSection(ctx: Ctx): Html {
     .flatMap((x) =>
       Object.keys(x.main.op.responses?.['200']?.content ?? {}).map(
         (type) =>
-          html`<tr><th scope="row">${FORMAT_NAMES[type] ?? type}</th><td><code>${type}</code></td><td><a href="#${x.main.id}"><code>${methodPath(x.main)}</code></a></td></tr>\n`,
+          html`<tr><th scope="row">${FORMAT_NAMES[type] ?? type}</th>${td('Media type', html`<code>${type}</code>`)}${td('Route', html`<a href="${href(ctx, x.main)}"><code>${methodPath(x.main)}</code></a>`)}</tr>\n`,
       ),
     );
   return html`<section id="formats">
@@ -797,19 +981,95 @@ ${rows.length ? scrollTable('formats-caption', html`Formats`, ['Format', 'Media 
 </section>`;
 }
 
-function contents(ctx: Ctx): Html {
-  const ops = ctx.endpoints.map(
-    (x) =>
-      html`<li><a href="#${x.main.id}">${prose(x.main.op.summary ?? methodPath(x.main))}: <code>${methodPath(x.main)}</code></a>${x.head === null ? '' : html` (also <a href="#${x.head.id}">HEAD<span class="visually-hidden"> ${x.head.path}</span></a>)`}</li>`,
+/** The docs' pages in reading order: the overview, the reference's pages, the error codes. */
+interface NavItem {
+  readonly path: string;
+  readonly label: Html;
+  /** The navigation's group: null for the guides around the reference. */
+  readonly tag: string | null;
+}
+
+const TAG_LABELS: Readonly<Record<string, string>> = { events: 'Events', account: 'Your account', reference: 'Reference data', operations: 'Operations' };
+
+function navItems(ctx: Ctx): NavItem[] {
+  return [
+    { path: '/docs', label: html`Overview`, tag: null },
+    ...ctx.pages.map((p) => {
+      const main = p.endpoints[0]?.main;
+      return { path: `/docs/${p.slug}`, label: html`${prose(main?.op.summary ?? p.path)} <code>${p.path}</code>`, tag: p.tag };
+    }),
+    { path: '/docs/errors', label: html`Error codes`, tag: null },
+  ];
+}
+
+/** The list of every docs page, grouped by tag, the current one marked: the sidebar and the phone's menu show the same list. */
+function navList(ctx: Ctx, current: string): Html {
+  const items = navItems(ctx);
+  const link = (i: NavItem): Html => html`<li><a href="${i.path}"${i.path === current ? html` aria-current="page"` : ''}>${i.label}</a></li>`;
+  const tags = [...new Set(items.flatMap((i) => (i.tag === null ? [] : [i.tag])))];
+  const groups = tags.map(
+    (tag) =>
+      html`<li class="docs-nav-group"><span class="docs-nav-tag">${TAG_LABELS[tag] ?? tag}</span><ul>${items.filter((i) => i.tag === tag).map(link)}</ul></li>`,
   );
+  const [first] = items;
+  const last = items[items.length - 1];
+  return html`<ul class="docs-nav-list">${first ? link(first) : ''}${groups}${last && last !== first ? link(last) : ''}</ul>`;
+}
+
+/**
+ * The docs around a page's content: a sidebar of every page on a wide screen, a collapsed menu of
+ * the same list on a phone (a <details>, so it opens without JavaScript), and previous and next.
+ */
+function docsFrame(ctx: Ctx, current: string, content: Html): Html {
+  const items = navItems(ctx);
+  const at = items.findIndex((i) => i.path === current);
+  const prev = at > 0 ? items[at - 1] : undefined;
+  const next = at >= 0 ? items[at + 1] : undefined;
+  return html`<div class="docs-layout">
+<nav class="docs-sidebar" aria-label="Developer docs">${navList(ctx, current)}</nav>
+<div class="docs-content">
+<details class="docs-menu"><summary>All developer docs pages</summary><nav aria-label="Developer docs (menu)">${navList(ctx, current)}</nav></details>
+${content}
+${
+  prev || next
+    ? html`<nav class="docs-pager" aria-label="Previous and next page">${prev ? html`<a class="docs-prev" href="${prev.path}" rel="prev"><span class="docs-pager-dir">Previous</span> ${prev.label}</a>` : ''}${next ? html`<a class="docs-next" href="${next.path}" rel="next"><span class="docs-pager-dir">Next</span> ${next.label}</a>` : ''}</nav>`
+    : ''
+}
+</div>
+</div>`;
+}
+
+/**
+ * The reference's index on the overview. Each entry keeps the id its section had when the docs were
+ * one page, so an old link (/docs#get-v1-events) still lands here, on the link to where it moved
+ * (data-moved: site.js follows it at once).
+ */
+function referenceIndex(ctx: Ctx): Html {
+  const groups = [...new Set(ctx.pages.map((p) => p.tag))].map((tag) => {
+    const items = ctx.pages
+      .filter((p) => p.tag === tag)
+      .flatMap((p) =>
+        p.endpoints.map(
+          (x) =>
+            html`<li id="${x.main.id}"><a href="${href(ctx, x.main)}" data-moved>${prose(x.main.op.summary ?? methodPath(x.main))}: <code>${methodPath(x.main)}</code></a>${x.head === null ? '' : html` (also <a id="${x.head.id}" href="${href(ctx, x.head)}" data-moved>HEAD<span class="visually-hidden"> ${x.head.path}</span></a>)`}</li>`,
+        ),
+      );
+    return html`<h3>${TAG_LABELS[tag] ?? tag}</h3>\n<ul class="link-list">${items}</ul>\n`;
+  });
+  return html`<section id="reference">
+<h2>Reference</h2>
+<p>One page for each route, with its parameters, a console to try it, examples in curl, JavaScript and Python, and its answers. Every route is also served under this website’s <code>/api</code>. Only GET and HEAD are accepted.</p>
+${groups}</section>`;
+}
+
+function contents(): Html {
   return html`<nav id="contents" class="toc" aria-labelledby="contents-heading">
-<h2 id="contents-heading">Contents</h2>
+<h2 id="contents-heading">On this page</h2>
 <ol>
-<li><a href="#quick-start">Quick start</a></li>
+<li><a href="#quick-start">Quick start: get a key</a></li>
 <li><a href="#authentication">Authentication</a></li>
-<li><a href="#reference">Reference</a>
-<ol>${ops}</ol></li>
-<li><a href="#plans">Plans and quota</a></li>
+<li><a href="#reference">Reference</a></li>
+<li><a href="#plans">Plans, quota and rate limits</a></li>
 <li><a href="#attribution">Attribution</a></li>
 <li><a href="#polling">Polling with ETags</a></li>
 <li><a href="#errors">Errors</a></li>
@@ -818,25 +1078,29 @@ function contents(ctx: Ctx): Html {
 </nav>`;
 }
 
-export function docsPage(site: Site, input: DocsInput): string {
-  const ctx: Ctx = {
+function docsContext(site: Site, input: DocsInput): Ctx {
+  const all = endpoints(input.openapi);
+  return {
     site,
     doc: input.openapi,
     example: input.example,
-    endpoints: endpoints(input.openapi),
+    endpoints: all,
+    pages: docPages(all),
+    plansContact: input.plansContact ?? null,
     shown: { params: new Map(), headers: new Map(), problems: new Map(), responses: new Map() },
   };
+}
+
+/** /docs: the guides (key, authentication, plans and limits, attribution, polling, errors, formats) and the reference's index. */
+export function docsPage(site: Site, input: DocsInput): string {
+  const ctx = docsContext(site, input);
   const title = input.openapi.info?.title ?? `${site.name} API`;
   const main = html`<h1>${title}: developer docs</h1>
 <p class="lede">Family-friendly events in the San Francisco Bay Area for newsletters, media and apps: search by city, place, age, category, price and date, in JSON, CSV, RSS, JSON Feed or iCalendar.${input.openapi.info?.version ? html` API version ${input.openapi.info.version}.` : ''}</p>
-${contents(ctx)}
+${contents()}
 ${quickStart(ctx)}
 ${authentication(ctx)}
-<section id="reference">
-<h2>Reference</h2>
-<p>Every route is also served under this website’s <code>/api</code>. Only GET and HEAD are accepted.</p>
-${ctx.endpoints.map((x) => operationSection(ctx, x))}
-</section>
+${referenceIndex(ctx)}
 ${plansSection(ctx, input.plans)}
 ${attributionSection(ctx, input.plans)}
 ${pollingSection(ctx)}
@@ -846,12 +1110,34 @@ ${formatsSection(ctx)}`;
     site,
     {
       title: `Developer docs – ${site.name}`,
-      description: `How to use the ${site.name} API: quick start, authentication, every route with its parameters and examples, plans and quota, polling with ETags, errors and formats.`,
+      description: `How to use the ${site.name} API: getting a key, authentication, plans, quota and rate limits, polling with ETags, errors and formats, and a page for every route.`,
       canonicalPath: '/docs',
       og: { type: 'website' },
       script: true,
     },
-    main,
+    docsFrame(ctx, '/docs', main),
+  );
+}
+
+/** /docs/<slug>: one route (its GET and HEAD), with its console and examples; null for a slug the document has no page for. */
+export function docsEndpointPage(site: Site, input: DocsInput, slug: string): string | null {
+  const ctx = docsContext(site, input);
+  const page = ctx.pages.find((p) => p.slug === slug);
+  if (page === undefined) return null;
+  const first = page.endpoints[0]?.main;
+  const summary = first?.op.summary ?? page.path;
+  const main = html`<h1>${prose(summary)} <code class="endpoint">${page.path}</code></h1>
+${page.endpoints.map((x) => operationSection(ctx, x))}`;
+  return renderPage(
+    site,
+    {
+      title: `${summary}: ${page.path} – ${site.name} API docs`,
+      description: `${page.path} of the ${site.name} API: ${first?.op.description ?? summary}`.slice(0, 300),
+      canonicalPath: `/docs/${page.slug}`,
+      og: { type: 'website' },
+      script: true,
+    },
+    docsFrame(ctx, `/docs/${page.slug}`, main),
   );
 }
 
@@ -956,7 +1242,8 @@ ${codeBlock(JSON.stringify(body, null, 2), `Example: a ${body.status} ${code} bo
 </section>`;
 }
 
-export function errorsPage(site: Site): string {
+/** /docs/errors, inside the docs' navigation (the pages listed from `openapi`, the document the other pages read). */
+export function errorsPage(site: Site, openapi: OpenApiDoc): string {
   const help = errorHelp();
   const codes = Object.keys(ERRORS) as ErrorCode[];
   const main = html`<h1>API error codes</h1>
@@ -966,6 +1253,7 @@ export function errorsPage(site: Site): string {
 <ul>${codes.map((c) => html`<li><a href="#${c}"><code>${c}</code>: ${ERRORS[c].title}</a> (${statusesOf(c).join(' or ')})</li>`)}</ul>
 </nav>
 ${codes.map((c) => errorSection(site, c, help[c]))}`;
+  const ctx = docsContext(site, { openapi, example: null, plans: [] });
   return renderPage(
     site,
     {
@@ -975,6 +1263,6 @@ ${codes.map((c) => errorSection(site, c, help[c]))}`;
       og: { type: 'website' },
       script: true,
     },
-    main,
+    docsFrame(ctx, '/docs/errors', main),
   );
 }

@@ -23,6 +23,8 @@ import { EVENT_ID_PATTERN } from '../../../core/ids.ts';
 export type { SiteServices } from './context.ts';
 
 const ALLOW = 'GET, HEAD';
+/** A reference page's path: its slug is checked against the OpenAPI document's (docsSlugs), a 404 page otherwise. */
+const DOCS_PAGE = /^\/docs\/([a-z0-9-]{1,80})$/;
 
 export function createSite(svc: SiteServices, log: Logger): (req: Request) => Reply | Promise<Reply> {
   const statics = loadStatic();
@@ -32,7 +34,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   const { listing, calendar, cityBySlug } = listings;
   const { eventPageReply, eventIcsReply } = eventRoutes(ctx);
   const { home } = homeRoutes(ctx, listings);
-  const { docs, errorsDoc } = docsRoutes(ctx);
+  const { docs, endpointDoc, errorsDoc } = docsRoutes(ctx);
   const sitemap = sitemapRoutes(ctx);
 
   const dispatch = (req: Request): Reply | Promise<Reply> => {
@@ -54,6 +56,8 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
     if (p === '/events.ics') return calendar(req);
     if (p === '/docs' || p === '/docs/') return docs(req);
     if (p === '/docs/errors') return errorsDoc(req);
+    const docsPath = DOCS_PAGE.exec(p);
+    if (docsPath) return endpointDoc(req, docsPath[1] ?? '');
     if (p === SITEMAP_PATH) return sitemap.index(req);
     if (p === '/sitemaps/pages.xml') return sitemap.pages(req);
     const events = EVENTS_SITEMAP.exec(p);

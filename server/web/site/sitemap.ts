@@ -1,6 +1,6 @@
 // The sitemap (sitemaps.org protocol 0.9) that search engines read to find every event page.
 // Always a sitemap index, so one form serves any snapshot: /sitemap.xml names /sitemaps/pages.xml
-// (home, browse, each city's and listed category's page, the docs) and /sitemaps/events-1.xml,
+// (home, browse, each city's and listed category's page, the docs: the overview, a page per route, the error codes) and /sitemaps/events-1.xml,
 // events-2.xml … of at most 50,000 event pages each (the protocol's cap per file; its 50 MB cap is
 // far off: an entry is about 120 bytes). Each is rendered once per snapshot and kept, compressed
 // and ETagged like any page. Every event of the snapshot is listed, whatever its categories: each
@@ -12,6 +12,7 @@ import type { Reply, Request } from '../../http.ts';
 import type { LoadedSnapshot } from '../../snapshots.ts';
 import type { SearchQuery } from '../../../query/protocol.ts';
 import { CATEGORY_SLUGS } from '../../../core/taxonomy.ts';
+import { docsSlugs, type OpenApiDoc } from '../pages/docs.ts';
 import { notFoundPage } from '../pages/errors.ts';
 import { citySlug } from '../pages/home.ts';
 import type { SiteContext } from './context.ts';
@@ -97,6 +98,8 @@ export function sitemapRoutes(ctx: SiteContext) {
           ...CATEGORY_SLUGS.filter((slug) => !unlisted.includes(slug) && (snap.manifest.categories[slug] ?? 0) > 0).map((slug) => `/categories/${slug}`),
           ...snap.manifest.cities.map((city) => `/cities/${citySlug(city)}`),
           '/docs',
+          // A page for each route of the OpenAPI document, as the site routes them.
+          ...docsSlugs(JSON.parse(svc.openapi().toString('utf8')) as OpenApiDoc).map((slug) => `/docs/${slug}`),
           '/docs/errors',
         ];
         return Promise.resolve({

@@ -1,10 +1,16 @@
-/* global document, navigator, setTimeout */
+/* global document, navigator, setTimeout, location, fetch, URLSearchParams */
 // Progressive enhancement only: every page works without this file.
 // - [data-copy]: a "Copy" button after the element copies its text (attribution snippets, curl lines).
 // - form[data-strip-empty]: empty fields are left out of the submitted URL, so a search reads
 //   /events?city=Berkeley rather than /events?q=&city=Berkeley&age_min=&...
 // - [data-locate]: a "Use my location" button, only where the browser can tell (navigator.geolocation);
 //   it fills the fieldset's hidden lat and lng, empties the typed place, and submits the form.
+
+// - /docs#<an old section id>: the docs were one page; the overview keeps each old id on a link to
+//   where its section moved (a[data-moved]), and this follows it at once.
+// - form[data-try-it]: the docs' console asks the API with fetch, the key in an Authorization
+//   header (not in the address), and shows status, headers and body under the form. The key is
+//   read from the field when sent and kept nowhere else.
 (function () {
   'use strict';
 
@@ -88,6 +94,92 @@
     fieldset.appendChild(status);
   }
 
+
+  function followMovedAnchor() {
+    if (location.pathname !== '/docs' && location.pathname !== '/docs/') return;
+    var id = decodeURIComponent(location.hash.slice(1));
+    if (!id) return;
+    var target = document.getElementById(id);
+    if (!target) return;
+    // The entry itself or its own link; not a section that merely holds entries (#reference).
+    var link = target.matches('a[data-moved]') ? target : target.querySelector(':scope > a[data-moved]');
+    if (link) location.replace(link.href);
+  }
+
+  var BODY_MAX = 200000;
+
+  function block(label, text) {
+    var figure = document.createElement('figure');
+    figure.className = 'code-block';
+    var caption = document.createElement('figcaption');
+    caption.textContent = label;
+    var pre = document.createElement('pre');
+    pre.tabIndex = 0;
+    var code = document.createElement('code');
+    code.textContent = text;
+    pre.appendChild(code);
+    figure.appendChild(caption);
+    figure.appendChild(pre);
+    return figure;
+  }
+
+  function pretty(type, text) {
+    if (/json/.test(type || '')) {
+      try {
+        return JSON.stringify(JSON.parse(text), null, 2);
+      } catch {
+        return text;
+      }
+    }
+    return text.length > BODY_MAX ? text.slice(0, BODY_MAX) + '\n… (cut at ' + BODY_MAX + ' characters)' : text;
+  }
+
+  function tryIt(form) {
+    var out = document.getElementById(form.getAttribute('data-result') || '');
+    if (!out || typeof fetch !== 'function') return;
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var url = form.getAttribute('data-try-it') || '';
+      form.querySelectorAll('[data-path-param]').forEach(function (input) {
+        url = url.replace('{' + input.getAttribute('data-path-param') + '}', encodeURIComponent(input.value.trim()));
+      });
+      var params = new URLSearchParams();
+      var key = '';
+      form.querySelectorAll('input').forEach(function (input) {
+        if (input.hasAttribute('data-api-key')) key = input.value.trim();
+        else if (input.name && input.value !== '') params.append(input.name, input.value);
+      });
+      var query = params.toString();
+      if (query) url += '?' + query;
+      var headers = {};
+      if (key) headers.Authorization = 'Bearer ' + key;
+      out.textContent = '';
+      var status = document.createElement('p');
+      status.className = 'try-status';
+      status.textContent = 'Sending GET ' + url + ' …';
+      out.appendChild(status);
+      // no-store: the answer to a key stays out of the browser's cache; omit: the site's cookies are not the API's business.
+      fetch(url, { headers: headers, cache: 'no-store', credentials: 'omit' }).then(
+        function (response) {
+          return response.text().then(function (text) {
+            status.textContent = response.status + ' ' + response.statusText + ': GET ' + url;
+            var lines = [];
+            response.headers.forEach(function (value, name) {
+              lines.push(name + ': ' + value);
+            });
+            out.appendChild(block('Response headers', lines.join('\n')));
+            out.appendChild(block('Response body', pretty(response.headers.get('Content-Type'), text)));
+          });
+        },
+        function () {
+          status.textContent = 'The request failed before an answer came: check your connection and try again.';
+        },
+      );
+    });
+  }
+
+  followMovedAnchor();
+  document.querySelectorAll('form[data-try-it]').forEach(tryIt);
   document.querySelectorAll('[data-copy]').forEach(addCopyButton);
   document.querySelectorAll('form [data-locate]').forEach(addLocateButton);
   document.querySelectorAll('form[data-strip-empty]').forEach(stripEmptyOnSubmit);

@@ -6,6 +6,7 @@
 // formed (one h1, no skipped heading level, unique ids, internal links that land, tables with
 // captions and scoped headers) and hostile record text stays text.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import * as v from 'valibot';
@@ -16,7 +17,16 @@ import { openApiDocument } from '../../../server/openapi.ts';
 import { eventRoute, icsFeedRoute } from '../../../server/routes/events.ts';
 import { paramEntries } from '../../../server/route.ts';
 import type { Site } from '../../../server/web/layout.ts';
-import { docsPage, errorsPage, ruleText, type JsonSchema, type OpenApiDoc } from '../../../server/web/pages/docs.ts';
+import {
+  docsEndpointPage,
+  docsPage,
+  docsSlugs,
+  errorsPage,
+  ruleText,
+  type DocsInput,
+  type JsonSchema,
+  type OpenApiDoc,
+} from '../../../server/web/pages/docs.ts';
 import { attributionSnippet, citySlug, homePage, type HomeInput } from '../../../server/web/pages/home.ts';
 import type { EventRecord } from '../../../core/record.ts';
 import type { Plan } from '../../../ledger/accounts.ts';
@@ -178,18 +188,52 @@ function stated(s: JsonSchema | undefined): string[] {
   return [...own, ...values, ...stated(s.items)];
 }
 
-/** The sections the contents link to, by the "METHOD /path" each one's heading names. */
-function sectionsByOperation(doc: Doc): Map<string, El> {
-  const toc = byId(doc, 'contents');
+/** The docs as a site: the overview and each route's page, every one checked well formed. */
+interface Docs {
+  readonly overview: Doc;
+  /** By path: /docs/<slug>. */
+  readonly pages: ReadonlyMap<string, Doc>;
+}
+
+function renderDocs(input: DocsInput, label: string): Docs {
+  const overview = assertWellFormed(docsPage(SITE, input), label);
+  const pages = new Map(
+    docsSlugs(input.openapi).map((slug) => {
+      const body = docsEndpointPage(SITE, input, slug);
+      assert.ok(body !== null, `${label}: /docs/${slug} is listed but not rendered`);
+      return [`/docs/${slug}`, assertWellFormed(body, `${label} /docs/${slug}`)] as const;
+    }),
+  );
+  return { overview, pages };
+}
+
+/** A docs link as its page and the id it names. */
+function target(href: string): { path: string; id: string } {
+  const u = new URL(href, SITE.webBaseUrl);
+  return { path: u.pathname, id: decodeURIComponent(u.hash.slice(1)) };
+}
+
+/** The sections of the reference by the "METHOD /path" each one's heading names, found by following the overview's index to each page. */
+function sectionsByOperation(d: Docs): Map<string, El> {
+  const index = byId(d.overview, 'reference');
   const out = new Map<string, El>();
-  for (const a of byTag(toc, 'a')) {
-    const id = (attr(a, 'href') ?? '').slice(1);
-    const section = byId(doc, id);
+  for (const a of all(index, (e) => e.name === 'a' && attr(e, 'data-moved') !== undefined)) {
+    const { path, id } = target(attr(a, 'href') ?? '');
+    const page = d.pages.get(path);
+    assert.ok(page, `the index links ${path}, which is not a docs page`);
+    const section = byId(page, id);
     const heading = all(section, (e) => /^h[2-6]$/.test(e.name))[0];
     if (!heading) continue;
     for (const code of byTag(heading, 'code')) out.set(text(code), section);
   }
   return out;
+}
+
+/** The element of this id on whichever route's page has it (exactly one). */
+function sectionById(d: Docs, id: string): El {
+  const found = [...d.pages.values()].flatMap((page) => all(page, (e) => attr(e, 'id') === id));
+  assert.equal(found.length, 1, `exactly one page has id="${id}"`);
+  return found[0] as El;
 }
 
 function operationSection(sections: Map<string, El>, op: OpRef): El {
@@ -226,9 +270,10 @@ function pathMatcher(template: string): RegExp {
 // ------------------------------------------------------------------ the tests
 
 describe('/docs', () => {
-  const page = docsPage(SITE, { openapi: OPENAPI, example: EXAMPLE, plans: PLANS });
-  const doc = assertWellFormed(page, '/docs');
-  const sections = sectionsByOperation(doc);
+  const docs = renderDocs({ openapi: OPENAPI, example: EXAMPLE, plans: PLANS, plansContact: 'partners@web.example' }, '/docs');
+  const doc = docs.overview;
+  const sections = sectionsByOperation(docs);
+  const section = (id: string): El => sectionById(docs, id);
   const ops = operations(OPENAPI);
 
   test('the document has the routes the table has, the website additions among them', () => {
@@ -236,11 +281,102 @@ describe('/docs', () => {
     assert.ok(ops.length >= 2 * ROUTE_TABLE.length, 'a GET and a HEAD for every route');
   });
 
-  test('every operation has a section linked from the contents; ids are slugs of method and path', () => {
+  test('every operation has a section on its route’s page, linked from the overview’s index; ids are slugs of method and path', () => {
     for (const op of ops) operationSection(sections, op);
-    assert.equal(sections.get('GET /v1/events'), byId(doc, 'get-v1-events'));
-    assert.equal(sections.get('GET /v1/events/{id}'), byId(doc, 'get-v1-events-id'));
-    assert.equal(sections.get('HEAD /v1/events'), byId(doc, 'head-v1-events'));
+    assert.equal(sections.get('GET /v1/events'), byId(docs.pages.get('/docs/events') as Doc, 'get-v1-events'));
+    assert.equal(sections.get('GET /v1/events/{id}'), byId(docs.pages.get('/docs/events-id') as Doc, 'get-v1-events-id'));
+    assert.equal(sections.get('HEAD /v1/events'), byId(docs.pages.get('/docs/events') as Doc, 'head-v1-events'));
+    assert.equal(sections.get('GET /v1/usage'), byId(docs.pages.get('/docs/usage') as Doc, 'get-v1-usage'));
+    // One page a route: the document's paths, each once.
+    assert.equal(docs.pages.size, Object.keys(OPENAPI.paths).length);
+  });
+
+  test('every id of the one-page docs still lands on /docs: the guides in place, each operation’s id on a link to its new page', () => {
+    const slug = (s: string): string =>
+      s
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '');
+    const guides = ['contents', 'quick-start', 'authentication', 'reference', 'plans', 'attribution', 'polling', 'errors', 'formats'];
+    for (const id of guides) byId(doc, id);
+    for (const op of ops) {
+      const id = slug(`${op.method}-${op.path}`);
+      const el = byId(doc, id);
+      const link = attr(el, 'data-moved') !== undefined ? el : all(el, (e) => e.name === 'a' && attr(e, 'data-moved') !== undefined)[0];
+      assert.ok(link, `/docs#${id} holds a link to where it moved`);
+      const to = target(attr(link, 'href') ?? '');
+      const page = docs.pages.get(to.path);
+      assert.ok(page, `/docs#${id} links ${to.path}, a page`);
+      assert.equal(to.id, id, `/docs#${id} links the same id on its page`);
+      byId(page, id);
+    }
+  });
+
+  test('every link to a docs page lands on a page that exists and an id on it', () => {
+    const errors = parseDocument(errorsPage(SITE, OPENAPI));
+    const site = new Map<string, Doc>([['/docs', doc], ['/docs/errors', errors], ...docs.pages]);
+    for (const [from, page] of site) {
+      for (const a of byTag(page, 'a')) {
+        const href = attr(a, 'href') ?? '';
+        if (!href.startsWith('/docs')) continue;
+        const to = target(href);
+        const dest = site.get(to.path);
+        assert.ok(dest, `${from}: ${href} is not a docs page`);
+        if (to.id) byId(dest, to.id);
+      }
+    }
+  });
+
+  test('each page has the docs’ navigation to every page, marks itself, and links the previous and next page', () => {
+    const order = ['/docs', ...docs.pages.keys(), '/docs/errors'];
+    const site = new Map<string, Doc>([['/docs', doc], ...docs.pages, ['/docs/errors', parseDocument(errorsPage(SITE, OPENAPI))]]);
+    for (const [i, path] of order.entries()) {
+      const page = site.get(path) as Doc;
+      const sidebar = all(page, (e) => e.name === 'nav' && attr(e, 'aria-label') === 'Developer docs')[0];
+      assert.ok(sidebar, `${path}: a sidebar`);
+      assert.deepEqual(
+        byTag(sidebar, 'a').map((a) => attr(a, 'href')),
+        order,
+        `${path}: the sidebar lists every page in order`,
+      );
+      assert.deepEqual(
+        byTag(sidebar, 'a')
+          .filter((a) => attr(a, 'aria-current') === 'page')
+          .map((a) => attr(a, 'href')),
+        [path],
+      );
+      const menu = all(page, (e) => e.name === 'details' && attr(e, 'class') === 'docs-menu')[0];
+      assert.ok(menu, `${path}: the phone's menu`);
+      assert.deepEqual(
+        byTag(menu, 'a').map((a) => attr(a, 'href')),
+        order,
+      );
+      const rel = (r: string): string | undefined => all(page, (e) => e.name === 'a' && attr(e, 'rel') === r).map((a) => attr(a, 'href'))[0];
+      assert.equal(rel('prev'), order[i - 1], `${path}: previous`);
+      assert.equal(rel('next'), order[i + 1], `${path}: next`);
+    }
+  });
+
+  test('every operation’s parameter list is the document’s parameters plus where its security schemes put the key', () => {
+    const schemes = OPENAPI.components?.securitySchemes ?? {};
+    for (const op of ops.filter((o) => o.method === 'get')) {
+      const operation = OPENAPI.paths[op.path]?.get;
+      const expected = (operation?.parameters ?? []).map((p) => `${p.in} ${p.name}`);
+      for (const req of operation?.security ?? OPENAPI.security ?? [])
+        for (const name of Object.keys(req)) {
+          const s = schemes[name];
+          assert.ok(s, `scheme ${name} is defined`);
+          expected.push(s.type === 'http' ? 'header Authorization' : `${s.in} ${s.name}`);
+        }
+      const table = byTag(operationSection(sections, op), 'table').find((t) => text(byTag(t, 'caption')[0] ?? t).startsWith('Parameters'));
+      const listed = (table ? byTag(table, 'tr') : [])
+        .filter((tr) => byTag(tr, 'th').some((th) => attr(th, 'scope') === 'row'))
+        .map((tr) => `${text(byTag(tr, 'td')[0] as El)} ${text(byTag(byTag(tr, 'th')[0] as El, 'code')[0] as El)}`);
+      assert.deepEqual(listed.sort(), [...new Set(expected)].sort(), `${op.path}: the parameters listed`);
+    }
+    const usage = text(operationSection(sections, { method: 'get', path: '/v1/usage', parameters: [] }));
+    assert.doesNotMatch(usage, /Parameters\s*None/, '/v1/usage lists where its key goes');
+    assert.match(usage, /api_key/);
   });
 
   test('every parameter is in its operation’s table, or in the table of the operation it links to for the ones they share, with every constraint its schema states', () => {
@@ -255,12 +391,13 @@ describe('/docs', () => {
     const byId = new Map([...sections.values()].map((s) => [attr(s, 'id'), s] as const));
     for (const op of ops) {
       const section = operationSection(sections, op);
+      const keyed = (OPENAPI.paths[op.path]?.get?.security ?? []).length > 0;
       const own = paramRows(section);
       const link = byTag(section, 'a').find((a) => attr(a, 'class') === 'shared-params');
       const base = link ? byId.get((attr(link, 'href') ?? '').slice(1)) : undefined;
       if (link) assert.ok(base, `${op.method} ${op.path}: its shared parameters link to a section on the page`);
       const shared = base ? paramRows(base) : new Map<string, El>();
-      if (op.parameters.length === 0) {
+      if (op.parameters.length === 0 && !keyed) {
         assert.equal(own.size + shared.size, 0, `${op.method} ${op.path} has no parameters but a table`);
         continue;
       }
@@ -287,11 +424,11 @@ describe('/docs', () => {
   });
 
   test('the rules between parameters are listed, in words and as the IDL the document carries', () => {
-    const section = byId(doc, 'get-v1-events');
+    const search = section('get-v1-events');
     const rules = OPENAPI.paths['/v1/events']?.get?.['x-dependencies'] ?? [];
     assert.ok(rules.length > 0, 'the search has rules between parameters');
     for (const idl of rules) {
-      assert.ok(text(section).includes(idl), `rule ${idl} is shown`);
+      assert.ok(text(search).includes(idl), `rule ${idl} is shown`);
       assert.ok(ruleText(idl), `rule ${idl} is said in words`);
     }
     assert.match(ruleText('AllOrNone(lat, lng);')?.text ?? '', /lat.*and.*lng.*together/);
@@ -323,16 +460,23 @@ describe('/docs', () => {
     }
   });
 
-  test('example requests: curl and fetch ask the same URL of the website’s /api, on the operation’s path, with its own parameters', () => {
+  test('example requests: curl, fetch and Python ask the same URL of the website’s /api, on the operation’s path, with its own parameters', () => {
     for (const op of ops.filter((o) => o.method === 'get')) {
       const blocks = codeBlocks(operationSection(sections, op));
       const curl = blocks.find((b) => b.caption === 'curl');
       const js = blocks.find((b) => b.caption.includes('fetch'));
-      assert.ok(curl && js, `${op.path}: curl and fetch examples`);
+      const py = blocks.find((b) => b.caption.startsWith('Python'));
+      assert.ok(curl && js && py, `${op.path}: curl, fetch and Python examples`);
       const raw = curlUrl(curl.code);
       const url = new URL(raw);
       assert.ok(raw.startsWith(`${SITE.apiBaseUrl}/`), `${raw} is on ${SITE.apiBaseUrl}`);
       assert.ok(js.code.includes(`fetch(${JSON.stringify(raw)}`), `${op.path}: the fetch example asks ${raw}`);
+      assert.ok(py.code.includes(`requests.get(\n    ${JSON.stringify(raw)},`), `${op.path}: the Python example asks ${raw}`);
+      assert.equal(
+        py.code.includes('"Authorization": f"Bearer'),
+        curl.code.includes('Authorization: Bearer'),
+        `${op.path}: Python sends the key when curl does`,
+      );
       const path = url.pathname.slice(new URL(SITE.apiBaseUrl).pathname.length);
       assert.match(path, pathMatcher(op.path), `${raw} is ${op.path}`);
       const queryParams = new Set(op.parameters.filter((p) => p.in === 'query').map((p) => p.name));
@@ -345,20 +489,54 @@ describe('/docs', () => {
     }
   });
 
+  test('each GET has a try-it form: a GET to its own URL on /api, its query parameters as fields, the key field empty, unremembered and named as the apiKey scheme', () => {
+    for (const op of ops.filter((o) => o.method === 'get')) {
+      const section = operationSection(sections, op);
+      const form = all(section, (e) => e.name === 'form' && attr(e, 'data-try-it') !== undefined)[0];
+      assert.ok(form, `${op.path}: a try-it form`);
+      assert.equal(attr(form, 'method'), 'get');
+      assert.equal(attr(form, 'autocomplete'), 'off');
+      assert.equal(attr(form, 'data-try-it'), `${SITE.apiBaseUrl}${op.path}`);
+      assert.match(new URL(attr(form, 'action') ?? '').pathname, pathMatcher(`/api${op.path}`), `${op.path}: the form asks the API`);
+      const named = byTag(form, 'input')
+        .map((i) => attr(i, 'name'))
+        .filter((n) => n !== undefined);
+      const keyField = all(form, (e) => attr(e, 'data-api-key') !== undefined);
+      const keyed = (OPENAPI.paths[op.path]?.get?.security ?? []).length > 0;
+      const query = op.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+      assert.deepEqual(named.sort(), [...query, ...(keyed ? ['api_key'] : [])].sort(), `${op.path}: the form's fields`);
+      assert.equal(keyField.length, keyed ? 1 : 0, `${op.path}: a key field exactly when the route needs a key`);
+      for (const k of keyField) {
+        assert.equal(attr(k, 'value'), undefined, 'the key field holds nothing');
+        assert.equal(attr(k, 'autocomplete'), 'off');
+      }
+    }
+  });
+
+  test('every Python sample, the quick start’s too, is valid Python (python3’s own parser)', () => {
+    const samples = [doc, ...docs.pages.values()].flatMap((page) => codeBlocks(page).filter((b) => b.caption.startsWith('Python')));
+    assert.ok(samples.length > ops.length / 2, `${samples.length} Python samples`);
+    for (const sample of samples) {
+      const r = spawnSync('python3', ['-c', 'import ast,sys; ast.parse(sys.stdin.read())'], { input: sample.code, encoding: 'utf8' });
+      assert.equal(r.error, undefined, 'python3 runs');
+      assert.equal(r.status, 0, `not valid Python:\n${sample.code}\n${r.stderr}`);
+    }
+  });
+
   test('example values are drawn from the example record and fit the schemas', () => {
-    const search = new URL(curlUrl(codeBlocks(byId(doc, 'get-v1-events')).find((b) => b.caption === 'curl')?.code ?? ''));
+    const search = new URL(curlUrl(codeBlocks(section('get-v1-events')).find((b) => b.caption === 'curl')?.code ?? ''));
     assert.equal(search.searchParams.get('city'), EXAMPLE.venue.city);
     assert.equal(search.searchParams.get('age_min'), String(EXAMPLE.age_range_years?.min_years));
-    const demo = new URL(curlUrl(codeBlocks(byId(doc, 'get-v1-demo-events')).find((b) => b.caption === 'curl')?.code ?? ''));
+    const demo = new URL(curlUrl(codeBlocks(section('get-v1-demo-events')).find((b) => b.caption === 'curl')?.code ?? ''));
     const demoLimit = OPENAPI.paths['/v1/demo/events']?.get?.parameters?.find((p) => p.name === 'limit')?.schema?.maximum ?? 0;
     assert.ok(Number(demo.searchParams.get('limit') ?? 0) <= demoLimit, 'the demo example stays within its own limit');
-    const one = new URL(curlUrl(codeBlocks(byId(doc, 'get-v1-events-id')).find((b) => b.caption === 'curl')?.code ?? ''));
+    const one = new URL(curlUrl(codeBlocks(section('get-v1-events-id')).find((b) => b.caption === 'curl')?.code ?? ''));
     assert.equal(one.pathname, `/api/v1/events/${EXAMPLE.id}`);
     assert.equal(one.search, '');
   });
 
   test('example responses: the envelope around the record for searches, the record alone by id', () => {
-    const responseOf = (id: string): unknown => JSON.parse(codeBlocks(byId(doc, id)).find((b) => b.caption.startsWith('Example response'))?.code ?? 'null');
+    const responseOf = (id: string): unknown => JSON.parse(codeBlocks(section(id)).find((b) => b.caption.startsWith('Example response'))?.code ?? 'null');
     const list = responseOf('get-v1-events') as { events: EventRecord[]; attribution: { url: string } };
     assert.equal(list.events.length, 1);
     assert.equal(list.events[0]?.id, EXAMPLE.id);
@@ -381,7 +559,7 @@ describe('/docs', () => {
       'the envelope has every field the schema requires',
     );
     assert.equal((responseOf('get-v1-events-id') as EventRecord).event_url, EXAMPLE.event_url);
-    const usage = JSON.parse(codeBlocks(byId(doc, 'get-v1-usage')).find((b) => b.caption.startsWith('Response shape'))?.code ?? 'null') as Record<
+    const usage = JSON.parse(codeBlocks(section('get-v1-usage')).find((b) => b.caption.startsWith('Response shape'))?.code ?? 'null') as Record<
       string,
       unknown
     >;
@@ -395,6 +573,12 @@ describe('/docs', () => {
     assert.ok(auth.includes('Authorization: Bearer') && auth.includes('api_key'), 'both ways of sending a key');
     const plans = byId(doc, 'plans');
     for (const p of PLANS) assert.ok(text(plans).includes(p.name), p.name);
+    // How to get each plan: the sign-up plan by signing in, the partner plan by writing to the configured address.
+    const howTo = (name: string): El => byTag(byId(doc, `plan-${name}`), 'td').find((c) => attr(c, 'data-label') === 'How to get it') as El;
+    assert.ok(byTag(howTo('community'), 'a').some((a) => attr(a, 'href') === '/account/sign-in'));
+    assert.ok(byTag(howTo('partner'), 'a').some((a) => attr(a, 'href') === 'mailto:partners@web.example'));
+    const unset = renderDocs({ openapi: OPENAPI, example: EXAMPLE, plans: PLANS }, '/docs (no contact)').overview;
+    assert.match(text(byTag(byId(unset, 'plan-partner'), 'td').at(-1) as El), /Ask the operator/);
     for (const h of ['X-Quota-Limit', 'X-Quota-Remaining', 'X-Quota-Reset', 'Retry-After', 'X-Quota-Truncated']) assert.ok(text(plans).includes(h), h);
     const snippet = codeBlocks(byId(doc, 'attribution'))[0]?.code;
     assert.equal(snippet, attributionSnippet(SITE));
@@ -413,11 +597,11 @@ describe('/docs', () => {
   });
 
   test('hostile record text stays text: no script but the layout’s, the title shown verbatim', () => {
-    const hostile = assertWellFormed(docsPage(SITE, { openapi: OPENAPI, example: HOSTILE_EXAMPLE, plans: PLANS }), '/docs (hostile)');
-    assertNoInjectedScript(hostile, '/docs (hostile)');
-    const response = codeBlocks(byId(hostile, 'get-v1-events')).find((b) => b.caption.startsWith('Example response'))?.code ?? '';
+    const hostileDocs = renderDocs({ openapi: OPENAPI, example: HOSTILE_EXAMPLE, plans: PLANS }, '/docs (hostile)');
+    for (const [path, page] of [['/docs', hostileDocs.overview] as const, ...hostileDocs.pages]) assertNoInjectedScript(page, `${path} (hostile)`);
+    const response = codeBlocks(sectionById(hostileDocs, 'get-v1-events')).find((b) => b.caption.startsWith('Example response'))?.code ?? '';
     assert.equal((JSON.parse(response) as { events: EventRecord[] }).events[0]?.title, HOSTILE_EXAMPLE.title);
-    const url = new URL(curlUrl(codeBlocks(byId(hostile, 'get-v1-events')).find((b) => b.caption === 'curl')?.code ?? ''));
+    const url = new URL(curlUrl(codeBlocks(sectionById(hostileDocs, 'get-v1-events')).find((b) => b.caption === 'curl')?.code ?? ''));
     assert.equal(url.searchParams.get('city'), HOSTILE_EXAMPLE.venue.city, 'the city survives the shell quoting');
   });
 
@@ -435,13 +619,13 @@ describe('/docs', () => {
         },
       },
     };
-    const other = assertWellFormed(docsPage(SITE, { openapi, example: null, plans: [] }), '/docs (other document)');
+    const other = renderDocs({ openapi, example: null, plans: [] }, '/docs (other document)');
     const secs = sectionsByOperation(other);
     for (const op of operations(openapi)) operationSection(secs, op);
-    const post = codeBlocks(secs.get('POST /v2/things/{thing_id}') ?? other).find((b) => b.caption === 'curl');
+    const post = codeBlocks(secs.get('POST /v2/things/{thing_id}') ?? other.overview).find((b) => b.caption === 'curl');
     assert.equal(new URL(curlUrl(post?.code ?? '')).pathname, '/api/v2/things/a');
-    const bare = parseDocument(docsPage(SITE, { openapi: OPENAPI, example: null, plans: PLANS }));
-    const captions = codeBlocks(bare).map((b) => b.caption);
+    const bare = renderDocs({ openapi: OPENAPI, example: null, plans: PLANS }, '/docs (no record)');
+    const captions = [...bare.pages.values()].flatMap((p) => codeBlocks(p).map((b) => b.caption));
     assert.ok(!captions.some((c) => c.startsWith('Example response')), 'no record, no example response');
     assert.ok(
       captions.some((c) => c.startsWith('Response shape (application/json)')),
@@ -451,7 +635,7 @@ describe('/docs', () => {
 });
 
 describe('/docs/errors', () => {
-  const page = errorsPage(SITE);
+  const page = errorsPage(SITE, OPENAPI);
   const doc = assertWellFormed(page, '/docs/errors');
 
   test('every code of the error table has its anchor, with status, title, when and what to do', () => {

@@ -352,6 +352,17 @@ describe('home and docs', () => {
     assert.ok(ids.has(type.hash.slice(1)));
   });
 
+  test('docs: a page per route, /v1/usage listing where its key goes; an unknown page is a 404 page', async () => {
+    const usage = await get(srv.base, '/docs/usage');
+    assert.equal(usage.status, 200);
+    assertSecurityHeaders(usage.headers, '/docs/usage');
+    assert.match(usage.text, /<code>api_key<\/code><\/th><td data-label="In">query<\/td>/);
+    assert.match(usage.text, /<code>Authorization<\/code><\/th><td data-label="In">header<\/td>/);
+    const missing = await get(srv.base, '/docs/no-such-route');
+    assert.equal(missing.status, 404);
+    assert.match(missing.headers.get('content-type') ?? '', /^text\/html/);
+  });
+
   test('static assets: long-lived, conditional, typed', async () => {
     for (const [p, type] of [
       ['/static/site.css', 'text/css'],

@@ -143,7 +143,22 @@ describe('sitemap', () => {
     for (const [u, n] of seen) assert.equal(n, 1, `${u} listed once`);
 
     // The landing pages: home, browse, the docs, cities and categories (only those keyless browsing lists).
-    for (const p of ['/', '/events', '/docs']) assert.ok(seen.has(`${WEB}${p}`), `${p} is listed`);
+    for (const p of ['/', '/events', '/docs', '/docs/errors']) assert.ok(seen.has(`${WEB}${p}`), `${p} is listed`);
+    // The docs' page for every route of the OpenAPI document, each answering, its heading naming the route.
+    const openapi = (await get(srv.base, '/v1/openapi.json')).json as { paths: Record<string, unknown> };
+    const docsPages = [...seen.keys()].filter((u) => u.startsWith(`${WEB}/docs/`) && u !== `${WEB}/docs/errors`);
+    assert.equal(docsPages.length, Object.keys(openapi.paths).length, `a docs page per route: ${docsPages.join(' ')}`);
+    const headings: string[] = [];
+    for (const u of docsPages) {
+      const r = await fetchAs(local(u));
+      assert.equal(r.status, 200, u);
+      headings.push(/<h1>([\s\S]*?)<\/h1>/.exec(r.text)?.[1] ?? '');
+    }
+    for (const p of Object.keys(openapi.paths))
+      assert.ok(
+        headings.some((h) => h.includes(`<code class="endpoint">${p}</code>`)),
+        `the docs page of ${p} is listed`,
+      );
     const pages = [...seen.keys()].filter((u) => !u.startsWith(`${WEB}/events/`));
     assert.ok(
       pages.some((u) => u.startsWith(`${WEB}/cities/`)),
