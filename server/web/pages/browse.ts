@@ -97,7 +97,9 @@ const REWRITES: readonly (readonly [RegExp, string])[] = [
   [/^must not be before (\w+)$/, 'must not be before $1; change one of the two dates'],
 ];
 
-const PARAM_NAME = /\b[a-z]+(?:_[a-z]+)+\b|\b(?:lat|lng|sort|limit|offset)\b/g;
+// Names with an underscore, and the two short ones no English sentence uses; "sort", "limit" and
+// "offset" are also words, and no message names them as parameters.
+const PARAM_NAME = /\b[a-z]+(?:_[a-z]+)+\b|\b(?:lat|lng)\b/g;
 
 /** An error as the website shows it: the field's label and a message in the form's own words. */
 export function websiteError(e: ParamError): { readonly param: string; readonly label: string; readonly message: string } {
