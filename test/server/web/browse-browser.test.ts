@@ -92,6 +92,8 @@ describe('browse pages in a real browser (issue 28)', { skip: browserSkip() }, (
           assert.ok(first < size.height, `the first result's top is ${first} px down, within the ${size.height} px screen`);
           const summary = page.locator('details.filter-panel > summary');
           assert.equal(await summary.count(), 1, 'a Filters disclosure');
+          const reach = await top(page, 'details.filter-panel > summary');
+          assert.ok(reach < first && reach < size.height, `the Filters button is on the first screen, above the results (${reach})`);
           const details = page.locator('details.filter-panel');
           const isOpen = (): Promise<boolean> => details.evaluate((d) => (d as unknown as { open: boolean }).open);
           assert.equal(await isOpen(), false, 'closed at first');
@@ -213,6 +215,26 @@ describe('browse pages in a real browser (issue 28)', { skip: browserSkip() }, (
           assert.equal((await focused(skip)).text, 'Skip to content');
         } finally {
           await skip.close();
+        }
+
+        // Without JavaScript (no site.js to leave empty fields out): the same landing.
+        assert.ok(chrome);
+        const plain = await chrome.browser.newContext({ viewport: size, locale: 'en-US', javaScriptEnabled: false });
+        plain.setDefaultTimeout(90_000);
+        try {
+          const p = await plain.newPage();
+          const res = await p.goto(`${srv.base}/events`, { waitUntil: 'load' });
+          assert.equal(res?.status(), 200);
+          await p.locator('details.filter-panel > summary').click();
+          await p.locator('#f-category').selectOption('storytime');
+          await p.locator('details.filter-panel > summary').click();
+          await Promise.all([p.waitForURL(/#results$/), p.getByRole('button', { name: 'Search events' }).click()]);
+          await p.waitForLoadState('load');
+          assert.equal(new URL(p.url()).searchParams.get('category'), 'storytime', 'a closed disclosure’s field is submitted');
+          const landed = await focused(p);
+          assert.ok(landed.inResults, `without JavaScript too, focus is on the results (${JSON.stringify(landed)})`);
+        } finally {
+          await plain.close();
         }
 
         const form = await open('/events', size);
