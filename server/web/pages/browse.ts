@@ -383,7 +383,7 @@ const DEFAULT_DESCRIPTION =
 
 export function browsePage(site: Site, input: BrowseInput): string {
   const page = input.results === null || input.results.offset === 0 ? null : Math.floor(input.results.offset / input.results.limit) + 1;
-  const main = html`<h1>${input.heading}</h1>
+  const main = html`<h1 class="search-heading">${input.heading}</h1>
 ${input.intro === undefined ? '' : html`<p class="intro">${input.intro}</p>\n`}${input.unlisted === undefined ? '' : unlistedNotice(input.unlisted)}${errorSummary(input.errors)}${filterForm(input, errorsByParam(input.errors))}
 ${results(input)}`;
   return renderPage(
