@@ -41,6 +41,11 @@ export interface PageMeta {
    * that gain nothing from it (event pages) leave it out, so they carry no script at all.
    */
   readonly script?: boolean;
+  /**
+   * Skip links before "Skip to content", for pages whose main content opens with something long
+   * to get past (a listing's search form): each to an element of the page that can take focus.
+   */
+  readonly skipLinks?: readonly { readonly href: string; readonly label: string }[];
 }
 
 /**
@@ -144,7 +149,10 @@ export function renderPage(site: Site, meta: PageMeta, main: Html): string {
 <head>
 ${head(site, meta)}</head>
 <body>
-<a class="skip-link" href="#main">Skip to content</a>
+${(meta.skipLinks ?? []).map(
+  (l) => html`<a class="skip-link" href="${l.href}">${l.label}</a>
+`,
+)}<a class="skip-link" href="#main">Skip to content</a>
 ${header(site, meta.canonicalPath)}
 <main id="main" class="wrap" tabindex="-1">
 ${main}

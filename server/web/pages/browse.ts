@@ -102,6 +102,59 @@ const FIELD_LABELS: Readonly<Record<string, string>> = {
   radius_km: 'Within (km)',
 };
 
+/**
+ * Parameters a link can carry that the form has no field for: named in an error by what they do.
+ * Not linked from the summary (there is no field to go to).
+ */
+const ADDRESS_LABELS: Readonly<Record<string, string>> = {
+  sort: 'Sort order',
+  limit: 'Events per page',
+  offset: 'Page',
+  query: 'Search',
+};
+
+const labelOf = (param: string): string => FIELD_LABELS[param] ?? ADDRESS_LABELS[param] ?? 'The address';
+
+/**
+ * The API's messages (server/params.ts, server/query.ts, server/querystring.ts), which speak of
+ * parameters and API paths, as the form says them: first the messages that point at something
+ * the form does differently (a list to choose from instead of /v1/cities), then every parameter
+ * name still in the text replaced by its field's label. The API keeps its own wording (its
+ * problem+json names parameters, as a developer needs).
+ */
+const REWRITES: readonly (readonly [RegExp, string])[] = [
+  [/^unknown city (.*); the accepted names are listed at \/v1\/cities$/, 'we have no events in $1; choose a city from the list'],
+  [/^names an unknown category (.*); the slugs are listed at \/v1\/categories$/, 'we have no category $1; choose a category from the list'],
+  [/^must be a date YYYY-MM-DD or an RFC 3339 date-time.*$/, 'must be a date, such as 2026-12-05'],
+  [/^(.*) could not be read as a date; use YYYY-MM-DD.*$/, '$1 is not a date we can read; choose a date such as 2026-12-05'],
+  [/^must be current, next, or an ISO week.*$/, 'must be This week, Next week or Any week'],
+  [/^must be true, false, 1 or 0$/, 'must be ticked or left empty'],
+  [/^is given more than once.*$/, 'is given more than once in the page address; search again with the form'],
+  [/^is not valid percent-encoding.*$/, 'could not be read from the page address; search again with the form'],
+  [/^must not be less than (\w+)$/, 'must not be less than $1; change one of the two'],
+  [/^must not be before (\w+)$/, 'must not be before $1; change one of the two dates'],
+];
+
+// Names with an underscore, and the two short ones no English sentence uses; "sort", "limit" and
+// "offset" are also words, and no message names them as parameters.
+const PARAM_NAME = /\b[a-z]+(?:_[a-z]+)+\b|\b(?:lat|lng)\b/g;
+
+/** An error as the website shows it: the field's label and a message in the form's own words. */
+export function websiteError(e: ParamError): { readonly param: string; readonly label: string; readonly message: string } {
+  // The rule that two fields come together, said of the one given: the other is missing.
+  const pair = /^needs its partner: (\w+) and (\w+) are given together or not at all$/.exec(e.message);
+  let message = pair ? `needs ${pair[1] === e.param ? pair[2]! : pair[1]!} as well; fill in both, or neither` : e.message;
+  for (const [pattern, replacement] of REWRITES) {
+    if (pattern.test(message)) {
+      message = message.replace(pattern, replacement);
+      break;
+    }
+  }
+  // Whatever parameter names are left (rules between parameters name their partners), as labels.
+  message = message.replace(PARAM_NAME, (name) => ((FIELD_LABELS[name] ?? ADDRESS_LABELS[name]) === undefined ? name : `“${labelOf(name)}”`));
+  return { param: e.param, label: labelOf(e.param), message };
+}
+
 const fieldId = (param: string): string => `f-${param}`;
 
 /** Each field's error messages, looked up as the form renders. */
@@ -109,7 +162,7 @@ type ErrorsByParam = ReadonlyMap<string, readonly string[]>;
 
 function errorsByParam(errors: readonly ParamError[]): ErrorsByParam {
   const m = new Map<string, string[]>();
-  for (const e of errors) {
+  for (const e of errors.map(websiteError)) {
     const list = m.get(e.param);
     if (list) list.push(e.message);
     else m.set(e.param, [e.message]);
@@ -124,25 +177,29 @@ interface Field {
   readonly hint?: string;
 }
 
-/** The label, hint and error of a field, and the attributes its control needs to point at them. */
-function fieldParts(f: Field): { top: Html; aria: Html } {
+/**
+ * The label, hint and error of a field, and the attributes its control needs to point at them.
+ * The error comes after the control, so that fields side by side keep their controls on one line
+ * whichever of them has an error (their labels and hints are alike; their errors are not).
+ */
+function fieldParts(f: Field): { top: Html; bottom: Html; aria: Html } {
   const id = fieldId(f.param);
   const messages = f.errors.get(f.param);
-  const describedBy = [f.hint === undefined ? null : `${id}-hint`, messages === undefined ? null : `${id}-error`].filter((x) => x !== null);
+  const describedBy = [messages === undefined ? null : `${id}-error`, f.hint === undefined ? null : `${id}-hint`].filter((x) => x !== null);
   const top = html`<label for="${id}">${FIELD_LABELS[f.param] ?? f.param}</label>
-${f.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${f.hint}</p>\n`}${
-    messages === undefined ? '' : html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${messages.join(' ')}</p>\n`
-  }`;
+${f.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${f.hint}</p>\n`}`;
+  const bottom =
+    messages === undefined ? html`` : html`\n<p class="field-error" id="${id}-error"><span class="visually-hidden">Error: </span>${messages.join(' ')}</p>`;
   const aria = html`${messages === undefined ? '' : html` aria-invalid="true"`}${describedBy.length === 0 ? '' : html` aria-describedby="${describedBy.join(' ')}"`}`;
-  return { top, aria };
+  return { top, bottom, aria };
 }
 
 const fieldClass = (f: Field, extra = ''): string => `field${extra}${f.errors.has(f.param) ? ' field-invalid' : ''}`;
 
 function textInput(f: Field, type: string, attrs: Html | '' = ''): Html {
-  const { top, aria } = fieldParts(f);
+  const { top, bottom, aria } = fieldParts(f);
   return html`<div class="${fieldClass(f)}">
-${top}<input id="${fieldId(f.param)}" name="${f.param}" type="${type}" value="${f.values[f.param] ?? ''}"${attrs}${aria}>
+${top}<input id="${fieldId(f.param)}" name="${f.param}" type="${type}" value="${f.values[f.param] ?? ''}"${attrs}${aria}>${bottom}
 </div>`;
 }
 
@@ -153,23 +210,23 @@ interface Option {
 
 /** A select whose current value is kept even when it is not one of the options (a list of cities, an ISO week). */
 function select(f: Field, options: readonly Option[]): Html {
-  const { top, aria } = fieldParts(f);
+  const { top, bottom, aria } = fieldParts(f);
   const current = f.values[f.param] ?? '';
   const known = options.some((o) => o.value.toLowerCase() === current.toLowerCase());
   const all = known ? options : [...options, { value: current, label: current }];
   const opts = all.map((o) => html`<option value="${o.value}"${o.value.toLowerCase() === current.toLowerCase() ? html` selected` : ''}>${o.label}</option>`);
   return html`<div class="${fieldClass(f)}">
-${top}<select id="${fieldId(f.param)}" name="${f.param}"${aria}>${opts}</select>
+${top}<select id="${fieldId(f.param)}" name="${f.param}"${aria}>${opts}</select>${bottom}
 </div>`;
 }
 
 function checkbox(f: Field): Html {
-  const { top, aria } = fieldParts(f);
+  const { top, bottom, aria } = fieldParts(f);
   const v = f.values[f.param];
   const checked = v === 'true' || v === '1';
   return html`<div class="${fieldClass(f, ' field-checkbox')}">
 <input id="${fieldId(f.param)}" name="${f.param}" type="checkbox" value="true"${checked ? html` checked` : ''}${aria}>
-${top}</div>`;
+${top}${bottom}</div>`;
 }
 
 const AGE = html` min="0" max="18" step="1" inputmode="numeric"`;
@@ -214,12 +271,46 @@ ${select({ param: 'miles', values: { ...values, miles }, errors }, all)}
 ${place === null ? '' : html`<p class="hint near-place">${byDistance ? 'Nearest first, from' : 'Distances from'} ${place}.</p>\n`}</fieldset>`;
 }
 
+/**
+ * Parameters that together make one filter, as a person counts them ("ages 3 to 5" is one filter).
+ * Any other parameter the form carries, but for the search box, counts as one filter of its own.
+ */
+const FILTER_GROUPS: readonly (readonly string[])[] = [
+  ['age_min', 'age_max'],
+  ['when', 'week', 'start_date', 'end_date'],
+  ['near', 'miles', 'lat', 'lng', 'radius_km'],
+];
+const NOT_FILTERS: ReadonlySet<string> = new Set(['q', 'sort', 'limit', 'offset']);
+
+/** How many filters of the panel a search sets: what its closed summary says. */
+export function activeFilters(values: Readonly<Record<string, string>>): number {
+  const set = Object.keys(values).filter((k) => !NOT_FILTERS.has(k) && values[k] !== '');
+  const grouped = FILTER_GROUPS.filter((g) => g.some((k) => set.includes(k))).length;
+  return grouped + set.filter((k) => !FILTER_GROUPS.some((g) => g.includes(k))).length;
+}
+
+/** The id of the results region: the skip link's and the form's destination. */
+export const RESULTS_ID = 'results';
+
+/**
+ * The search box stays in view; the other filters are a disclosure, closed unless one of them has
+ * an error, so that on a phone the results start on the first screen and a keyboard reaches them in
+ * a few steps. Its summary says how many are set. Fields of a closed disclosure are still submitted.
+ * The form leads to the results (#results): the browser scrolls to them and focuses them.
+ */
 function filterForm(input: BrowseInput, errors: ErrorsByParam): Html {
   const { values, cities, categories, action } = input.form;
   const f = (param: string, hint?: string): Field => (hint === undefined ? { param, values, errors } : { param, values, errors, hint });
-  return html`<form class="filters" method="get" action="${action}" role="search" aria-label="Filter events" data-strip-empty>
-<div class="filter-row">
+  const active = activeFilters(values);
+  const open = [...errors.keys()].some((p) => p !== 'q');
+  return html`<form class="filters" method="get" action="${action}#${RESULTS_ID}" role="search" aria-label="Filter events" data-strip-empty>
+<div class="search-row">
 ${textInput(f('q'), 'search', html` maxlength="200"`)}
+<button type="submit">Search events</button>
+</div>
+<details class="filter-panel"${open ? html` open` : ''}>
+<summary>Filters${active === 0 ? '' : html` <span class="filter-count">(${active} active)</span>`}</summary>
+<div class="filter-row">
 ${select(f('city'), [{ value: '', label: 'Any city' }, ...cities.map((c) => ({ value: c, label: c }))])}
 ${select(f('category'), [{ value: '', label: 'Any category' }, ...categories.map((c) => ({ value: c.slug, label: c.name }))])}
 ${checkbox(f('is_free'))}
@@ -234,18 +325,22 @@ ${textInput(f('age_max', 'In years, 0 to 18'), 'number', AGE)}
 ${datesFieldset(values, errors)}
 ${nearFieldset(values, errors, input.near ?? null, input.byDistance === true)}
 <div class="form-actions">
-<button type="submit">Search events</button>
+<button type="submit">Apply filters</button>
 <a href="${action}">Clear all filters</a>
 </div>
+</details>
 </form>`;
 }
 
 function errorSummary(errors: readonly ParamError[]): Html {
   if (errors.length === 0) return html``;
-  const items = errors.map((e) => {
-    const label = FIELD_LABELS[e.param];
-    return label === undefined ? html`<li>${e.param}: ${e.message}</li>` : html`<li><a href="#${fieldId(e.param)}">${label}: ${e.message}</a></li>`;
-  });
+  const items = errors
+    .map(websiteError)
+    .map((e) =>
+      FIELD_LABELS[e.param] === undefined
+        ? html`<li>${e.label}: ${e.message}</li>`
+        : html`<li><a href="#${fieldId(e.param)}">${e.label}: ${e.message}</a></li>`,
+    );
   return html`<div class="error-summary" role="alert" aria-labelledby="error-summary-heading">
 <h2 id="error-summary-heading">Please check your search</h2>
 <ul>${items}</ul>
@@ -323,10 +418,11 @@ function unlistedNotice(u: NonNullable<BrowseInput['unlisted']>): Html {
 function emptyMessage(input: BrowseInput, total: number): Html {
   const empty = input.empty ?? { filtered: true, scope: null };
   // Paged past the end of results that exist.
-  if (total > 0) return html`<p class="empty">No events on this page, of ${events(total)}.</p>`;
-  if (empty.filtered) return html`<p class="empty">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>`;
-  if (empty.scope === null) return html`<p class="empty">There are no upcoming events right now. <a href="/">Back to the home page</a>.</p>`;
-  return html`<p class="empty">There are no upcoming events in ${empty.scope} right now. <a href="/events">See all upcoming events</a>, or <a href="/">pick another city or category</a>.</p>`;
+  if (total > 0) return html`<p class="empty" id="result-count">No events on this page, of ${events(total)}.</p>`;
+  if (empty.filtered)
+    return html`<p class="empty" id="result-count">No events match this search. Try fewer filters, or <a href="/events">see all upcoming events</a>.</p>`;
+  if (empty.scope === null) return html`<p class="empty" id="result-count">There are no upcoming events right now. <a href="/">Back to the home page</a>.</p>`;
+  return html`<p class="empty" id="result-count">There are no upcoming events in ${empty.scope} right now. <a href="/events">See all upcoming events</a>, or <a href="/">pick another city or category</a>.</p>`;
 }
 
 function results(input: BrowseInput): Html {
@@ -337,8 +433,8 @@ function results(input: BrowseInput): Html {
       ? html`<p class="suggestion">Did you mean <a href="${res.suggestion.href}">${res.suggestion.q}</a>?</p>
 `
       : '';
-    return html`${hint}${emptyMessage(input, res.total)}
-${pagination(res.prevHref, null)}`;
+    return region(html`${hint}${emptyMessage(input, res.total)}
+${pagination(res.prevHref, null)}`);
   }
   // Nearest first: one list, each card with its day and time (grouped by day, Saturday and Sunday would alternate).
   const byDistance = input.byDistance === true;
@@ -354,27 +450,36 @@ ${g.records.map((r) => card(r, input.nowMs))}
 </section>
 `,
   );
-  return html`<p class="result-count">${countText(res.total, res.offset, res.records.length)}</p>
-${feedLinks(input.subscribeHref, input.icsHref, input.calendarEvents)}${groups}${pagination(res.prevHref, res.nextHref)}`;
+  return region(html`<p class="result-count" id="result-count">${countText(res.total, res.offset, res.records.length)}</p>
+${feedLinks(input.subscribeHref, input.icsHref, input.calendarEvents)}${groups}${pagination(res.prevHref, res.nextHref)}`);
 }
+
+/**
+ * The results as a region named by their count, focusable from script only (tabindex -1): the
+ * skip link and the form's #results land here, and the next Tab goes on into the results.
+ */
+const region = (content: Html): Html => html`<section class="results" id="${RESULTS_ID}" tabindex="-1" aria-labelledby="result-count">
+${content}</section>`;
 
 const DEFAULT_DESCRIPTION =
   'Family-friendly events around the San Francisco Bay Area: storytimes, classes, nature walks, music and more, by city, age, date and category.';
 
 export function browsePage(site: Site, input: BrowseInput): string {
   const page = input.results === null || input.results.offset === 0 ? null : Math.floor(input.results.offset / input.results.limit) + 1;
-  const main = html`<h1>${input.heading}</h1>
+  const main = html`<h1 class="search-heading">${input.heading}</h1>
 ${input.intro === undefined ? '' : html`<p class="intro">${input.intro}</p>\n`}${input.unlisted === undefined ? '' : unlistedNotice(input.unlisted)}${errorSummary(input.errors)}${filterForm(input, errorsByParam(input.errors))}
 ${results(input)}`;
   return renderPage(
     site,
     {
-      title: `${input.heading}${page === null ? '' : ` (page ${page})`} – ${site.name}`,
+      // "Error: " first, so that a screen reader's first words on arrival say the search needs changing.
+      title: `${input.errors.length > 0 ? 'Error: ' : ''}${input.heading}${page === null ? '' : ` (page ${page})`} – ${site.name}`,
       description: input.intro ?? DEFAULT_DESCRIPTION,
       canonicalPath: input.path,
       og: { type: 'website' },
       noindex: input.errors.length > 0 || input.unlisted !== undefined,
       script: true,
+      ...(input.results === null ? {} : { skipLinks: [{ href: `#${RESULTS_ID}`, label: 'Skip to results' }] }),
     },
     main,
   );

@@ -17,7 +17,8 @@ import type { CalendarInfo, SearchQuery } from '../../../query/protocol.ts';
 import type { EventRecord } from '../../../core/record.ts';
 import { ICS_CONTENT_TYPE } from '../../../query/ical.ts';
 import { CATEGORY_LABELS, CATEGORY_SLUGS, type CategorySlug } from '../../../core/taxonomy.ts';
-import { browsePage, type BrowseInput } from '../pages/browse.ts';
+import { browsePage, websiteError, type BrowseInput } from '../pages/browse.ts';
+import { searchHeading } from '../pages/search-heading.ts';
 import { badRequestPage, categoryNotListedPage, tooManyRequestsPage } from '../pages/errors.ts';
 import { citySlug } from '../pages/home.ts';
 import { KEYLESS_PLAN, type PageFailure, type SiteContext } from './context.ts';
@@ -58,10 +59,12 @@ const FILTER_NAMES: ReadonlySet<string> = new Set([...API_NAMES, ...WEB_FILTERS]
  * the problems of the rest on the page (the API, for machines, refuses unknown parameters instead).
  */
 function readListing(rawQuery: string, schema: typeof browseSchema, now: Date, fixed: Readonly<Record<string, string>> = {}): Listing {
-  const { values: raw, errors } = parseQuery(rawQuery);
+  const { values: raw, errors: all } = parseQuery(rawQuery);
   const values: Record<string, string> = {};
   for (const [k, val] of Object.entries(raw)) if (FILTER_NAMES.has(k) && val.trim() !== '') values[k] = val.trim();
   Object.assign(values, fixed);
+  // A tracking parameter given twice is as ignorable as one given once.
+  const errors = all.filter((e) => FILTER_NAMES.has(e.param));
   if (errors.length) return { values, parsed: null, errors, web: null };
   // The website's own filters become API parameters, checked with the rest as the API checks them.
   const web = webFilters(values, now);
@@ -69,8 +72,8 @@ function readListing(rawQuery: string, schema: typeof browseSchema, now: Date, f
   for (const [k, val] of Object.entries(values)) if (API_NAMES.has(k) && !web.drop.includes(k)) api[k] = val;
   Object.assign(api, web.api);
   const r = v.safeParse(schema, api);
-  const all = [...web.errors, ...(r.success ? [] : issuesToErrors(r.issues))];
-  return r.success && all.length === 0 ? { values, parsed: r.output, errors: [], web } : { values, parsed: null, errors: all, web };
+  const found = [...web.errors, ...(r.success ? [] : issuesToErrors(r.issues))];
+  return r.success && found.length === 0 ? { values, parsed: r.output, errors: [], web } : { values, parsed: null, errors: found, web };
 }
 
 /**
@@ -78,9 +81,9 @@ function readListing(rawQuery: string, schema: typeof browseSchema, now: Date, f
  * the place field, where a person gives a place instead.
  */
 const POINT_LABELS: Readonly<Record<string, string>> = {
-  lat: 'The link’s latitude (lat)',
-  lng: 'The link’s longitude (lng)',
-  radius_km: 'The link’s radius_km',
+  lat: 'The link’s latitude',
+  lng: 'The link’s longitude',
+  radius_km: 'The link’s distance',
 };
 const pointAtNear = (e: ParamError): ParamError => {
   const label = POINT_LABELS[e.param];
@@ -98,6 +101,15 @@ function filterQuery(values: Readonly<Record<string, string>>, drop: readonly st
 }
 
 const withQuery = (p: string, q: string): string => (q ? `${p}?${q}` : p);
+
+/** Parameters that page or order a search without changing what it finds. */
+const PAGING: ReadonlySet<string> = new Set(['offset', 'limit', 'sort']);
+
+/** A parameter's error on a website page: named by the form's label, in the form's words (the API keeps its names). */
+const asShown = (e: ParamError): ParamError => {
+  const w = websiteError(e);
+  return { param: w.label, message: w.message };
+};
 
 /**
  * Whom a rate limit counts: an IPv4 address (IPv4-mapped IPv6 too) as itself, an IPv6 address by
@@ -203,8 +215,12 @@ export function listingRoutes(ctx: SiteContext) {
       const errors = given.map(pointAtNear);
       const q = filterQuery(l.values, ['offset', 'limit']);
       const feeds = errors.length === 0 && unlisted.length === 0;
+      // A search that ran is named by what it asked (more than the page's own filter); one that
+      // could not run keeps the page's heading, its errors say the rest.
+      const asked = Object.keys(l.values).some((k) => !Object.hasOwn(fixed, k) && !PAGING.has(k));
+      const described = results !== null && asked ? searchHeading(l.values, { cities: cityNames(snap), nowMs, place: l.web?.place ?? null }) : null;
       return {
-        heading,
+        heading: described ?? heading,
         ...(intro ? { intro } : {}),
         path: pagePath,
         form: { action: '/events', values: l.values, cities: cityNames(snap), categories: categoryOptions(plan) },
@@ -267,14 +283,16 @@ export function listingRoutes(ctx: SiteContext) {
     const snap = svc.snapshots.require();
     const plan = keyless();
     const l = readListing(req.rawQuery, browseSchema, config.now());
-    if (l.parsed === null) return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors }), route);
+    if (l.parsed === null)
+      return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: l.errors.map(asShown) }), route);
     const unlisted = unlistedOf(l.parsed, plan);
     if (unlisted.length) return htmlReply(403, categoryNotListedPage(site, { categories: unlisted.map(label), planName: label(plan.name) }), route);
     let query: SearchQuery;
     try {
       query = { ...withWebRange(queryOf(snap, l.parsed, BROWSE_LIMIT, plan), l.web), offset: 0 };
     } catch (err) {
-      if (err instanceof ApiError && err.errors) return htmlReply(400, badRequestPage(site, { detail: err.detail, errors: err.errors }), route);
+      if (err instanceof ApiError && err.errors)
+        return htmlReply(400, badRequestPage(site, { detail: 'The calendar link has filters we cannot read.', errors: err.errors.map(asShown) }), route);
       throw err;
     }
     const q = filterQuery(l.values, ['offset', 'limit']);

@@ -311,6 +311,8 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
       const { page } = await open('/events');
       const tab = await chrome.context.newPage();
       try {
+        // The filters are folded under the search box (issue 28 item 2).
+        await page.locator('details.filter-panel > summary').click();
         await page.locator('#f-city').selectOption('Berkeley');
         await page.locator('#f-category').selectOption('storytime');
         await page.locator('#f-age_min').fill('3');

@@ -265,7 +265,8 @@ describe('what no key gets: the Community plan’s categories, a page at a time'
     );
     const big = await getFrom(direct.base, '/events.ics?limit=100', from);
     assert.equal(big.status, 400, 'more than a page is a bad request');
-    assert.match(pageText(big.text), /limit/);
+    // In the website's words, not the parameter's name (issue 28 item 7).
+    assert.match(pageText(big.text), /Events per page: must be a whole number from 1 to 50/);
   });
 
   test('the categories come from the ledger’s plan: a change to Community reaches the website', { timeout: 30_000 }, async () => {

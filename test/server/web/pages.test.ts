@@ -750,7 +750,8 @@ describe('browse page', () => {
     );
     const form = byTag(doc, 'form')[0]!;
     assert.equal(attr(form, 'method'), 'get');
-    assert.equal(attr(form, 'action'), '/events');
+    // To the results: the browser scrolls to them and focuses them after the search (issue 28 item 8).
+    assert.equal(attr(form, 'action'), '/events#results');
     const controls = DomUtils.findAll((e) => e.name === 'input' || e.name === 'select', form.children);
     assert.deepEqual(controls.map((c) => attr(c, 'name')).sort(), [
       'age_max',
@@ -807,7 +808,12 @@ describe('browse page', () => {
     const items = DomUtils.findAll((e) => e.name === 'li', summary.children);
     assert.deepEqual(
       items.map((li) => norm(text(li))),
-      ['City: Unknown city "Atlantis<script>".', 'ZIP code or town: We do not know a Bay Area city or town called “Atlantis”.', 'sort: Not a sort order.'],
+      // Parameters by their labels, in the summary and in the messages (issue 28 item 7).
+      [
+        'City: Unknown city "Atlantis<script>".',
+        'ZIP code or town: We do not know a Bay Area city or town called “Atlantis”.',
+        'Sort order: Not a sort order.',
+      ],
     );
     assert.deepEqual(
       DomUtils.findAll((e) => e.name === 'a', summary.children).map((a) => attr(a, 'href')),
