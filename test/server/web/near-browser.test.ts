@@ -46,6 +46,11 @@ after(async () => {
   await fx?.cleanup();
 });
 
+/** The form's filters are folded into a disclosure (item 2): opened as a person opens it, by its summary. */
+async function openFilters(page: Page): Promise<void> {
+  await page.locator('details.filter-panel > summary').click();
+}
+
 async function contextAt(size: { width: number; height: number }, javaScriptEnabled = true): Promise<BrowserContext> {
   assert.ok(chrome);
   const context = await chrome.browser.newContext({
@@ -91,6 +96,7 @@ describe('When and Near on a phone and a desktop', { skip: browserSkip() }, () =
         assert.equal(await page.locator('select#f-when').count(), 1, 'a When choice');
         assert.equal(await page.locator('input#f-near').count(), 1, 'a ZIP code or town field');
         assert.equal(await page.locator('input[name="lat"]:not([type="hidden"])').count(), 0, 'latitude is not a field to type');
+        await openFilters(page);
         await page.getByLabel('When').selectOption({ label: 'This weekend' });
         await page.getByLabel('ZIP code or town').fill('94110');
         await page.getByLabel('Within').selectOption({ label: '5 mi' });
@@ -122,6 +128,7 @@ describe('When and Near on a phone and a desktop', { skip: browserSkip() }, () =
         await screenshot(page, `item4-weekend-zip-${size.name}`);
 
         // A place we do not know: the page says what to type.
+        await openFilters(page);
         await page.getByLabel('ZIP code or town').fill('Berkly');
         const [res] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Search events' }).click()]);
         assert.equal(res?.status(), 400);
@@ -146,6 +153,7 @@ describe('When and Near on a phone and a desktop', { skip: browserSkip() }, () =
       try {
         const page = await context.newPage();
         await page.goto(`${web}/events?when=today`);
+        await openFilters(page);
         const button = page.getByRole('button', { name: 'Use my location' });
         assert.equal(await button.count(), 1, 'site.js adds the button where the browser can locate');
         const box = await button.boundingBox();
@@ -180,6 +188,7 @@ describe('When and Near on a phone and a desktop', { skip: browserSkip() }, () =
       const page = await context.newPage();
       await page.goto(`${web}/events`);
       assert.equal(await page.getByRole('button', { name: 'Use my location' }).count(), 0);
+      await openFilters(page);
       await page.getByLabel('When').selectOption('tomorrow');
       await page.getByLabel('ZIP code or town').fill('Oakland');
       await Promise.all([page.waitForURL(/near=Oakland/), page.getByRole('button', { name: 'Search events' }).click()]);
