@@ -1,8 +1,10 @@
-/* global document, navigator, setTimeout */
+/* global document, navigator, setTimeout, location, URL */
 // Progressive enhancement only: every page works without this file.
 // - [data-copy]: a "Copy" button after the element copies its text (attribution snippets, curl lines).
 // - form[data-strip-empty]: empty fields are left out of the submitted URL, so a search reads
 //   /events?city=Berkeley rather than /events?q=&city=Berkeley&age_min=&...
+// - [data-back-to-results] (event pages): back to the very listing the visitor came from.
+// - [data-share-url] (event pages): a Share button (the share sheet, else copy the link).
 (function () {
   'use strict';
 
@@ -50,6 +52,57 @@
     });
   }
 
+  // Issue 28 item 5. An event page is cached for everyone, so it links to all events; the listing
+  // this visitor came from is in the same-origin referrer (query and page included), when it is one.
+  var LISTING = /^\/(?:events|cities\/[^/]+|categories\/[^/]+)$/;
+  function backToResults(a) {
+    var from;
+    try {
+      from = new URL(document.referrer);
+    } catch (e) {
+      return;
+    }
+    if (from.origin !== location.origin || !LISTING.test(from.pathname)) return;
+    a.href = from.pathname + from.search;
+    a.textContent = 'Back to results';
+  }
+
+  // Added at the end of its row, after the email link, so nothing on the page moves.
+  function addShareButton(row) {
+    var url = row.getAttribute('data-share-url');
+    var title = row.getAttribute('data-share-title') || document.title;
+    var canShare = typeof navigator.share === 'function';
+    if (!canShare && !navigator.clipboard) return;
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'secondary share-button';
+    button.textContent = canShare ? 'Share' : 'Copy link';
+    var status = document.createElement('span');
+    status.className = 'share-status';
+    status.setAttribute('role', 'status');
+    status.setAttribute('aria-live', 'polite');
+    button.addEventListener('click', function () {
+      status.textContent = '';
+      if (canShare) {
+        // A closed share sheet rejects the promise: that is the visitor's choice, not an error.
+        navigator.share({ title: title, url: url }).catch(function () {});
+        return;
+      }
+      navigator.clipboard.writeText(url).then(
+        function () {
+          status.textContent = 'Link copied';
+        },
+        function () {
+          status.textContent = 'Copying failed: copy the link below yourself';
+        },
+      );
+    });
+    row.appendChild(button);
+    row.appendChild(status);
+  }
+
   document.querySelectorAll('[data-copy]').forEach(addCopyButton);
+  document.querySelectorAll('a[data-back-to-results]').forEach(backToResults);
+  document.querySelectorAll('[data-share-url]').forEach(addShareButton);
   document.querySelectorAll('form[data-strip-empty]').forEach(stripEmptyOnSubmit);
 })();
