@@ -71,7 +71,7 @@ function picture(r: EventRecord): Html {
 function status(r: EventRecord, ended: boolean, similarPath: string): Html {
   const instead = html`<a href="${similarPath}">See upcoming events like this</a>`;
   if (r.is_canceled) {
-    return html`<div class="banner banner-canceled event-status" role="alert"><p><strong>Canceled.</strong> This event has been canceled. Check with the organizer before making plans. ${instead}.</p></div>\n`;
+    return html`<div class="banner banner-canceled event-status" role="alert"><p><strong>Canceled.</strong> This event will not take place; check with the organizer before making plans. ${instead}.</p></div>\n`;
   }
   if (ended) return html`<div class="notice event-status"><p><strong>This event has ended.</strong> ${instead}.</p></div>\n`;
   return html``;
@@ -199,8 +199,10 @@ export function eventPage(site: Site, r: EventRecord, ctx: EventPageContext): { 
   const main = html`<article class="event">
 ${backLink()}
 ${picture(r)}<h1>${r.title}</h1>
-${status(r, ended, ctx.similarPath)}${facts(r, when, ctx.unlistedCategories ?? [])}
+${status(r, ended, ctx.similarPath)}<div class="event-overview">
+${facts(r, when, ctx.unlistedCategories ?? [])}
 ${map(r)}
+</div>
 ${actions(r, ctx, ended)}${
     about === null
       ? ''

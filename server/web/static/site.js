@@ -1,4 +1,4 @@
-/* global document, navigator, setTimeout, location, URL */
+/* global document, navigator, setTimeout, location */
 // Progressive enhancement only: every page works without this file.
 // - [data-copy]: a "Copy" button after the element copies its text (attribution snippets, curl lines).
 // - form[data-strip-empty]: empty fields are left out of the submitted URL, so a search reads
@@ -59,8 +59,8 @@
     var from;
     try {
       from = new URL(document.referrer);
-    } catch (e) {
-      return;
+    } catch {
+      return; // no referrer (typed in, bookmarked, or withheld)
     }
     if (from.origin !== location.origin || !LISTING.test(from.pathname)) return;
     a.href = from.pathname + from.search;

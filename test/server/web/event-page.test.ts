@@ -83,7 +83,13 @@ before(
       ).getRowObjectsJson() as unknown as (Omit<Picked, 'venue'> & { venue_name: string; venue_city: string; venue_lat: number; venue_lng: number })[];
       const r = rows[0];
       assert.ok(r, `the fixture has an event where ${where}`);
-      return { id: r.id, title: r.title, image_url: r.image_url, source: r.source, venue: { name: r.venue_name, city: r.venue_city, lat: r.venue_lat, lng: r.venue_lng } };
+      return {
+        id: r.id,
+        title: r.title,
+        image_url: r.image_url,
+        source: r.source,
+        venue: { name: r.venue_name, city: r.venue_city, lat: r.venue_lat, lng: r.venue_lng },
+      };
     };
     const now = NOW.getTime();
     picked.withImage = await one(`image_url IS NOT NULL AND NOT is_canceled AND end_ms > ${now}`);
@@ -127,7 +133,14 @@ describe('the event page (issue 28 item 5)', () => {
       summary: null,
       start_datetime: '2026-12-05T10:30:00-08:00',
       end_datetime: '2026-12-05T11:30:00-08:00',
-      venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.2686, geo_precision: 'venue' },
+      venue: {
+        name: 'Central Library',
+        address: '2090 Kittredge St, Berkeley, CA 94704',
+        city: 'Berkeley',
+        lat: 37.868,
+        lng: -122.2686,
+        geo_precision: 'venue',
+      },
       organizer: null,
       organizer_url: null,
       categories: [],
@@ -151,7 +164,13 @@ describe('the event page (issue 28 item 5)', () => {
     const tricky = imgs('https://img.example/a.jpg?x="><script>alert(1)</script>');
     assert.equal(tricky.length, 1);
     assert.equal(attr(tricky[0]!, 'src'), new URL('https://img.example/a.jpg?x="><script>alert(1)</script>').href);
-    assert.equal(byTag(main(parseDocument(eventPage(site, { ...base, image_url: 'https://img.example/"><script>' }, { nowMs: 0, icsPath: '', similarPath: '' }).html)), 'script').length, 0);
+    assert.equal(
+      byTag(
+        main(parseDocument(eventPage(site, { ...base, image_url: 'https://img.example/"><script>' }, { nowMs: 0, icsPath: '', similarPath: '' }).html)),
+        'script',
+      ).length,
+      0,
+    );
   });
 
   test('a canceled event: "Canceled" right under the title, a way to similar events, no calendar offer (the .ics stays)', async () => {
@@ -160,7 +179,10 @@ describe('the event page (issue 28 item 5)', () => {
     const s = afterTitle(doc);
     assert.match(text(s), /^Canceled\./);
     assert.equal(attr(s, 'role'), 'alert');
-    assert.ok(byTag(s, 'a').some((a) => attr(a, 'href')!.startsWith('/events?')), 'links to events like it');
+    assert.ok(
+      byTag(s, 'a').some((a) => attr(a, 'href')!.startsWith('/events?')),
+      'links to events like it',
+    );
     assert.deepEqual(calendarOffer(doc), []);
     assert.equal(linksByText(doc, 'Tickets').length, 0);
     assert.equal((await get(srv.base, `/events/${picked.canceled.id}.ics`)).status, 200, 'the calendar file itself is still served');
@@ -218,7 +240,10 @@ describe('the event page (issue 28 item 5)', () => {
     assert.equal(Number(osm.searchParams.get('mlat')), Math.round(rec.venue.lat * 1e6) / 1e6);
     const google = new URL(attr(linksByText(doc, 'Google Maps')[0]!, 'href')!);
     assert.equal(google.hostname, 'www.google.com');
-    assert.deepEqual(google.searchParams.get('query')!.split(',').map(Number), [rec.venue.lat, rec.venue.lng].map((x) => Math.round(x * 1e6) / 1e6));
+    assert.deepEqual(
+      google.searchParams.get('query')!.split(',').map(Number),
+      [rec.venue.lat, rec.venue.lng].map((x) => Math.round(x * 1e6) / 1e6),
+    );
     const apple = new URL(attr(linksByText(doc, 'Apple Maps')[0]!, 'href')!);
     assert.equal(apple.hostname, 'maps.apple.com');
     assert.ok(apple.searchParams.get('ll'));
@@ -266,13 +291,21 @@ describe('the event page (issue 28 item 5)', () => {
     }
   });
 
+  test('a way back to the results: to all events without JavaScript, marked for site.js to point at the search the visitor came from', async () => {
+    const { doc } = await page(picked.withImage.id);
+    const back = all(main(doc), (e) => e.name === 'a' && attr(e, 'data-back-to-results') !== undefined);
+    assert.equal(back.length, 1);
+    assert.equal(attr(back[0]!, 'href'), '/events');
+    assert.equal(text(back[0]!), 'All events');
+    const article = byTag(main(doc), 'article')[0]!;
+    const first = DomUtils.getChildren(article).find((e) => e.type === 'tag');
+    assert.ok(DomUtils.getParent(back[0]!) === first, 'the first thing on the page');
+  });
+
   test('share without JavaScript: an email with the title and the link, and the canonical link shown', async () => {
     const rec = record(picked.withImage.id);
     const { doc } = await page(rec.id);
-    const canonical = attr(
-      all(doc, (e) => e.name === 'link' && attr(e, 'rel') === 'canonical')[0]!,
-      'href',
-    )!;
+    const canonical = attr(all(doc, (e) => e.name === 'link' && attr(e, 'rel') === 'canonical')[0]!, 'href')!;
     assert.equal(canonical, `${WEB}/events/${rec.id}`);
     const share = all(main(doc), (e) => e.name === 'section' && attr(e, 'class') === 'share')[0];
     assert.ok(share, 'a share section');
