@@ -63,7 +63,9 @@ function backLink(): Html {
  */
 function picture(r: EventRecord): Html {
   const src = httpUrl(r.image_url);
-  if (src === null) return html``;
+  // https only: our pages are served over TLS and their CSP lets pictures in from https: alone, so
+  // an http picture would be refused (a console error, and a grey box where nothing can arrive).
+  if (src === null || !src.startsWith('https:')) return html``;
   return html`<div class="event-image"><img src="${src}" alt="" width="1200" height="600" loading="eager" fetchpriority="high" decoding="async" referrerpolicy="no-referrer"></div>\n`;
 }
 

@@ -122,9 +122,9 @@ function assertSoundPage(page: string): Doc {
     assert.ok(attr(f, 'title'), 'a frame has a title');
     assert.ok(attr(f, 'sandbox') !== undefined, 'a frame is sandboxed');
   }
-  // Pictures (an event's): http(s) only, with alt text (empty when decorative) and a reserved size.
+  // Pictures (an event's): https only, with alt text (empty when decorative) and a reserved size.
   for (const i of byTag(doc, 'img')) {
-    assert.match(attr(i, 'src') ?? '', /^https?:\/\//, 'a picture from http(s) only');
+    assert.match(attr(i, 'src') ?? '', /^https:\/\//, 'a picture from https only (the CSP allows no other)');
     assert.ok(attr(i, 'alt') !== undefined, 'a picture has alt');
     assert.ok(Number(attr(i, 'width')) > 0 && Number(attr(i, 'height')) > 0, 'a picture has its size');
   }
