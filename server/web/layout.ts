@@ -61,6 +61,8 @@ const csp = (formTargets: readonly string[]): string =>
     "img-src 'self' https: data:",
     "font-src 'self'",
     "connect-src 'self'",
+    // An event page's map, loaded into its frame only when the visitor asks for it.
+    'frame-src https://www.openstreetmap.org',
     ["form-action 'self'", ...formTargets].join(' '),
     "base-uri 'none'",
     "object-src 'none'",

@@ -5,12 +5,13 @@
 //   /events?city=Berkeley rather than /events?q=&city=Berkeley&age_min=&...
 // - [data-locate]: a "Use my location" button, only where the browser can tell (navigator.geolocation);
 //   it fills the fieldset's hidden lat and lng, empties the typed place, and submits the form.
-
 // - /docs#<an old section id>: the docs were one page; the overview keeps each old id on a link to
 //   where its section moved (a[data-moved]), and this follows it at once.
 // - form[data-try-it]: the docs' console asks the API with fetch, the key in an Authorization
 //   header (not in the address), and shows status, headers and body under the form. The key is
 //   read from the field when sent and kept nowhere else.
+// - [data-back-to-results] (event pages): back to the very listing the visitor came from.
+// - [data-share-url] (event pages): a Share button (the share sheet, else copy the link).
 (function () {
   'use strict';
 
@@ -93,7 +94,6 @@
     fieldset.appendChild(button);
     fieldset.appendChild(status);
   }
-
 
   function followMovedAnchor() {
     if (location.pathname !== '/docs' && location.pathname !== '/docs/') return;
@@ -178,9 +178,61 @@
     });
   }
 
+
+  // Issue 28 item 5. An event page is cached for everyone, so it links to all events; the listing
+  // this visitor came from is in the same-origin referrer (query and page included), when it is one.
+  var LISTING = /^\/(?:events|cities\/[^/]+|categories\/[^/]+)$/;
+  function backToResults(a) {
+    var from;
+    try {
+      from = new URL(document.referrer);
+    } catch {
+      return; // no referrer (typed in, bookmarked, or withheld)
+    }
+    if (from.origin !== location.origin || !LISTING.test(from.pathname)) return;
+    a.href = from.pathname + from.search;
+    a.textContent = 'Back to results';
+  }
+
+  // Added at the end of its row, after the email link, so nothing on the page moves.
+  function addShareButton(row) {
+    var url = row.getAttribute('data-share-url');
+    var title = row.getAttribute('data-share-title') || document.title;
+    var canShare = typeof navigator.share === 'function';
+    if (!canShare && !navigator.clipboard) return;
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'secondary share-button';
+    button.textContent = canShare ? 'Share' : 'Copy link';
+    var status = document.createElement('span');
+    status.className = 'share-status';
+    status.setAttribute('role', 'status');
+    status.setAttribute('aria-live', 'polite');
+    button.addEventListener('click', function () {
+      status.textContent = '';
+      if (canShare) {
+        // A closed share sheet rejects the promise: that is the visitor's choice, not an error.
+        navigator.share({ title: title, url: url }).catch(function () {});
+        return;
+      }
+      navigator.clipboard.writeText(url).then(
+        function () {
+          status.textContent = 'Link copied';
+        },
+        function () {
+          status.textContent = 'Copying failed: copy the link below yourself';
+        },
+      );
+    });
+    row.appendChild(button);
+    row.appendChild(status);
+  }
+
   followMovedAnchor();
   document.querySelectorAll('form[data-try-it]').forEach(tryIt);
   document.querySelectorAll('[data-copy]').forEach(addCopyButton);
   document.querySelectorAll('form [data-locate]').forEach(addLocateButton);
+  document.querySelectorAll('a[data-back-to-results]').forEach(backToResults);
+  document.querySelectorAll('[data-share-url]').forEach(addShareButton);
   document.querySelectorAll('form[data-strip-empty]').forEach(stripEmptyOnSubmit);
 })();

@@ -421,8 +421,14 @@ describe('the website in a real browser, through nginx over TLS', { skip: browse
           .locator('dd');
         assert.equal(((await organizer.textContent()) ?? '').trim(), HOSTILE_ORGANIZER);
         assert.equal((await jsonLd(page)).organizer?.name, HOSTILE_ORGANIZER);
-        // The only script element is the JSON-LD data block: nothing upstream became one.
-        assert.equal(await page.locator('script').count(), 1);
+        // The script elements are the JSON-LD data block and our own site.js: nothing upstream became one.
+        const scripts = await page.evaluate<string[]>('[...document.scripts].map((s) => s.getAttribute("src") ?? s.type)');
+        assert.equal(scripts.length, 2, scripts.join(', '));
+        assert.ok(scripts.includes('application/ld+json'), scripts.join(', '));
+        assert.ok(
+          scripts.some((s) => /^\/static\/site\.(?:[\w-]+\.)?js$/.test(s)),
+          scripts.join(', '),
+        );
         assert.equal(await page.locator('a[href^="javascript:" i]').count(), 0, 'the javascript: URL is not a link');
 
         assert.deepEqual(dialogs, [], 'no dialog opened');

@@ -115,7 +115,19 @@ function assertSoundPage(page: string): Doc {
   }
   assert.equal(byTag(doc, 'script').filter((s) => attr(s, 'type') === 'application/ld+json').length <= 1, true);
   assert.equal(byTag(doc, 'style').length, 0, 'no <style>: CSP blocks inline style');
-  for (const tag of ['iframe', 'object', 'embed', 'base', 'img']) assert.equal(byTag(doc, tag).length, 0, `no <${tag}>`);
+  for (const tag of ['object', 'embed', 'base']) assert.equal(byTag(doc, tag).length, 0, `no <${tag}>`);
+  // The one frame is an event page's map: empty until the visitor asks for the map, titled, sandboxed.
+  for (const f of byTag(doc, 'iframe')) {
+    assert.equal(attr(f, 'src'), 'about:blank', 'a frame loads nothing by itself');
+    assert.ok(attr(f, 'title'), 'a frame has a title');
+    assert.ok(attr(f, 'sandbox') !== undefined, 'a frame is sandboxed');
+  }
+  // Pictures (an event's): https only, with alt text (empty when decorative) and a reserved size.
+  for (const i of byTag(doc, 'img')) {
+    assert.match(attr(i, 'src') ?? '', /^https:\/\//, 'a picture from https only (the CSP allows no other)');
+    assert.ok(attr(i, 'alt') !== undefined, 'a picture has alt');
+    assert.ok(Number(attr(i, 'width')) > 0 && Number(attr(i, 'height')) > 0, 'a picture has its size');
+  }
   for (const e of all(doc, () => true)) {
     for (const name of Object.keys(e.attribs)) {
       assert.ok(!name.startsWith('on'), `event handler attribute ${name} on <${e.name}>`);
@@ -550,7 +562,7 @@ describe('event page', () => {
     );
     assert.equal(facts.Ages, 'Ages 1–2');
     assert.equal(facts.Price, 'Free');
-    assert.ok(facts.Where!.startsWith('Central Library 2090 Kittredge St, Berkeley, CA 94704 Map'));
+    assert.equal(facts.Where, 'Central Library 2090 Kittredge St, Berkeley, CA 94704');
     assert.deepEqual(
       byTag(doc, 'dd')
         .flatMap((dd) => DomUtils.findAll((e) => e.name === 'li', dd.children))
@@ -558,8 +570,10 @@ describe('event page', () => {
       ['Storytime', 'Music'],
     );
     assert.equal(facts.Organizer, 'Berkeley Public Library');
-    const map = linksByText(doc, 'Map')[0]!;
+    const map = linksByText(doc, 'Show map')[0]!;
     assert.equal(new URL(attr(map, 'href')!).hostname, 'www.openstreetmap.org');
+    assert.equal(attr(map, 'target'), attr(byTag(doc, 'iframe')[0]!, 'name'), 'the map loads into the page');
+    assert.equal(new URL(attr(linksByText(doc, 'OpenStreetMap')[0]!, 'href')!).hostname, 'www.openstreetmap.org');
     assert.equal(attr(linksByText(doc, 'Berkeley Public Library')[0]!, 'href'), r.organizer_url);
     assert.equal(attr(linksByText(doc, 'Tickets / register')[0]!, 'href'), r.ticket_url);
     assert.equal(attr(linksByText(doc, 'Download .ics')[0]!, 'href'), `/events/${r.id}.ics`);
@@ -583,9 +597,10 @@ describe('event page', () => {
     ] as const) {
       const r = record({ venue: { name: 'Some Hall', address: 'Concord, CA', city: 'Concord', lat: 37.978, lng: -122.031, geo_precision: precision } });
       const doc = render(r);
-      const map = linksByText(doc, 'Map')[0]!;
+      const map = linksByText(doc, 'OpenStreetMap')[0]!;
       const u = new URL(attr(map, 'href')!);
-      assert.equal(norm(text(map)).startsWith('Map (approximate location)'), approximate, precision);
+      assert.equal(norm(text(map)).endsWith('(approximate location)'), approximate, precision);
+      assert.equal(text(byTag(doc, 'main')[0]!).includes('Approximate location'), approximate, precision);
       assert.equal(u.searchParams.has('mlat'), !approximate, precision);
       assert.equal(u.hash, approximate ? '#map=13/37.978/-122.031' : '#map=17/37.978/-122.031', precision);
       assert.equal('geo' in (eventJsonLd(r) as { location: object }).location, !approximate, precision);
@@ -604,7 +619,11 @@ describe('event page', () => {
     assert.ok(description.includes('Songs, rhymes and stories for toddlers.'));
     assert.ok(description.includes('Sat, Dec 6, 10:30–11:30 AM at Central Library, Berkeley.'));
     assert.equal(jsonLdOf(doc).url, r.event_url);
-    assert.equal(byTag(doc, 'script').length, 1, 'an event page carries only its JSON-LD');
+    assert.deepEqual(
+      byTag(doc, 'script').map((e) => attr(e, 'type') ?? attr(e, 'src')),
+      ['/static/site.js', 'application/ld+json'],
+      'an event page carries its JSON-LD and site.js (share, back to results), nothing inline',
+    );
   });
 
   test('a long summary is cut for the meta description', () => {
@@ -618,7 +637,7 @@ describe('event page', () => {
     const doc = render(record({ is_canceled: true }));
     const alert = all(doc, (e) => attr(e, 'role') === 'alert');
     assert.equal(alert.length, 1);
-    assert.match(text(alert[0]!), /This event has been canceled/);
+    assert.match(text(alert[0]!), /^Canceled\. This event will not take place/);
     assert.equal(jsonLdOf(doc).eventStatus, 'https://schema.org/EventCancelled');
   });
 
