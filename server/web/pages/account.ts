@@ -331,7 +331,7 @@ ${
 </table>`
 }
 ${buttonForm('/account/keys', input.csrf, 'Create a key', html`${orgField(input.org)}${onceField(input)}`)}
-<p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>
+${rows.length === 0 ? '' : html`<p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>`}
 </section>`;
 }
 
