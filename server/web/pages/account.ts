@@ -420,7 +420,7 @@ ${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="invite"
 </tr>`,
   );
   return html`<h3 id="invites-h">Pending invitations</h3>
-<table class="members invites cards" aria-labelledby="invites-h">
+<table class="invites cards" aria-labelledby="invites-h">
 <thead><tr><th scope="col">E-mail</th><th scope="col">Invited</th><th scope="col">By</th><th scope="col">Expires</th>${owner ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ''}</tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
