@@ -277,6 +277,21 @@ describe('removing a member', () => {
     assert.match(textOf(byId((await o.b.get(`/account?org=${o.orgId}&notice=removed`)).text, 'members')!), /The member is removed/);
   });
 
+  test('removed from their last organization and signed in again: a page saying so, and Sign out still works', async () => {
+    const o = owner('remover3@example.org');
+    const m = member(o.orgId, 'comes-back@example.org');
+    withStore((store) => assert.ok(store.removeMember(o.orgId, o.userId, m.userId, Date.now()).ok));
+    const again = browserOf(m.userId);
+    const page = await again.get('/account');
+    assert.equal(page.status, 200, 'not the old 503');
+    assert.match(page.text, /not a member of any organization/);
+    assert.equal(postForms(page.text).filter((f) => f.action !== '/account/sign-out').length, 0, 'no form about an organization');
+    const out = await again.post('/account/sign-out', hiddenFields(page.text, '/account/sign-out'));
+    assert.equal(out.status, 303);
+    assert.equal(out.headers.get('location'), '/');
+    assert.equal((await again.get('/account')).status, 303, 'signed out');
+  });
+
   test('a member who has an organization of their own keeps their session but no longer sees this one, nor can post to it', async () => {
     const o = owner('remover2@example.org');
     const m2 = owner('has-own@example.org');
