@@ -187,3 +187,23 @@ export type SpentLoginCode =
   | { readonly ok: true; readonly email: string }
   | { readonly ok: false; readonly reason: 'wrong'; readonly attemptsLeft: number }
   | { readonly ok: false; readonly reason: 'none' | 'expired' | 'used' | 'too_many' };
+
+// What an owner does to their organization (issue 28 item 12): rename it, see and cancel its
+// pending invitations, remove a member. Kept apart from AccountRefusal: these answers name who may.
+
+/** Why an owner's change to the organization did nothing. */
+export type OrgAdminRefusal = {
+  readonly ok: false;
+  readonly reason: 'unknown_org' | 'not_owner' | 'invalid' | 'name_taken' | 'unknown_member' | 'last_owner' | 'unknown_invite';
+};
+
+/** An invitation not yet accepted, cancelled or expired, as its organization's members see it. */
+export interface PendingInvite {
+  /** The link's stored SHA-256: it names the invitation to cancel; the link cannot be made from it. */
+  readonly id: string;
+  readonly email: string;
+  readonly created_at: string;
+  readonly expires_at: string;
+  /** The inviter's e-mail; null when the ledger knows none. */
+  readonly invited_by: string | null;
+}

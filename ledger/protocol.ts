@@ -12,7 +12,9 @@ import type {
   MailLimit,
   Member,
   NewKey,
+  OrgAdminRefusal,
   OrgOfUser,
+  PendingInvite,
   PeekedLoginToken,
   Plan,
   QuotaState,
@@ -71,6 +73,18 @@ export interface AccountCalls {
   rollKey(orgId: string, userId: string, keyId: string, graceMs: number): (NewKey & { readonly revokeAt: string }) | AccountRefusal;
   /** The organization's usage in the period holding `atMs`: the body /v1/usage answers, whatever its keys' states. */
   orgUsage(orgId: string, atMs: number): UsageBody | AccountRefusal;
+  // What an owner does to the organization (issue 28 item 12); `userId` is who asks, checked here.
+  /** A new name (ledger/org-name.ts), unless another organization has it in any case. */
+  renameOrg(orgId: string, userId: string, name: string): { readonly ok: true; readonly name: string; readonly renamed: boolean } | OrgAdminRefusal;
+  /** Invitations of the organization still waiting at `nowMs`, newest first. */
+  pendingInvites(orgId: string, nowMs: number): readonly PendingInvite[];
+  /** The invitation stops working now (kept, so it still counts against the sending limits). */
+  cancelInvite(orgId: string, userId: string, inviteId: string, nowMs: number): { readonly ok: true; readonly cancelled: boolean } | OrgAdminRefusal;
+  /**
+   * The member leaves the organization; never its last owner. A removed account left in no
+   * organization is signed out everywhere (`sessionsEnded`): it has nothing left to see.
+   */
+  removeMember(orgId: string, userId: string, memberId: string, nowMs: number): { readonly ok: true; readonly sessionsEnded: number } | OrgAdminRefusal;
 }
 
 export type AccountCall = keyof AccountCalls;
@@ -98,6 +112,10 @@ const CALL_NAMES: Record<AccountCall, true> = {
   revokeKey: true,
   rollKey: true,
   orgUsage: true,
+  renameOrg: true,
+  pendingInvites: true,
+  cancelInvite: true,
+  removeMember: true,
 };
 /** The calls, for the main thread's client and the thread's dispatch (which refuses any other name). */
 export const ACCOUNT_CALLS = Object.keys(CALL_NAMES) as AccountCall[];

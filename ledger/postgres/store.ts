@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { keyHash, keyHint, newId, newKey, newToken } from '../../core/keys.ts';
 import { CODE_MAX_ATTEMPTS, decideCode, type LoginCodeRow } from '../codes.ts';
 import { mailboxOf } from '../mailbox.ts';
+import { orgName } from '../org-name.ts';
 import { periodAt } from '../period.ts';
 import { one, pgQuery, rows, transaction, type Queryable } from './db.ts';
 import { announce } from './cluster.ts';
@@ -49,6 +50,8 @@ import {
   type AccountsView,
   type KeyRow,
   type OrgRow,
+  type OrgAdminRefusal,
+  type PendingInvite,
 } from '../accounts.ts';
 
 /** The account calls as a store that answers later: AccountCalls with every result a promise. */
@@ -496,6 +499,58 @@ export class PgAccounts implements AsyncCalls<Omit<AccountCalls, 'orgUsage'>> {
       const revokeAt = msIso(revokeAtMs);
       await run(c, 'key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
       return { ...made, revokeAt };
+    });
+  }
+
+  // --- What an owner does to the organization (issue 28 item 12): as AccountsDb's ---------------
+
+  /** Inside a write: null when `userId` owns the organization, else why not. */
+  private async notOwner(c: Queryable, orgId: string, userId: string): Promise<OrgAdminRefusal | null> {
+    if ((await this.orgById(orgId, c)) === undefined) return { ok: false, reason: 'unknown_org' };
+    return (await one<{ role: string }>(c, 'membership_get', { org_id: orgId, user_id: userId }))?.role === 'owner' ? null : { ok: false, reason: 'not_owner' };
+  }
+
+  async renameOrg(orgId: string, userId: string, name: string): Promise<{ ok: true; name: string; renamed: boolean } | OrgAdminRefusal> {
+    const wanted = orgName(name);
+    if (!wanted.ok) return { ok: false, reason: 'invalid' };
+    // Two nodes giving one name to two organizations: the second's update fails on the unique
+    // index, and its retry finds the name taken.
+    return write(this.pool, async (c): Promise<{ ok: true; name: string; renamed: boolean } | OrgAdminRefusal> => {
+      const refused = await this.notOwner(c, orgId, userId);
+      if (refused !== null) return refused;
+      const holder = await this.orgByName(wanted.name, c);
+      if (holder !== undefined && holder.id !== orgId) return { ok: false, reason: 'name_taken' };
+      const renamed = (await this.orgById(orgId, c))?.name !== wanted.name && (await run(c, 'org_rename', { id: orgId, name: wanted.name })) === 1;
+      // Every node's copy of the keys carries the organization's name (/v1/usage says it).
+      if (renamed) await announce(c, 'accounts');
+      return { ok: true, name: wanted.name, renamed };
+    });
+  }
+
+  async pendingInvites(orgId: string, nowMs: number): Promise<PendingInvite[]> {
+    return rows<PendingInvite>(this.pool, 'org_invites_pending', { org_id: orgId, now: msIso(nowMs) });
+  }
+
+  async cancelInvite(orgId: string, userId: string, inviteId: string, nowMs: number): Promise<{ ok: true; cancelled: boolean } | OrgAdminRefusal> {
+    return write(this.pool, async (c): Promise<{ ok: true; cancelled: boolean } | OrgAdminRefusal> => {
+      const refused = await this.notOwner(c, orgId, userId);
+      if (refused !== null) return refused;
+      return { ok: true, cancelled: (await run(c, 'org_invite_cancel', { id: inviteId, org_id: orgId, now: msIso(nowMs) })) === 1 };
+    });
+  }
+
+  async removeMember(orgId: string, userId: string, memberId: string, nowMs: number): Promise<{ ok: true; sessionsEnded: number } | OrgAdminRefusal> {
+    return write(this.pool, async (c): Promise<{ ok: true; sessionsEnded: number } | OrgAdminRefusal> => {
+      await run(c, 'org_owner_lock', { org_id: orgId });
+      const refused = await this.notOwner(c, orgId, userId);
+      if (refused !== null) return refused;
+      const role = (await one<{ role: string }>(c, 'membership_get', { org_id: orgId, user_id: memberId }))?.role;
+      if (role === undefined) return { ok: false, reason: 'unknown_member' };
+      if (role === 'owner' && ((await one<{ n: number }>(c, 'org_owner_count', { org_id: orgId }))?.n ?? 0) <= 1) return { ok: false, reason: 'last_owner' };
+      await run(c, 'org_membership_delete', { org_id: orgId, user_id: memberId });
+      const left = (await one<{ n: number }>(c, 'org_memberships_of_user', { user_id: memberId }))?.n ?? 0;
+      const sessionsEnded = left === 0 ? await run(c, 'sessions_end_all', { user_id: memberId, now: msIso(nowMs) }) : 0;
+      return { ok: true, sessionsEnded };
     });
   }
 }

@@ -180,7 +180,8 @@ async function readSnapshot(): Promise<void> {
 
 // ------------------------------------------------------------------ account operations
 
-const CHANGES_KEYS: ReadonlySet<AccountCall> = new Set<AccountCall>(['createKeyFor', 'revokeKey', 'rollKey']);
+// renameOrg too: each key carries its organization's name.
+const CHANGES_KEYS: ReadonlySet<AccountCall> = new Set<AccountCall>(['createKeyFor', 'revokeKey', 'rollKey', 'renameOrg']);
 const CALLS: ReadonlySet<string> = new Set(ACCOUNT_CALLS);
 
 async function accountCall(r: AccountRequest): Promise<MeterReply> {

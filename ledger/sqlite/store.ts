@@ -10,6 +10,7 @@ import { sqlFile, sqlSections } from '../../core/sql.ts';
 import { keyHash, keyHint, newId, newKey, newToken } from '../../core/keys.ts';
 import { CODE_MAX_ATTEMPTS, decideCode, type LoginCodeRow } from '../codes.ts';
 import { mailboxOf } from '../mailbox.ts';
+import { orgName } from '../org-name.ts';
 import { periodAt } from '../period.ts';
 import {
   INVITE_TOKEN_MAX_MS,
@@ -49,10 +50,12 @@ import {
   type OrgRow,
   type KeyRow,
   type AccountsView,
+  type OrgAdminRefusal,
+  type PendingInvite,
 } from '../accounts.ts';
 
-/** sql/ledger_queries.sql's statements, by their "-- query: NAME" headers. */
-const QUERIES = sqlSections('ledger_queries', 'query');
+/** sql/ledger_queries.sql's statements, and sql/ledger_org_queries.sql's, by their "-- query: NAME" headers. */
+const QUERIES: ReadonlyMap<string, string> = new Map([...sqlSections('ledger_queries', 'query'), ...sqlSections('ledger_org_queries', 'query')]);
 export const ledgerQueryNames = (): string[] => [...QUERIES.keys()];
 
 export function ledgerQuery(name: string): string {
@@ -571,6 +574,54 @@ export class AccountsDb implements Omit<AccountCalls, 'orgUsage'> {
       const revokeAt = msIso(revokeAtMs);
       this.run('key_schedule_revoke', { id: keyId, revoke_at: revokeAt });
       return { ...made, revokeAt };
+    });
+  }
+
+  // --- What an owner does to the organization (issue 28 item 12) ---------------------------------
+
+  /** Inside a write: null when `userId` owns the organization, else why not. */
+  private notOwner(orgId: string, userId: string): OrgAdminRefusal | null {
+    if (this.orgById(orgId) === undefined) return { ok: false, reason: 'unknown_org' };
+    return this.get<{ role: string }>('membership_get', { org_id: orgId, user_id: userId })?.role === 'owner' ? null : { ok: false, reason: 'not_owner' };
+  }
+
+  renameOrg(orgId: string, userId: string, name: string): { ok: true; name: string; renamed: boolean } | OrgAdminRefusal {
+    const wanted = orgName(name);
+    if (!wanted.ok) return { ok: false, reason: 'invalid' };
+    return this.write(() => {
+      const refused = this.notOwner(orgId, userId);
+      if (refused !== null) return refused;
+      const holder = this.orgByName(wanted.name);
+      if (holder !== undefined && holder.id !== orgId) return { ok: false as const, reason: 'name_taken' as const };
+      const renamed = this.orgById(orgId)?.name !== wanted.name && this.run('org_rename', { id: orgId, name: wanted.name }).changes === 1;
+      return { ok: true as const, name: wanted.name, renamed };
+    });
+  }
+
+  pendingInvites(orgId: string, nowMs: number): PendingInvite[] {
+    return this.all<PendingInvite>('org_invites_pending', { org_id: orgId, now: msIso(nowMs) });
+  }
+
+  cancelInvite(orgId: string, userId: string, inviteId: string, nowMs: number): { ok: true; cancelled: boolean } | OrgAdminRefusal {
+    return this.write(() => {
+      const refused = this.notOwner(orgId, userId);
+      if (refused !== null) return refused;
+      return { ok: true as const, cancelled: this.run('org_invite_cancel', { id: inviteId, org_id: orgId, now: msIso(nowMs) }).changes === 1 };
+    });
+  }
+
+  removeMember(orgId: string, userId: string, memberId: string, nowMs: number): { ok: true; sessionsEnded: number } | OrgAdminRefusal {
+    return this.write(() => {
+      const refused = this.notOwner(orgId, userId);
+      if (refused !== null) return refused;
+      const role = this.get<{ role: string }>('membership_get', { org_id: orgId, user_id: memberId })?.role;
+      if (role === undefined) return { ok: false as const, reason: 'unknown_member' as const };
+      if (role === 'owner' && (this.get<{ n: number }>('org_owner_count', { org_id: orgId })?.n ?? 0) <= 1)
+        return { ok: false as const, reason: 'last_owner' as const };
+      this.run('org_membership_delete', { org_id: orgId, user_id: memberId });
+      const left = this.get<{ n: number }>('org_memberships_of_user', { user_id: memberId })?.n ?? 0;
+      const sessionsEnded = left === 0 ? this.run('sessions_end_all', { user_id: memberId, now: msIso(nowMs) }).changes : 0;
+      return { ok: true as const, sessionsEnded };
     });
   }
 

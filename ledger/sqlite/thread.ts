@@ -158,6 +158,10 @@ const accountCalls: AccountCalls = {
   createKeyFor: (...a) => accounts.createKeyFor(...a),
   revokeKey: (...a) => accounts.revokeKey(...a),
   rollKey: (...a) => accounts.rollKey(...a),
+  renameOrg: (...a) => accounts.renameOrg(...a),
+  pendingInvites: (...a) => accounts.pendingInvites(...a),
+  cancelInvite: (...a) => accounts.cancelInvite(...a),
+  removeMember: (...a) => accounts.removeMember(...a),
   orgUsage: (orgId, atMs) => {
     // The thread's own commits (a sign-up's new organization) do not move data_version: re-read once.
     if (!view.orgs.has(orgId)) refresh(true);
@@ -168,8 +172,8 @@ const accountCalls: AccountCalls = {
   },
 };
 
-/** Calls after which the main thread's copy of the keys is stale. */
-const CHANGES_KEYS: ReadonlySet<AccountCall> = new Set<AccountCall>(['createKeyFor', 'revokeKey', 'rollKey']);
+/** Calls after which the main thread's copy of the keys (each with its organization's name) is stale. */
+const CHANGES_KEYS: ReadonlySet<AccountCall> = new Set<AccountCall>(['createKeyFor', 'revokeKey', 'rollKey', 'renameOrg']);
 const CALLS: ReadonlySet<string> = new Set(ACCOUNT_CALLS);
 
 /**

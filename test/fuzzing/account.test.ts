@@ -19,6 +19,9 @@ const POSTS = [
   '/account/keys/roll',
   '/account/keys/revoke',
   '/account/members/invite',
+  '/account/members/remove',
+  '/account/invitations/cancel',
+  '/account/org/rename',
   '/account/sign-out',
   '/account/oidc/start',
 ];

@@ -15,7 +15,6 @@ import { SECURITY_HEADERS, type Site } from '../layout.ts';
 import type { Mailer } from '../mail.ts';
 import type { OidcClient } from '../oidc.ts';
 import { forbiddenPage } from '../pages/account.ts';
-import { unavailablePage } from '../pages/errors.ts';
 import { cookieNames, Csrf, formFields, PreSessions, readCookies, sameOrigin, setCookie } from '../session.ts';
 import type { MailLimit, OrgOfUser } from '../../../ledger/accounts.ts';
 
@@ -78,6 +77,9 @@ export interface Live {
   readonly userId: string;
   readonly sessionId: string;
 }
+
+/** The organization of a signed-in account that has none: a member of nothing, which no ledger call knows. */
+const NO_ORGANIZATION: OrgOfUser = { id: '', name: '', plan: '', role: 'member' };
 
 /** The context of the account routes: made once by createAccount, handed to each route module. */
 export function accountContext(deps: AccountDeps) {
@@ -173,7 +175,11 @@ export function accountContext(deps: AccountDeps) {
     const form = checkedForm(req, sessionBinding(s));
     if (form === null) return forbidden(route);
     const found = await orgOf(s.userId, form.get('org'));
-    if (found === null) return page(503, unavailablePage(site), route);
+    if (found === null) {
+      // In no organization (removed from the last one): a form about none (sign-out) still works,
+      // under a stand-in no ledger call accepts; a form naming one is not theirs to send.
+      return form.has('org') ? forbidden(route) : { s, org: NO_ORGANIZATION, form };
+    }
     // A form naming an organization the user is not in is not theirs to send.
     if (form.has('org') && found.org.id !== form.get('org')) return forbidden(route);
     return { s, org: found.org, form };

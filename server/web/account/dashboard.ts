@@ -8,19 +8,30 @@ import {
   keyAlreadyMadePage,
   keyLimitPage,
   newKeyPage,
+  noOrganizationPage,
   ROLL_GRACES,
   staleKeyFormPage,
   type DashboardInput,
   type DashboardNotice,
 } from '../pages/account.ts';
-import { unavailablePage } from '../pages/errors.ts';
 import { must, wallNow, type AccountContext, type Live } from './context.ts';
 import { KeyForms, type Made } from './key-forms.ts';
 import { keyHint } from '../../../core/keys.ts';
+import { ORG_NAME_MAX_CHARS, orgName, type OrgNameProblem } from '../../../ledger/org-name.ts';
 import type { AccountRefusal, OrgOfUser } from '../../../ledger/accounts.ts';
 
 const graceSchema = v.picklist(ROLL_GRACES.map(([s]) => s));
-const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined']);
+const NOTICES: ReadonlySet<string> = new Set<DashboardNotice>(['invited', 'revoked', 'joined', 'renamed', 'invite_cancelled', 'removed']);
+
+/** What the rename form says at its field, per problem with the name. */
+const NAME_PROBLEMS: Record<OrgNameProblem, string> = {
+  empty: 'Enter a name for the organization.',
+  too_long: `A name is at most ${ORG_NAME_MAX_CHARS} characters.`,
+  control: 'A name cannot contain line breaks, tabs or other control characters.',
+};
+
+/** A form of the dashboard sent back with an error at its field. */
+export type FormErrors = Pick<DashboardInput, 'invite' | 'rename'>;
 
 export function dashboardRoutes(ctx: AccountContext) {
   const { site, log, config, accounts, csrf, sessionBinding, page, redirect, forbidden, liveSession, orgOf, signedInPost } = ctx;
@@ -30,17 +41,22 @@ export function dashboardRoutes(ctx: AccountContext) {
     s: Live,
     wanted: string | null,
     notice: DashboardNotice | null,
-    invite?: DashboardInput['invite'],
-    status = invite === undefined ? 200 : 400,
+    errors?: FormErrors,
+    status = errors === undefined ? 200 : 400,
   ): Promise<Reply> => {
     const route = 'web:/account';
     const found = await orgOf(s.userId, wanted);
-    if (found === null) return page(503, unavailablePage(site), route);
+    if (found === null) {
+      // Removed from their last organization (signed in again since): nothing to show but how to go on.
+      const me = await must(accounts.userOf(s.userId));
+      return page(200, noOrganizationPage(site, { csrf: csrf.token(sessionBinding(s)), email: me?.email ?? null }), route);
+    }
     const { org, orgs } = found;
-    const [keys, members, usage] = await Promise.all([
+    const [keys, members, usage, invites] = await Promise.all([
       must(accounts.keysOf(org.id)),
       must(accounts.members(org.id)),
       must(accounts.orgUsage(org.id, config.now().getTime())),
+      must(accounts.pendingInvites(org.id, wallNow())),
     ]);
     const input: DashboardInput = {
       csrf: csrf.token(sessionBinding(s)),
@@ -50,8 +66,10 @@ export function dashboardRoutes(ctx: AccountContext) {
       usage: 'ok' in usage ? null : usage,
       keys,
       members,
+      userId: s.userId,
+      invites,
       notice,
-      ...(invite === undefined ? {} : { invite }),
+      ...errors,
       nowMs: wallNow(),
       formToken: () => keyForms.issue(),
     };
@@ -151,7 +169,29 @@ export function dashboardRoutes(ctx: AccountContext) {
     return redirect(backTo(ok.org.id, r.ok ? 'revoked' : undefined), route);
   };
 
-  return { dashboard, dashboardReply, backTo, createKey, rollKey, revokeKey };
+  /** The owner renames the organization; an invalid or taken name comes back at its field, as typed. */
+  const renameOrg = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/org/rename';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    if (ok.org.role !== 'owner') return forbidden(route);
+    const raw = ok.form.get('name') ?? '';
+    const again = (error: string, status: number): Promise<Reply> =>
+      dashboardReply(ok.s, ok.org.id, null, { rename: { name: [...raw].slice(0, ORG_NAME_MAX_CHARS * 2).join(''), error } }, status);
+    const wanted = orgName(raw);
+    if (!wanted.ok) return again(NAME_PROBLEMS[wanted.problem], 400);
+    const r = await must(accounts.renameOrg(ok.org.id, ok.s.userId, wanted.name));
+    if (!r.ok) {
+      if (r.reason === 'name_taken') return again('Another organization has this name. Choose another one.', 409);
+      if (r.reason === 'invalid') return again(NAME_PROBLEMS.control, 400);
+      return forbidden(route);
+    }
+    // The ledger keeps no audit log: this line is the record of who renamed what.
+    if (r.renamed) log.info({ org: ok.org.id, user: ok.s.userId }, 'organization renamed on the website');
+    return redirect(`${backTo(ok.org.id, 'renamed')}#organization`, route);
+  };
+
+  return { dashboard, dashboardReply, backTo, createKey, rollKey, revokeKey, renameOrg };
 }
 
 export type Dashboard = ReturnType<typeof dashboardRoutes>;

@@ -1,7 +1,8 @@
 // The account routes of the website (issue 16): sign-in by e-mail link or with the identity
-// provider (OpenID Connect), the dashboard, keys (create, roll, revoke), members and invitations,
-// and sign-out. Every state change is a POST from our own forms, checked for its origin and its
-// CSRF token (bound to the pre-session cookie before sign-in, to the session once signed in).
+// provider (OpenID Connect), the dashboard, keys (create, roll, revoke), members and invitations
+// (invite, cancel, remove), renaming the organization, and sign-out. Every state change is a POST
+// from our own forms, checked for its origin and its CSRF token (bound to the pre-session cookie
+// before sign-in, to the session once signed in).
 // Each concern has its module (sign-in by mail, the identity provider, the dashboard and keys,
 // members and invitations); this one holds the route table and what every route answers alike.
 import type { Reply, Request } from '../../http.ts';
@@ -24,8 +25,8 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
   const { linkForm } = links;
   const { signInForm, sendLink, sentForm, signInWithCode, confirm, signOut } = signInRoutes(ctx, links);
   const dash = dashboardRoutes(ctx);
-  const { dashboard, createKey, rollKey, revokeKey } = dash;
-  const { invite, acceptInvite } = memberRoutes(ctx, links, dash);
+  const { dashboard, createKey, rollKey, revokeKey, renameOrg } = dash;
+  const { invite, acceptInvite, cancelInvite, removeMember } = memberRoutes(ctx, links, dash);
   const { oidcStart, oidcCallback } = providerRoutes(ctx);
 
   const GETS: Readonly<Record<string, (req: Request) => Reply | Promise<Reply>>> = {
@@ -45,6 +46,9 @@ export function createAccount(deps: AccountDeps): (req: Request) => Reply | Prom
     '/account/keys/roll': rollKey,
     '/account/keys/revoke': revokeKey,
     '/account/members/invite': invite,
+    '/account/members/remove': removeMember,
+    '/account/invitations/cancel': cancelInvite,
+    '/account/org/rename': renameOrg,
     ...(deps.provider === null ? {} : { '/account/oidc/start': oidcStart(deps.provider) }),
     '/account/sign-out': (req) => signOut(req, false),
     '/account/sign-out-everywhere': (req) => signOut(req, true),

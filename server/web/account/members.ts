@@ -2,7 +2,7 @@
 // the invitee accepts in their browser, which ends up signed in as them.
 import * as v from 'valibot';
 import type { Reply, Request } from '../../http.ts';
-import { inviteFailedPage, inviteLimitMessage, switchAccountPage, type InviteLimit } from '../pages/account.ts';
+import { inviteFailedPage, inviteLimitMessage, lastOwnerPage, switchAccountPage, type InviteLimit } from '../pages/account.ts';
 import { tokenHash } from '../session.ts';
 import { emailField, MAIL_LIMIT, must, wallNow, type AccountContext, type Live } from './context.ts';
 import type { Dashboard } from './dashboard.ts';
@@ -39,7 +39,7 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
     if (ok.org.role !== 'owner') return forbidden(route);
     const raw = ok.form.get('email') ?? '';
     const parsed = v.safeParse(inviteSchema, raw);
-    const again = (error: string): Promise<Reply> => dashboardReply(ok.s, ok.org.id, null, { email: raw.slice(0, 254), error });
+    const again = (error: string): Promise<Reply> => dashboardReply(ok.s, ok.org.id, null, { invite: { email: raw.slice(0, 254), error } });
     if (!parsed.success) return again(parsed.issues[0].message);
     const email = parsed.output;
     const members = await must(accounts.members(ok.org.id));
@@ -54,7 +54,7 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
       // Too many sent recently: 429 with when to try again. Too many pending: waiting will not do
       // (an invitation leaves the count when accepted or expired), so it is a 409 with what to do.
       const status = limit.reason === 'too_many_pending' ? 409 : 429;
-      const reply = await dashboardReply(ok.s, ok.org.id, null, { email, error: inviteLimitMessage(limit, ok.org.name) }, status);
+      const reply = await dashboardReply(ok.s, ok.org.id, null, { invite: { email, error: inviteLimitMessage(limit, ok.org.name) } }, status);
       return 'retryAfterMs' in limit
         ? { ...reply, headers: [...reply.headers, ['Retry-After', String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)))]] }
         : reply;
@@ -80,10 +80,54 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
       });
     } catch (err) {
       log.warn({ mail: 'invite', err: (err as Error).message }, 'invitation mail failed');
-      return dashboardReply(ok.s, ok.org.id, null, { email, error: 'The invitation could not be sent just now. Please try again in a minute.' }, 503);
+      return dashboardReply(
+        ok.s,
+        ok.org.id,
+        null,
+        { invite: { email, error: 'The invitation could not be sent just now. Please try again in a minute.' } },
+        503,
+      );
     }
     log.info({ org: ok.org.id }, 'invitation sent');
-    return redirect(backTo(ok.org.id, 'invited'), route);
+    return redirect(`${backTo(ok.org.id, 'invited')}#members`, route);
+  };
+
+  /** The owner cancels a pending invitation: its link stops working. */
+  const cancelInvite = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/invitations/cancel';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    if (ok.org.role !== 'owner') return forbidden(route);
+    const r = await must(accounts.cancelInvite(ok.org.id, ok.s.userId, (ok.form.get('invite') ?? '').slice(0, 64), wallNow()));
+    if (!r.ok) return forbidden(route);
+    // Accepted, expired or cancelled meanwhile: the list shows how things stand.
+    if (r.cancelled) log.info({ org: ok.org.id, user: ok.s.userId }, 'invitation cancelled on the website');
+    return redirect(`${backTo(ok.org.id, r.cancelled ? 'invite_cancelled' : undefined)}#members`, route);
+  };
+
+  /**
+   * The owner removes a member (or leaves, while another owner stays). Every request reads the
+   * memberships again, so the removed account's access to the organization ends with this answer;
+   * one left in no organization is signed out everywhere by the ledger.
+   */
+  const removeMember = async (req: Request): Promise<Reply> => {
+    const route = 'web:/account/members/remove';
+    const ok = await signedInPost(req, route);
+    if ('status' in ok) return ok;
+    if (ok.org.role !== 'owner') return forbidden(route);
+    const memberId = (ok.form.get('member') ?? '').slice(0, 64);
+    const r = await must(accounts.removeMember(ok.org.id, ok.s.userId, memberId, wallNow()));
+    if (!r.ok) {
+      if (r.reason === 'last_owner') return page(409, lastOwnerPage(site, ok.org.id), route);
+      // Removed meanwhile (by another owner, or this form sent twice): the list shows how things stand.
+      if (r.reason === 'unknown_member') return redirect(`${backTo(ok.org.id)}#members`, route);
+      return forbidden(route);
+    }
+    // The ledger keeps no audit log: this line is the record of who removed whom.
+    log.info({ org: ok.org.id, user: ok.s.userId, removed: memberId, sessions_ended: r.sessionsEnded }, 'member removed on the website');
+    // Leaving: the organization is no longer theirs to show.
+    if (memberId === ok.s.userId) return redirect('/account', route);
+    return redirect(`${backTo(ok.org.id, 'removed')}#members`, route);
   };
 
   /** What the question page's "continue" carries: worth nothing but for this browser, this session and this invitation. */
@@ -142,5 +186,5 @@ export function memberRoutes(ctx: AccountContext, links: MailedLinks, dash: Dash
     return redirect(backTo(spent.orgId, 'joined'), route, cookies);
   };
 
-  return { invite, acceptInvite };
+  return { invite, acceptInvite, cancelInvite, removeMember };
 }

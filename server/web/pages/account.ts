@@ -6,7 +6,8 @@ import { html, type Html } from '../html.ts';
 import { renderPage, type Site } from '../layout.ts';
 import { attributionSnippet, codeBlock } from './home.ts';
 import { usageChart } from './usage-chart.ts';
-import type { KeySummary, Member, OrgOfUser, UsageBody } from '../../../ledger/accounts.ts';
+import { ORG_NAME_MAX_CHARS } from '../../../ledger/org-name.ts';
+import type { KeySummary, Member, OrgOfUser, PendingInvite, UsageBody } from '../../../ledger/accounts.ts';
 
 function accountPage(site: Site, title: string, main: Html, script = false): string {
   return renderPage(site, { title: `${title} – ${site.name}`, description: title, canonicalPath: null, noindex: true, script }, main);
@@ -264,7 +265,7 @@ export const ROLL_GRACES: readonly (readonly [string, string])[] = [
 ];
 
 /** A notice the dashboard shows after a redirect (the `notice` query parameter). */
-export type DashboardNotice = 'invited' | 'revoked' | 'joined';
+export type DashboardNotice = 'invited' | 'revoked' | 'joined' | 'renamed' | 'invite_cancelled' | 'removed';
 
 export interface DashboardInput {
   readonly csrf: string;
@@ -276,9 +277,15 @@ export interface DashboardInput {
   readonly usage: UsageBody | null;
   readonly keys: readonly KeySummary[];
   readonly members: readonly Member[];
+  /** The signed-in user: their own row of the members table. */
+  readonly userId: string;
+  /** Invitations sent and still waiting. */
+  readonly invites: readonly PendingInvite[];
   readonly notice: DashboardNotice | null;
   /** The invitation form as sent back with an error at its field. */
   readonly invite?: { readonly email: string; readonly error: string };
+  /** The rename form as sent back with an error at its field. */
+  readonly rename?: { readonly name: string; readonly error: string };
   /** The wall clock: a scheduled revocation that has come reads "Revoked". */
   readonly nowMs: number;
   /** A new one-time token for each form that makes a key (server/web/account/key-forms.ts). */
@@ -357,18 +364,18 @@ function keysSection(input: DashboardInput): Html {
 <td class="key-actions-cell">${actions}</td>
 </tr>`;
   });
-  return html`<section aria-labelledby="keys-h">
+  return html`<section aria-labelledby="keys-h" id="keys">
 <h2 id="keys-h">API keys</h2>
 ${
   rows.length === 0
-    ? html`<p>You have no keys yet.</p>`
+    ? html`<p>You have no keys yet. A key lets your app call the API; create one to start.</p>`
     : html`<table class="keys">
 <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`
 }
 ${buttonForm('/account/keys', input.csrf, 'Create a key', html`${orgField(input.org)}${onceField(input)}`)}
-<p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>
+${rows.length === 0 ? '' : html`<p class="hint">Rolling makes a new key and stops the old one after the time you pick, so your deployments can switch without downtime.</p>`}
 </section>`;
 }
 
@@ -376,6 +383,18 @@ const count = (n: number | null): string => (n === null ? 'unlimited' : n.toLoca
 
 function usageSection(input: DashboardInput): Html {
   const u = input.usage;
+  // A month with nothing in it says so, and what to do, instead of a chart and a table of zeros.
+  const unused = u !== null && u.records.used === 0 && u.requests.count === 0;
+  const empty =
+    input.keys.length === 0
+      ? html`<div class="empty-state">
+<p><strong>No usage yet.</strong> Your requests and the records they return show here, day by day.</p>
+<p><a class="button" href="#keys">Create a key</a> <a href="/docs">Read the API docs</a></p>
+</div>`
+      : html`<div class="empty-state">
+<p><strong>No usage yet</strong> this month. Make a request with one of your keys and it shows here, day by day.</p>
+<p><a href="/docs">Read the API docs</a></p>
+</div>`;
   const body =
     u === null
       ? html`<p>Usage is not available right now; reload in a moment.</p>`
@@ -386,23 +405,89 @@ function usageSection(input: DashboardInput): Html {
 <div><dt>Requests</dt><dd data-usage="requests">${count(u.requests.count)}</dd></div>
 <div><dt>Resets (Pacific time)</dt><dd><time datetime="${u.period.resets_at}">${whenText(u.period.resets_at, null)}</time></dd></div>
 </dl>
-${usageChart({ days: u.by_day, periodStart: u.period.start.slice(0, 10), periodEnd: u.period.end.slice(0, 10), limit: u.records.limit, ...(u.by_day.length ? { through: u.by_day[u.by_day.length - 1]!.date } : {}) })}`;
-  return html`<section aria-labelledby="usage-h">
+${
+  unused
+    ? empty
+    : usageChart({
+        days: u.by_day,
+        periodStart: u.period.start.slice(0, 10),
+        periodEnd: u.period.end.slice(0, 10),
+        limit: u.records.limit,
+        ...(u.by_day.length ? { through: u.by_day[u.by_day.length - 1]!.date } : {}),
+      })
+}`;
+  return html`<section aria-labelledby="usage-h" id="usage">
 <h2 id="usage-h">This month</h2>
 ${body}
 </section>`;
 }
 
-function membersSection(input: DashboardInput): Html {
-  const rows = input.members.map(
-    (m) =>
-      html`<tr><td>${m.email ?? html`<em>no e-mail (identity provider)</em>`}</td><td>${m.role === 'owner' ? 'Owner' : 'Member'}</td><td>${fullDate(m.created_at)}</td></tr>`,
+/** Owners there are: the last one can be neither removed nor leave. */
+const ownerCount = (input: DashboardInput): number => input.members.filter((m) => m.role === 'owner').length;
+
+/**
+ * Remove asks first, as Revoke does: a declarative popover naming the member and the
+ * organization, whose form alone removes. Without popover support the dialog shows in place.
+ */
+function removeStep(input: DashboardInput, m: Member): Html {
+  const id = `remove-${m.user_id}`;
+  const self = m.user_id === input.userId;
+  const who = m.email ?? 'this member';
+  return html`<button type="button" class="secondary" popovertarget="${id}">${self ? 'Leave' : 'Remove'}<span class="visually-hidden"> ${who}</span></button>
+<div id="${id}" popover class="confirm" role="dialog" aria-labelledby="${id}-h">
+<h3 id="${id}-h">${self ? html`Leave ${input.org.name}?` : html`Remove ${who} from ${input.org.name}?`}</h3>
+<p>${self ? 'You lose access to its keys and usage at once.' : 'They lose access to its keys and usage at once.'} Keys made by ${self ? 'you' : 'them'} keep working until revoked. To come back, ${self ? 'you need' : 'they need'} a new invitation.</p>
+<form method="post" action="/account/members/remove#members">
+${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="member" value="${m.user_id}">
+<button type="submit" class="danger">${self ? 'Leave' : 'Remove'}</button>
+<button type="button" class="secondary" popovertarget="${id}" popovertargetaction="hide">Cancel</button>
+</form>
+</div>`;
+}
+
+function invitesTable(input: DashboardInput): Html | string {
+  if (input.invites.length === 0) return '';
+  const owner = input.org.role === 'owner';
+  const rows = input.invites.map(
+    (i) => html`<tr>
+<td data-label="E-mail">${i.email}</td>
+<td data-label="Invited"><time datetime="${i.created_at}">${fullDate(i.created_at)}</time></td>
+<td data-label="By">${i.invited_by ?? html`<em>unknown</em>`}</td>
+<td data-label="Expires"><time datetime="${i.expires_at}">${fullDate(i.expires_at)}</time></td>
+${
+  owner
+    ? html`<td class="row-actions"><form method="post" action="/account/invitations/cancel#members">
+${csrfField(input.csrf)}${orgField(input.org)}<input type="hidden" name="invite" value="${i.id}">
+<button type="submit" class="secondary">Cancel<span class="visually-hidden"> the invitation to ${i.email}</span></button>
+</form></td>`
+    : ''
+}
+</tr>`,
   );
+  return html`<h3 id="invites-h">Pending invitations</h3>
+<table class="invites cards" aria-labelledby="invites-h">
+<thead><tr><th scope="col">E-mail</th><th scope="col">Invited</th><th scope="col">By</th><th scope="col">Expires</th>${owner ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ''}</tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+}
+
+function membersSection(input: DashboardInput): Html {
+  const owner = input.org.role === 'owner';
+  const owners = ownerCount(input);
+  const rows = input.members.map((m) => {
+    // Never the last owner: the organization would have nobody to manage it.
+    const removable = owner && (m.role !== 'owner' || owners > 1);
+    return html`<tr>
+<td data-label="E-mail">${m.email ?? html`<em>no e-mail (identity provider)</em>`}${m.user_id === input.userId ? html` <span class="you">(you)</span>` : ''}</td>
+<td data-label="Role">${m.role === 'owner' ? 'Owner' : 'Member'}</td>
+<td data-label="Since">${fullDate(m.created_at)}</td>
+${owner ? html`<td class="row-actions">${removable ? removeStep(input, m) : ''}</td>` : ''}
+</tr>`;
+  });
   const invalid = input.invite !== undefined;
-  const inviteForm =
-    input.org.role !== 'owner'
-      ? html`<p>The organization’s owner can invite more people.</p>`
-      : html`<form method="post" action="/account/members/invite" novalidate>
+  const inviteForm = !owner
+    ? html`<p>The organization’s owner can invite more people.</p>`
+    : html`<form method="post" action="/account/members/invite#invite" id="invite" class="anchored" novalidate>
 ${csrfField(input.csrf)}${orgField(input.org)}
 <div class="field${invalid ? ' field-invalid' : ''}">
 <label for="invite-email">Invite someone by e-mail</label>
@@ -410,20 +495,58 @@ ${invalid ? html`<p class="field-error" id="invite-email-error"><span class="vis
 </div>
 <button type="submit">Send the invitation</button>
 </form>`;
-  return html`<section aria-labelledby="members-h">
+  return html`<section aria-labelledby="members-h" id="members" class="anchored">
 <h2 id="members-h">Members</h2>
-<table class="members">
-<thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Since</th></tr></thead>
+${noticeAt(input, 'members')}<table class="members cards">
+<thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Since</th>${owner ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ''}</tr></thead>
 <tbody>${rows}</tbody>
 </table>
+${invitesTable(input)}
 ${inviteForm}
 </section>`;
+}
+
+function organizationSection(input: DashboardInput): Html {
+  const invalid = input.rename !== undefined;
+  const body =
+    input.org.role !== 'owner'
+      ? html`<p>Its name is <strong>${input.org.name}</strong>. Only its owner can rename it.</p>`
+      : html`<form method="post" action="/account/org/rename#organization" novalidate>
+${csrfField(input.csrf)}${orgField(input.org)}
+<div class="field${invalid ? ' field-invalid' : ''}">
+<label for="org-name">Organization name</label>
+<p class="hint" id="org-name-hint">Its members see it, and /v1/usage returns it. Up to ${ORG_NAME_MAX_CHARS} characters.</p>
+${invalid ? html`<p class="field-error" id="org-name-error"><span class="visually-hidden">Error: </span>${input.rename?.error}</p>\n` : ''}<input id="org-name" name="name" type="text" autocomplete="organization" required maxlength="${String(ORG_NAME_MAX_CHARS)}" value="${input.rename?.name ?? input.org.name}" aria-describedby="${invalid ? 'org-name-error org-name-hint' : 'org-name-hint'}"${invalid ? html` aria-invalid="true"` : ''}>
+</div>
+<button type="submit">Rename</button>
+</form>`;
+  return html`<section aria-labelledby="org-h" id="organization" class="anchored">
+<h2 id="org-h">Organization</h2>
+${noticeAt(input, 'organization')}${body}
+</section>`;
+}
+
+/** Where each notice shows: beside what it is about, which is where its redirect's fragment lands. */
+const NOTICE_AT: Record<DashboardNotice, 'top' | 'members' | 'organization'> = {
+  invited: 'members',
+  revoked: 'top',
+  joined: 'top',
+  renamed: 'organization',
+  invite_cancelled: 'members',
+  removed: 'members',
+};
+
+function noticeAt(input: DashboardInput, place: 'top' | 'members' | 'organization'): Html | string {
+  return input.notice === null || NOTICE_AT[input.notice] !== place ? '' : html`<p class="notice" role="status">${NOTICES[input.notice]}</p>\n`;
 }
 
 const NOTICES: Record<DashboardNotice, string> = {
   invited: 'Invitation sent. It works once, for 7 days.',
   revoked: 'The key is revoked: the API refuses it from now on.',
   joined: 'You joined the organization.',
+  renamed: 'The organization is renamed.',
+  invite_cancelled: 'The invitation is cancelled: its link no longer works.',
+  removed: 'The member is removed: they no longer see this organization.',
 };
 
 function orgSwitcher(input: DashboardInput): Html | string {
@@ -436,16 +559,24 @@ function orgSwitcher(input: DashboardInput): Html | string {
 </form>`;
 }
 
+/**
+ * The dashboard. A new account's first task is a key, so with none its keys come first and the
+ * usage says there is none yet; once it has keys, what they did comes first, with the keys below.
+ */
 export function dashboardPage(site: Site, input: DashboardInput): string {
+  const noKeys = input.keys.length === 0;
   return accountPage(
     site,
     'Your account',
     html`<h1>Your account</h1>
-${input.notice === null ? '' : html`<p class="notice" role="status">${NOTICES[input.notice]}</p>\n`}<p>Signed in${input.email === null ? '' : html` as <strong>${input.email}</strong>`}. Organization <strong>${input.org.name}</strong>, on the <strong>${input.org.plan}</strong> plan.</p>
+${noticeAt(input, 'top')}<p>Signed in${input.email === null ? '' : html` as <strong>${input.email}</strong>`}. Organization <strong>${input.org.name}</strong>, on the <strong>${input.org.plan}</strong> plan.</p>
 ${orgSwitcher(input)}
-${usageSection(input)}
-${keysSection(input)}
+<nav aria-label="On this page" class="page-nav">
+<ul>${noKeys ? html`<li><a href="#keys">API keys</a></li><li><a href="#usage">Usage</a></li>` : html`<li><a href="#usage">Usage</a></li><li><a href="#keys">API keys</a></li>`}<li><a href="#members">Members</a></li><li><a href="#organization">Organization</a></li></ul>
+</nav>
+${noKeys ? html`${keysSection(input)}\n${usageSection(input)}` : html`${usageSection(input)}\n${keysSection(input)}`}
 ${membersSection(input)}
+${organizationSection(input)}
 <section aria-labelledby="attr-h">
 <h2 id="attr-h">Attribution</h2>
 <p>Show this link wherever you display our events:</p>
@@ -459,6 +590,31 @@ ${buttonForm('/account/sign-out-everywhere', input.csrf, 'Sign out everywhere', 
 </div>
 </section>`,
     true,
+  );
+}
+
+/** A signed-in account in no organization (removed from its last one): what it can still do. */
+export function noOrganizationPage(site: Site, input: { readonly csrf: string; readonly email: string | null }): string {
+  return accountPage(
+    site,
+    'Your account',
+    html`<h1>Your account</h1>
+<p>Signed in${input.email === null ? '' : html` as <strong>${input.email}</strong>`}. You are not a member of any organization any more, so there are no keys or usage to show.</p>
+<p>To join one again, ask one of its owners for a new invitation.</p>
+<div class="actions">
+${buttonForm('/account/sign-out', input.csrf, 'Sign out', '', true)}
+</div>`,
+  );
+}
+
+/** A change to the organization that its rules refuse (the last owner stays). */
+export function lastOwnerPage(site: Site, orgId: string): string {
+  return accountPage(
+    site,
+    'The last owner stays',
+    html`<h1>The organization’s last owner cannot be removed</h1>
+<p>Nothing changed. An organization always keeps an owner, who manages its keys and members.</p>
+<p><a class="button" href="/account?org=${orgId}#members">Back to your account</a></p>`,
   );
 }
 

@@ -360,7 +360,7 @@ describe('members and invitations', () => {
   test('the owner invites by e-mail; the invitee accepts in their own browser and sees the same keys and usage', async () => {
     const owner = await ownerWithKey('founder@example.org');
     const served = ((await (await apiEvents(owner.key)).json()) as { events: unknown[] }).events.length;
-    const inviteFields = form(owner.dash, '/account/members/invite');
+    const inviteFields = form(owner.dash, '/account/members/invite#invite');
 
     const bad = await owner.b.post('/account/members/invite', { ...inviteFields, email: 'nobody' });
     assert.equal(bad.status, 400);
@@ -397,7 +397,7 @@ describe('members and invitations', () => {
     assert.equal(usedOn((await owner.b.get('/account')).text), served);
     // A member, not the owner: no invitation form, and a forged one is refused.
     assert.equal(
-      forms(theirs.text).some((f) => f.action === '/account/members/invite'),
+      forms(theirs.text).some((f) => f.action === '/account/members/invite#invite'),
       false,
     );
     assert.equal((await invitee.post('/account/members/invite', { ...form(theirs.text, '/account/keys'), email: 'x@example.org' })).status, 403);
@@ -425,7 +425,7 @@ describe('members and invitations', () => {
     const ownDash = await signIn(existing, 'has-own-org@example.org');
     const seen = await mailFiles();
     assert.equal(
-      (await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email: 'has-own-org@example.org' })).status,
+      (await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite#invite'), email: 'has-own-org@example.org' })).status,
       303,
     );
     const link = new URL(await nextLink(seen, 'has-own-org@example.org'));
@@ -455,7 +455,7 @@ describe('typed links and invitations in a signed-in browser (issue 26)', () => 
   /** The owner invites `email`; the link's path and query. */
   async function invitation(owner: { b: Browser; dash: string }, email: string): Promise<string> {
     const seen = await mailFiles();
-    assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite'), email })).status, 303);
+    assert.equal((await owner.b.post('/account/members/invite', { ...form(owner.dash, '/account/members/invite#invite'), email })).status, 303);
     const link = new URL(await nextLink(seen, email));
     return link.pathname + link.search;
   }
@@ -696,7 +696,7 @@ describe('when the mail server is down', () => {
       }
       const dash = await b.get('/account');
       assert.equal(dash.status, 200);
-      const invite = await b.post('/account/members/invite', { ...form(dash.text, '/account/members/invite'), email: 'colleague@example.org' });
+      const invite = await b.post('/account/members/invite', { ...form(dash.text, '/account/members/invite#invite'), email: 'colleague@example.org' });
       assert.equal(invite.status, 503);
       assert.ok(Number(invite.headers.get('retry-after')) > 0);
       const err = elements(invite.text).find((e) => attr(e, 'id') === 'invite-email-error');

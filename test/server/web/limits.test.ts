@@ -59,7 +59,7 @@ describe('invitations at their limits', () => {
   test("a sender's invitations past the hour's limit: 429 with Retry-After and the form's error, and no mail", async () => {
     const owner = browser();
     const dash = await signIn(owner, 'busy-inviter@example.org');
-    const fields = form(dash.text, '/account/members/invite');
+    const fields = form(dash.text, '/account/members/invite#invite');
     const max = INVITES_PER_SENDER[0]!.max;
     const seen = await outbox.names();
     for (let i = 0; i < max; i++) {
@@ -87,7 +87,7 @@ describe('invitations at their limits', () => {
   test('pending invitations at the limit: 409 saying to wait for one to be accepted or expire, and no mail', async () => {
     const owner = browser();
     const dash = await signIn(owner, 'pending-owner@example.org');
-    const fields = form(dash.text, '/account/members/invite');
+    const fields = form(dash.text, '/account/members/invite#invite');
     const orgId = fields.org ?? '';
     // The organization's pending invitations, made over the past days (the operator's connection to the ledger).
     const ledger = AccountsDb.open(srv.config.ledgerDir);
