@@ -18,7 +18,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../test/server/web/browser.ts';
 import { Outbox } from '../test/server/web/outbox.ts';
 import { BenchError, describeMachine, exitOnError, freePort, log, machineInfo, SCRATCH_DIR, stamp, table, writeResult } from './lib/common.ts';
-import { startServer, type Child } from './lib/server.ts';
+import { headerObject, startServer, type Child } from './lib/server.ts';
 
 exitOnError();
 
@@ -32,7 +32,8 @@ interface PageCase {
   /** Needs the signed-in session. */
   readonly signedIn?: boolean;
   /**
-   * Kept out of search engines on purpose (an account's pages): Lighthouse's is-crawlable audit
+   * Kept out of search engines on purpose (the account pages, sign-in included: server/web/pages/
+   * account.ts renders them all noindex): Lighthouse's is-crawlable audit
    * fails there by design, so it is left out of that page's SEO target and the table says so.
    */
   readonly noindex?: boolean;
@@ -50,6 +51,20 @@ const linkedFrom =
     return m[1];
   };
 
+/** An event page whose record `pick` accepts, found through the API with the bench's key. */
+const eventWhere =
+  (what: string, pick: (r: { id: string; image_url: string | null; is_canceled: boolean }) => boolean) =>
+  async (s: Child): Promise<string> => {
+    for (let offset = 0; offset < 2_000; offset += 100) {
+      const r = await fetch(`${s.base}/v1/events?limit=100&offset=${offset}`, { headers: headerObject(s.headers) });
+      const body = (await r.json()) as { events: { id: string; image_url: string | null; is_canceled: boolean }[] };
+      const hit = body.events.find(pick);
+      if (hit) return `/events/${encodeURIComponent(hit.id)}`;
+      if (body.events.length < 100) break;
+    }
+    throw new BenchError(`no ${what} among the first 2,000 upcoming events`);
+  };
+
 const PAGES: readonly PageCase[] = [
   { name: 'home', path: fixed('/') },
   { name: 'browse', path: fixed('/events') },
@@ -57,8 +72,13 @@ const PAGES: readonly PageCase[] = [
   { name: 'category', path: linkedFrom('/', '/categories/') },
   { name: 'city', path: linkedFrom('/', '/cities/') },
   { name: 'event', path: linkedFrom('/events', '/events/') },
+  // The upstream picture's host cannot be reached from a machine without internet: offline, its
+  // failed load is a console error (best-practices: errors-in-console), as it would be online
+  // whenever an upstream picture is gone.
+  { name: 'event-picture', path: eventWhere('event with a picture', (r) => r.image_url !== null) },
+  { name: 'event-canceled', path: eventWhere('canceled event', (r) => r.is_canceled) },
   { name: 'docs', path: fixed('/docs') },
-  { name: 'sign-in', path: fixed('/account/sign-in') },
+  { name: 'sign-in', path: fixed('/account/sign-in'), noindex: true },
   { name: 'dashboard', path: fixed('/account'), signedIn: true, noindex: true },
 ];
 
