@@ -178,7 +178,6 @@
     });
   }
 
-
   // Issue 28 item 5. An event page is cached for everyone, so it links to all events; the listing
   // this visitor came from is in the same-origin referrer (query and page included), when it is one.
   var LISTING = /^\/(?:events|cities\/[^/]+|categories\/[^/]+)$/;
