@@ -11,7 +11,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { freePort } from '../../ports.ts';
+import { startTestServer, type TestServer } from '../helpers.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -154,4 +157,53 @@ export async function fixtureBesideBrowser<F>(
   keep({ ...(built.status === 'fulfilled' ? { fx: built.value } : {}), ...(launched.status === 'fulfilled' ? { chrome: launched.value } : {}) });
   if (launched.status === 'rejected') throw launched.reason;
   if (built.status === 'rejected') throw built.reason;
+}
+
+/** The two widths issue 28's pages are walked at: a phone's and a desktop's. */
+export const WIDTHS = [
+  { name: 'phone', width: 390, height: 844 },
+  { name: 'desktop', width: 1366, height: 900 },
+] as const;
+
+export interface SiteInBrowser<F> {
+  readonly fx: F;
+  readonly chrome: TestBrowser;
+  readonly srv: TestServer;
+  /** The website's origin, as WEB_BASE_URL and PUBLIC_BASE_URL (links on its pages point here). */
+  readonly web: string;
+}
+
+/**
+ * A browser test file's website: a fixture made beside the browser, the server started on it on a
+ * port of its own that is also its base URL (plus `env`), in before(); all of it undone in after(),
+ * whatever was made. `keep` hears of each as soon as the server is up, then `ready` runs (picking
+ * records, opening an outbox).
+ */
+export function siteBesideBrowser<F extends { readonly dataDir: string; cleanup(): Promise<void> }>(
+  make: () => Promise<F>,
+  keep: (site: SiteInBrowser<F>) => void,
+  o: { readonly env?: Readonly<Record<string, string>>; readonly ready?: (site: SiteInBrowser<F>) => Promise<void> } = {},
+): void {
+  let made: { fx?: F; chrome?: TestBrowser } = {};
+  let srv: TestServer | undefined;
+  before(
+    async () => {
+      await fixtureBesideBrowser(make, (m) => {
+        made = m;
+      });
+      assert.ok(made.fx && made.chrome);
+      const port = await freePort();
+      const web = `http://127.0.0.1:${port}`;
+      srv = await startTestServer(made.fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web, ...o.env });
+      const site = { fx: made.fx, chrome: made.chrome, srv, web };
+      keep(site);
+      await o.ready?.(site);
+    },
+    { timeout: 180_000 },
+  );
+  after(async () => {
+    await srv?.stop();
+    await made.chrome?.close();
+    await made.fx?.cleanup();
+  });
 }

@@ -6,13 +6,12 @@
 // item12-*-phone / item12-*-desktop under the screenshots directory (browser.ts SCREENSHOTS).
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
 import { cookieNames } from '../../../server/web/session.ts';
-import { freePort } from '../../ports.ts';
-import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, SCREENSHOTS, type TestBrowser } from './browser.ts';
+import { sampleFixture, type TestServer } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, SCREENSHOTS, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -20,7 +19,6 @@ const WIDTHS = [
 ] as const;
 const DAY = 24 * 3_600_000;
 
-let fx: Fixture | undefined;
 let chrome: TestBrowser | undefined;
 let srv: TestServer;
 let web: string;
@@ -85,27 +83,12 @@ const placeOf = (
 /** The window as the person sees it, as SCREENSHOTS/<name>.png (screenshot() takes the whole page). */
 const windowShot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => sampleFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web });
+siteBesideBrowser(
+  () => sampleFixture(),
+  (s) => {
+    ({ chrome, srv, web } = s);
   },
-  { timeout: 180_000 },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () => {
   for (const size of WIDTHS) {

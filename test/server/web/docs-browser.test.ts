@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
-import { freePort } from '../../ports.ts';
-import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { sampleFixture, type TestServer } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -24,7 +23,6 @@ const WIDTHS = [
 /** The one-page docs were 38,000 px tall on a phone (the issue); each page now must be well under half of it. */
 const OLD_HEIGHT_PX = 38_000;
 
-let fx: Fixture | undefined;
 let chrome: TestBrowser | undefined;
 let srv: TestServer;
 let web: string;
@@ -86,27 +84,13 @@ const measure = (page: Page, rowName: string): Promise<Measure> =>
     return { height: document.documentElement.scrollHeight, scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, cells };
   })()`);
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => sampleFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web, PLANS_CONTACT: 'partners@example.org' });
+siteBesideBrowser(
+  () => sampleFixture(),
+  (s) => {
+    ({ chrome, srv, web } = s);
   },
-  { timeout: 180_000 },
+  { env: { PLANS_CONTACT: 'partners@example.org' } },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 describe('the developer docs on a phone and a desktop', { skip: browserSkip() }, () => {
   for (const size of WIDTHS) {

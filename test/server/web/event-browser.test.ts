@@ -8,13 +8,12 @@
 // our page, and a request that was never meant to leave still fails the test as a console error.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freePort } from '../../ports.ts';
-import { NOW, startTestServer, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
-import { webFixture, type WebFixture } from './fixture.ts';
+import { NOW } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { webFixture } from './fixture.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -25,9 +24,7 @@ const WIDTHS = [
 const PICTURE = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600"><rect width="1200" height="600" fill="#7fb3d5"/><circle cx="600" cy="300" r="160" fill="#f4d03f"/></svg>`;
 const MAP_STAND_IN = '<!doctype html><html lang="en"><title>Map stand-in</title><body><p>OpenStreetMap stand-in</p></body></html>';
 
-let fx: WebFixture | undefined;
 let chrome: TestBrowser | undefined;
-let srv: TestServer;
 let web: string;
 
 interface Picked {
@@ -87,45 +84,34 @@ async function assertSound(v: Visit, what: string): Promise<void> {
   assert.deepEqual(v.problems, [], `${what}: no console errors or CSP violations`);
 }
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => webFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web });
-    const db = await DuckDBInstance.create(':memory:');
-    const c = await db.connect();
-    const parquet = path.join(fx.build.dir, 'events.parquet').replaceAll("'", "''");
-    // Keyless browsing leaves out festivals and seasonal events: the picks are ones its searches list.
-    const one = async (where: string): Promise<Picked> => {
-      const rows = (
-        await c.runAndReadAll(
-          `SELECT id, title, venue_city AS city, venue_lat AS lat, venue_lng AS lng FROM read_parquet('${parquet}')
-           WHERE ${where} AND NOT list_has_any(categories, ['festivals', 'seasonal']) ORDER BY start_ms, id LIMIT 1`,
-        )
-      ).getRowObjectsJson() as unknown as Picked[];
-      assert.ok(rows[0], `the fixture has an event where ${where}`);
-      return rows[0];
-    };
-    withImage = await one(`image_url IS NOT NULL AND NOT is_canceled AND start_ms > ${NOW.getTime()}`);
-    canceled = await one(`is_canceled AND end_ms > ${NOW.getTime()}`);
-    c.closeSync();
-    db.closeSync();
+siteBesideBrowser(
+  () => webFixture(),
+  (s) => {
+    ({ chrome, web } = s);
   },
-  { timeout: 180_000 },
+  {
+    ready: async ({ fx }) => {
+      const db = await DuckDBInstance.create(':memory:');
+      const c = await db.connect();
+      const parquet = path.join(fx.build.dir, 'events.parquet').replaceAll("'", "''");
+      // Keyless browsing leaves out festivals and seasonal events: the picks are ones its searches list.
+      const one = async (where: string): Promise<Picked> => {
+        const rows = (
+          await c.runAndReadAll(
+            `SELECT id, title, venue_city AS city, venue_lat AS lat, venue_lng AS lng FROM read_parquet('${parquet}')
+    WHERE ${where} AND NOT list_has_any(categories, ['festivals', 'seasonal']) ORDER BY start_ms, id LIMIT 1`,
+          )
+        ).getRowObjectsJson() as unknown as Picked[];
+        assert.ok(rows[0], `the fixture has an event where ${where}`);
+        return rows[0];
+      };
+      withImage = await one(`image_url IS NOT NULL AND NOT is_canceled AND start_ms > ${NOW.getTime()}`);
+      canceled = await one(`is_canceled AND end_ms > ${NOW.getTime()}`);
+      c.closeSync();
+      db.closeSync();
+    },
+  },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 describe('the event page in a real browser (issue 28 item 5)', { skip: browserSkip() }, () => {
   for (const size of WIDTHS) {

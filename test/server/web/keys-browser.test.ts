@@ -7,20 +7,18 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
 import { cookieNames } from '../../../server/web/session.ts';
-import { freePort } from '../../ports.ts';
-import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, type TestBrowser } from './browser.ts';
+import { sampleFixture, type TestServer } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'desktop', width: 1366, height: 900 },
 ] as const;
 
-let fx: Fixture | undefined;
 let chrome: TestBrowser | undefined;
 let srv: TestServer;
 let web: string;
@@ -88,28 +86,17 @@ const layoutOf = (page: Page): Promise<Layout> =>
     return { scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, rows };
   })()`);
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => sampleFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web });
-    shots = await mkdtemp(path.join(os.tmpdir(), 'keys-browser-'));
+siteBesideBrowser(
+  () => sampleFixture(),
+  (s) => {
+    ({ chrome, srv, web } = s);
   },
-  { timeout: 180_000 },
+  {
+    ready: async () => {
+      shots = await mkdtemp(path.join(os.tmpdir(), 'keys-browser-'));
+    },
+  },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 describe('the keys table on a phone and a desktop', { skip: browserSkip() }, () => {
   for (const size of WIDTHS) {

@@ -5,11 +5,10 @@
 // from the browser's position; without JavaScript the button is absent and the form still works.
 // Full-page screenshots item4-*-phone and item4-*-desktop go to the directory browser.ts prints.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freePort } from '../../ports.ts';
-import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { sampleFixture } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -19,32 +18,16 @@ const WIDTHS = [
 /** Where the browser says it is: downtown Berkeley. */
 const HERE = { latitude: 37.8716, longitude: -122.2727 };
 
-let fx: Fixture | undefined;
 let chrome: TestBrowser | undefined;
-let srv: TestServer;
 let web: string;
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => sampleFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web, WEB_LISTINGS_PER_MINUTE: '1000' });
+siteBesideBrowser(
+  () => sampleFixture(),
+  (s) => {
+    ({ chrome, web } = s);
   },
-  { timeout: 180_000 },
+  { env: { WEB_LISTINGS_PER_MINUTE: '1000' } },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 /** The form's filters are folded into a disclosure (item 2): opened as a person opens it, by its summary. */
 async function openFilters(page: Page): Promise<void> {

@@ -5,11 +5,10 @@
 // right one, and is signed in. At 390×844 and 1366×900, each page axe-clean and no wider than the
 // screen; full-page screenshots item15-*-phone / item15-*-desktop.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { freePort } from '../../ports.ts';
-import { sampleFixture, startTestServer, type Fixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, fixtureBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
+import { sampleFixture } from '../helpers.ts';
+import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, type TestBrowser } from './browser.ts';
 import { Outbox } from './outbox.ts';
 import { simpleParser } from 'mailparser';
 
@@ -18,37 +17,24 @@ const WIDTHS = [
   { name: 'desktop', width: 1366, height: 900 },
 ] as const;
 
-let fx: Fixture | undefined;
 let chrome: TestBrowser | undefined;
-let srv: TestServer;
 let web: string;
 let outbox: Outbox;
 
 const squash = (s: string | null): string => (s ?? '').replace(/\s+/g, ' ').trim();
 const text = async (page: Page, selector: string): Promise<string> => squash(await page.locator(selector).first().textContent());
 
-before(
-  async () => {
-    await fixtureBesideBrowser(
-      () => sampleFixture(),
-      (made) => {
-        fx = made.fx;
-        chrome = made.chrome;
-      },
-    );
-    assert.ok(fx);
-    const port = await freePort();
-    web = `http://127.0.0.1:${port}`;
-    srv = await startTestServer(fx.dataDir, { PORT: String(port), WEB_BASE_URL: web, PUBLIC_BASE_URL: web });
-    outbox = new Outbox(fx.dataDir);
+siteBesideBrowser(
+  () => sampleFixture(),
+  (s) => {
+    ({ chrome, web } = s);
   },
-  { timeout: 180_000 },
+  {
+    ready: async ({ fx }) => {
+      outbox = new Outbox(fx.dataDir);
+    },
+  },
 );
-after(async () => {
-  await srv?.stop();
-  await chrome?.close();
-  await fx?.cleanup();
-});
 
 async function device(size: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
   assert.ok(chrome);
