@@ -129,7 +129,7 @@ async function web(q: string): Promise<Answer> {
   });
   assert.equal(r.status, 200, `website q=${q}`);
   const ids = [...r.text.matchAll(/<h3><a href="\/events\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1] as string));
-  const count = /<p class="result-count">(?:Showing [\d,]+–[\d,]+ of )?([\d,]+) events?<\/p>/.exec(r.text);
+  const count = /<p class="result-count"[^>]*>(?:Showing [\d,]+–[\d,]+ of )?([\d,]+) events?<\/p>/.exec(r.text);
   const hint = /<p class="suggestion">Did you mean <a href="([^"]+)">([^<]+)<\/a>\?<\/p>/.exec(r.text);
   if (hint) assert.equal(new URL(decode(hint[1] as string), srv.base).searchParams.get('q'), decode(hint[2] as string), 'the link searches the suggestion');
   return { ids, total: count ? Number((count[1] as string).replaceAll(',', '')) : 0, suggestion: hint ? decode(hint[2] as string) : null };
