@@ -13,7 +13,18 @@ import type { Totals } from '../ledger/rules.ts';
 import { ledgerQuery, takeWriterLock } from '../ledger/sqlite/store.ts';
 
 /** The tables copied, in the order their references need. */
-export const COPIED_TABLES = ['plans', 'users', 'organizations', 'api_keys', 'identities', 'memberships', 'sessions', 'login_tokens', 'usage_days'] as const;
+export const COPIED_TABLES = [
+  'plans',
+  'users',
+  'organizations',
+  'api_keys',
+  'identities',
+  'memberships',
+  'sessions',
+  'login_tokens',
+  'login_codes',
+  'usage_days',
+] as const;
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 export interface CopySummary {
@@ -38,6 +49,7 @@ const NEEDED: Readonly<Record<Exclude<CopiedTable, 'usage_days'>, readonly strin
   memberships: ['org_id'],
   sessions: ['token_hash'],
   login_tokens: ['token_hash', 'invited_by', 'mailbox'],
+  login_codes: ['code_hash', 'attempts'],
 };
 
 function openSource(file: string): Database.Database {
@@ -83,6 +95,7 @@ export const ROW_NAMES: Readonly<Record<CopiedTable, readonly [string, string]>>
   memberships: ['membership', 'memberships'],
   sessions: ['session', 'sessions'],
   login_tokens: ['sign-in link', 'sign-in links'],
+  login_codes: ['sign-in code', 'sign-in codes'],
   usage_days: ['usage row', 'usage rows'],
 };
 

@@ -209,6 +209,9 @@ SELECT id, token_hash, user_id, created_at, last_seen_at, expires_at, revoked_at
 -- query: copy_login_tokens
 SELECT token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at, invited_by, mailbox FROM login_tokens ORDER BY created_at, token_hash
 
+-- query: copy_login_codes
+SELECT token_hash, binding_hash, code_hash, attempts FROM login_codes ORDER BY token_hash
+
 -- query: copy_usage_days
 SELECT org_id, key_id, day, records, requests FROM usage_days ORDER BY org_id, day, key_id
 

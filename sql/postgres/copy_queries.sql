@@ -5,7 +5,7 @@
 
 -- query: copy_lock
 -- No node writes while the copy checks that the target is empty and fills it; readers go on.
-LOCK TABLE plans, organizations, users, api_keys, identities, memberships, sessions, login_tokens, usage_days IN EXCLUSIVE MODE
+LOCK TABLE plans, organizations, users, api_keys, identities, memberships, sessions, login_tokens, login_codes, usage_days IN EXCLUSIVE MODE
 
 -- query: copy_counts
 SELECT (SELECT count(*) FROM plans WHERE name = ANY($plan_names::text[])) AS plans,
@@ -16,6 +16,7 @@ SELECT (SELECT count(*) FROM plans WHERE name = ANY($plan_names::text[])) AS pla
        (SELECT count(*) FROM memberships) AS memberships,
        (SELECT count(*) FROM sessions) AS sessions,
        (SELECT count(*) FROM login_tokens) AS login_tokens,
+       (SELECT count(*) FROM login_codes) AS login_codes,
        (SELECT count(*) FROM usage_days) AS usage_days
 
 -- query: copy_usage_totals
@@ -71,6 +72,12 @@ FROM jsonb_to_recordset($rows::jsonb) AS r(id text, token_hash text, user_id tex
 INSERT INTO login_tokens (token_hash, email, purpose, org_id, binding_hash, created_at, expires_at, used_at, invited_by, mailbox)
 SELECT r.token_hash, r.email, r.purpose, r.org_id, r.binding_hash, r.created_at, r.expires_at, r.used_at, r.invited_by, coalesce(r.mailbox, lower(r.email))
 FROM jsonb_to_recordset($rows::jsonb) AS r(token_hash text, email text, purpose text, org_id text, binding_hash text, created_at timestamptz, expires_at timestamptz, used_at timestamptz, invited_by text, mailbox text)
+
+-- query: copy_login_codes
+-- After copy_login_tokens: each code belongs to its link (and goes with it).
+INSERT INTO login_codes (token_hash, binding_hash, code_hash, attempts)
+SELECT r.token_hash, r.binding_hash, r.code_hash, r.attempts
+FROM jsonb_to_recordset($rows::jsonb) AS r(token_hash text, binding_hash text, code_hash text, attempts integer)
 
 -- query: copy_usage_days
 INSERT INTO usage_days (org_id, key_id, day, records, requests)

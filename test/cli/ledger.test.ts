@@ -15,7 +15,7 @@ import pg from 'pg';
 import { REPO_ROOT } from '../../core/config.ts';
 import { migrationLabel, migrations } from '../../ledger/postgres/migrate.ts';
 import { CHANGES_CHANNEL } from '../../ledger/postgres/cluster.ts';
-import { takeWriterLock, UsageDb } from '../../ledger/sqlite/store.ts';
+import { AccountsDb, takeWriterLock, UsageDb } from '../../ledger/sqlite/store.ts';
 import { NOW_ISO } from '../server/helpers.ts';
 import { postgresMissing, testDatabase, type TestDatabase } from '../pg.ts';
 
@@ -167,6 +167,16 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         usage.charge(orgs['Bay Media']!, idOf(bay.key), '2026-11-21', 1200, 4);
       });
       usage.close();
+      // A sign-in link waiting to be used, with its one-time code (issue 28 item 15), as the
+      // website leaves them: a move must not lose the code someone is about to type.
+      const accounts = AccountsDb.open(ledgerOf(data));
+      try {
+        const link = accounts.issueLoginToken('new@parent.example', 'sign_in', null, 'binding-of-the-laptop', 60 * 60_000);
+        assert.ok(link.ok);
+        assert.ok(accounts.attachLoginCode(link.token, 'slow-hash-of-the-code').attached);
+      } finally {
+        accounts.close();
+      }
       for (const args of COMMANDS) printed.set(args.join(' '), await ok(data, null, args));
     });
     after(async () => {
@@ -181,7 +191,7 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         to: 'postgres',
         ledger_dir: ledgerOf(data),
         migrated: migrations().map(migrationLabel),
-        rows: { plans: 3, users: 0, organizations: 3, api_keys: 4, identities: 0, memberships: 0, sessions: 0, login_tokens: 0, usage_days: 5 },
+        rows: { plans: 3, users: 0, organizations: 3, api_keys: 4, identities: 0, memberships: 0, sessions: 0, login_tokens: 1, login_codes: 1, usage_days: 5 },
         usage: { organizations: 2, records: 1247, requests: 19 },
         verified: true,
       });
@@ -200,6 +210,12 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         "SELECT monthly_record_limit::int AS lim, excluded_categories, attribution_required, pg_typeof(created_at)::text AS t FROM plans WHERE name = 'kids'",
       );
       assert.deepEqual(kids, [{ lim: 100, excluded_categories: ['seasonal'], attribution_required: true, t: 'timestamp with time zone' }]);
+      // The waiting code came along with its link, still bound to the browser that asked.
+      const codes = await query<Record<string, unknown>>(
+        db.url,
+        'SELECT c.binding_hash, c.code_hash, c.attempts, t.email FROM login_codes c JOIN login_tokens t USING (token_hash)',
+      );
+      assert.deepEqual(codes, [{ binding_hash: 'binding-of-the-laptop', code_hash: 'slow-hash-of-the-code', attempts: 0, email: 'new@parent.example' }]);
     });
 
     test('refuses a target that already holds accounts, and writes nothing', async () => {
@@ -208,7 +224,7 @@ describe('family-events ledger', { skip: missing ?? false }, () => {
         data,
         db.url,
         ['ledger', 'copy', '--from', 'sqlite', '--to', 'postgres'],
-        /already holds 3 organizations, 4 keys, 5 usage rows: copy only into a new, empty ledger .*Nothing was written/,
+        /already holds 3 organizations, 4 keys, 1 sign-in link, 1 sign-in code, 5 usage rows: copy only into a new, empty ledger .*Nothing was written/,
       );
       assert.deepEqual(await query(db.url, 'SELECT count(*)::int AS n FROM api_keys'), before);
 

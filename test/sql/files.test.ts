@@ -92,11 +92,13 @@ test('every sql file prepares against the schema it runs on', async () => {
   }
 });
 
-// The ledger's files are SQLite, not DuckDB: its two schemas, then every named statement.
+// The ledger's files are SQLite, not DuckDB: its schemas (accounts, the sign-in codes beside them,
+// usage), as AccountsDb.open and UsageDb make them, then every named statement.
 test('every ledger statement prepares against the ledger schemas', () => {
   const db = new Database(':memory:');
   try {
     db.exec(sqlFile('ledger_accounts'));
+    db.exec(sqlFile('ledger_login_codes'));
     db.exec(sqlFile('ledger_usage'));
     const names = ledgerQueryNames();
     assert.ok(names.length >= 15, `found ${names.length} ledger statements`);
