@@ -369,7 +369,7 @@ function keysSection(input: DashboardInput): Html {
 ${
   rows.length === 0
     ? html`<p>You have no keys yet. A key lets your app call the API; create one to start.</p>`
-    : html`<table class="keys">
+    : html`<table class="keys cards">
 <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`
