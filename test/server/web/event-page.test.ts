@@ -43,6 +43,36 @@ function afterTitle(doc: Doc): El {
   return next;
 }
 
+/** A record made here, for what the snapshot's records do not show (a picture's URL, an approximate place). */
+const madeRecord = (over: Partial<EventRecord>): EventRecord => ({
+  id: 'bsc_evt_00000000000000000000',
+  title: 'Storytime',
+  description: null,
+  summary: null,
+  start_datetime: '2026-12-05T10:30:00-08:00',
+  end_datetime: '2026-12-05T11:30:00-08:00',
+  venue: { name: 'Central Library', address: '2090 Kittredge St, Berkeley, CA 94704', city: 'Berkeley', lat: 37.868, lng: -122.2686, geo_precision: 'venue' },
+  organizer: null,
+  organizer_url: null,
+  categories: [],
+  tags: [],
+  image_url: null,
+  is_free: true,
+  price: null,
+  ticket_url: null,
+  source: null,
+  source_url: null,
+  destination: 'east-bay',
+  age_range: null,
+  age_range_years: null,
+  is_canceled: false,
+  event_url: `${WEB}/events/bsc_evt_00000000000000000000`,
+  ...over,
+});
+const SITE: Site = { webBaseUrl: WEB, apiBaseUrl: `${WEB}/api`, name: 'Family Events' };
+/** The page's HTML for a record made here, at the fixture's clock. */
+const rendered = (r: EventRecord): string => eventPage(SITE, r, { nowMs: NOW.getTime(), icsPath: '/x.ics', similarPath: '/events' }).html;
+
 let fx: WebFixture | undefined;
 let srv: TestServer;
 
@@ -125,39 +155,7 @@ describe('the event page (issue 28 item 5)', () => {
   });
 
   test('only an https picture reaches the page (the CSP allows no other), escaped', () => {
-    const site: Site = { webBaseUrl: WEB, apiBaseUrl: `${WEB}/api`, name: 'Family Events' };
-    const base = {
-      id: 'bsc_evt_00000000000000000000',
-      title: 'Storytime',
-      description: null,
-      summary: null,
-      start_datetime: '2026-12-05T10:30:00-08:00',
-      end_datetime: '2026-12-05T11:30:00-08:00',
-      venue: {
-        name: 'Central Library',
-        address: '2090 Kittredge St, Berkeley, CA 94704',
-        city: 'Berkeley',
-        lat: 37.868,
-        lng: -122.2686,
-        geo_precision: 'venue',
-      },
-      organizer: null,
-      organizer_url: null,
-      categories: [],
-      tags: [],
-      is_free: true,
-      price: null,
-      ticket_url: null,
-      source: null,
-      source_url: null,
-      destination: 'east-bay',
-      age_range: null,
-      age_range_years: null,
-      is_canceled: false,
-      event_url: `${WEB}/events/bsc_evt_00000000000000000000`,
-    } satisfies Omit<EventRecord, 'image_url'>;
-    const imgs = (image_url: string): El[] =>
-      byTag(main(parseDocument(eventPage(site, { ...base, image_url }, { nowMs: NOW.getTime(), icsPath: '/x.ics', similarPath: '/events' }).html)), 'img');
+    const imgs = (image_url: string): El[] => byTag(main(parseDocument(rendered(madeRecord({ image_url })))), 'img');
     for (const bad of [
       'javascript:alert(1)',
       'data:image/png;base64,iVBORw0KGgo=',
@@ -173,7 +171,7 @@ describe('the event page (issue 28 item 5)', () => {
     assert.equal(attr(tricky[0]!, 'src'), new URL('https://img.example/a.jpg?x="><script>alert(1)</script>').href);
     assert.equal(
       byTag(
-        main(parseDocument(eventPage(site, { ...base, image_url: 'https://img.example/"><script>' }, { nowMs: 0, icsPath: '', similarPath: '' }).html)),
+        main(parseDocument(eventPage(SITE, madeRecord({ image_url: 'https://img.example/"><script>' }), { nowMs: 0, icsPath: '', similarPath: '' }).html)),
         'script',
       ).length,
       0,
@@ -264,33 +262,14 @@ describe('the event page (issue 28 item 5)', () => {
   });
 
   test('an approximate location says so: no pin, the area, and the address to check', () => {
-    const site: Site = { webBaseUrl: WEB, apiBaseUrl: `${WEB}/api`, name: 'Family Events' };
     for (const geo_precision of ['zip', 'place'] as const) {
-      const r = {
+      const r = madeRecord({
         id: 'bsc_evt_00000000000000000001',
-        title: 'Storytime',
-        description: null,
-        summary: null,
-        start_datetime: '2026-12-05T10:30:00-08:00',
         end_datetime: null,
         venue: { name: 'Some Hall', address: 'Concord, CA', city: 'Concord', lat: 37.978, lng: -122.031, geo_precision },
-        organizer: null,
-        organizer_url: null,
-        categories: [],
-        tags: [],
-        image_url: null,
-        is_free: true,
-        price: null,
-        ticket_url: null,
-        source: null,
-        source_url: null,
-        destination: 'east-bay',
-        age_range: null,
-        age_range_years: null,
-        is_canceled: false,
         event_url: `${WEB}/events/bsc_evt_00000000000000000001`,
-      } satisfies EventRecord;
-      const doc = parseDocument(eventPage(site, r, { nowMs: NOW.getTime(), icsPath: '/x.ics', similarPath: '/events' }).html);
+      });
+      const doc = parseDocument(rendered(r));
       const embed = new URL(attr(linksByText(doc, 'Show map')[0]!, 'href')!);
       assert.equal(embed.searchParams.has('marker'), false, geo_precision);
       assert.match(text(main(doc)), /Approximate location: the map shows the area of Concord, not the exact place/, geo_precision);
