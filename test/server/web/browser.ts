@@ -13,6 +13,7 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { cookieNames } from '../../../server/web/session.ts';
 import { freePort } from '../../ports.ts';
 import { startTestServer, type TestServer } from '../helpers.ts';
 
@@ -206,4 +207,25 @@ export function siteBesideBrowser<F extends { readonly dataDir: string; cleanup(
     await made.chrome?.close();
     await made.fx?.cleanup();
   });
+}
+
+/**
+ * The dashboard in a new context at `size`, signed in with a session token made in the ledger
+ * (keys-browser and dashboard-browser tests).
+ */
+export async function dashboardAs(
+  chrome: TestBrowser | undefined,
+  web: string,
+  token: string,
+  size: { width: number; height: number },
+  javaScriptEnabled = true,
+): Promise<Page> {
+  assert.ok(chrome);
+  const context = await chrome.browser.newContext({ viewport: size, locale: 'en-US', javaScriptEnabled });
+  context.setDefaultTimeout(90_000);
+  await context.addCookies([{ name: cookieNames(web).session, value: token, url: web }]);
+  const page = await context.newPage();
+  const res = await page.goto(`${web}/account`);
+  assert.equal(res?.status(), 200);
+  return page;
 }

@@ -9,9 +9,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
-import { cookieNames } from '../../../server/web/session.ts';
 import { sampleFixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, siteBesideBrowser, screenshot, SCREENSHOTS, type TestBrowser } from './browser.ts';
+import { assertAccessible, browserSkip, dashboardAs, siteBesideBrowser, screenshot, SCREENSHOTS, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -59,16 +58,9 @@ function busyAccount(email: string): { token: string; userId: string; orgId: str
   return { ...a, memberEmail };
 }
 
-async function dashboardAs(token: string, size: { width: number; height: number }, javaScriptEnabled = true): Promise<Page> {
-  assert.ok(chrome);
-  const context = await chrome.browser.newContext({ viewport: size, locale: 'en-US', javaScriptEnabled });
-  context.setDefaultTimeout(90_000);
-  await context.addCookies([{ name: cookieNames(web).session, value: token, url: web }]);
-  const page = await context.newPage();
-  const res = await page.goto(`${web}/account`);
-  assert.equal(res?.status(), 200);
-  return page;
-}
+/** The dashboard at `size`, signed in with `token`. */
+const signedIn = (token: string, size: { width: number; height: number }, javaScriptEnabled = true): Promise<Page> =>
+  dashboardAs(chrome, web, token, size, javaScriptEnabled);
 
 /** The element's box against the window: where it is, and the window's height and the page's width. */
 const placeOf = (
@@ -94,7 +86,7 @@ describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () =
   for (const size of WIDTHS) {
     test(`${size.width}×${size.height}: a new account sees "Create a key" in its first screen, and "No usage yet" rather than a table of zeros`, async () => {
       const { token } = newAccount(`first-screen-${size.name}@example.org`);
-      const page = await dashboardAs(token, size);
+      const page = await signedIn(token, size);
       try {
         const create = page.getByRole('button', { name: 'Create a key', exact: true });
         assert.equal(await create.count(), 1);
@@ -114,7 +106,7 @@ describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () =
 
     test(`${size.width}×${size.height}: an invalid invitation address is reported inside the window after the submit, the address kept`, async () => {
       const { token } = newAccount(`invite-typo-${size.name}@example.org`);
-      const page = await dashboardAs(token, size);
+      const page = await signedIn(token, size);
       try {
         await page.getByLabel('Invite someone by e-mail').fill('grace@@example');
         await Promise.all([
@@ -142,7 +134,7 @@ describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () =
 
     test(`${size.width}×${size.height}: an invalid organization name is reported inside the window, the name kept`, async () => {
       const { token } = newAccount(`rename-typo-${size.name}@example.org`);
-      const page = await dashboardAs(token, size);
+      const page = await signedIn(token, size);
       try {
         await page.getByLabel('Organization name').fill('x'.repeat(101));
         // maxlength keeps a person from typing more; a pasted tab is what gets through.
@@ -163,7 +155,7 @@ describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () =
 
     test(`${size.width}×${size.height}: an organization with keys, members and pending invitations fits the window and is accessible`, async () => {
       const { token } = busyAccount(`busy-${size.name}@example.org`);
-      const page = await dashboardAs(token, size);
+      const page = await signedIn(token, size);
       try {
         const place = await placeOf(page, 'main');
         assert.ok(place.scrollWidth <= place.innerWidth, `the page is ${place.scrollWidth} px wide in a ${place.innerWidth} px window`);
@@ -184,7 +176,7 @@ describe('the dashboard on a phone and a desktop', { skip: browserSkip() }, () =
 
     test(`${size.width}×${size.height}: Remove asks first, without JavaScript; Cancel keeps the member, the dialog's Remove removes them`, async () => {
       const { token, memberEmail } = busyAccount(`remove-${size.name}@example.org`);
-      const page = await dashboardAs(token, size, false);
+      const page = await signedIn(token, size, false);
       try {
         const opener = page.getByRole('button', { name: `Remove ${memberEmail}`, exact: true });
         const dialog = page.getByRole('dialog', { name: new RegExp(`^Remove ${memberEmail.replace(/[.@-]/g, '\\$&')} from `) });

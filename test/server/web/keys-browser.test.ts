@@ -10,9 +10,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { AccountsDb } from '../../../ledger/sqlite/store.ts';
-import { cookieNames } from '../../../server/web/session.ts';
 import { sampleFixture, type TestServer } from '../helpers.ts';
-import { assertAccessible, browserSkip, siteBesideBrowser, type TestBrowser } from './browser.ts';
+import { assertAccessible, browserSkip, dashboardAs, siteBesideBrowser, type TestBrowser } from './browser.ts';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
@@ -47,16 +46,9 @@ function accountWithKeys(email: string): { token: string; hints: string[] } {
   }
 }
 
-async function dashboardAs(token: string, size: { width: number; height: number }, javaScriptEnabled = true): Promise<Page> {
-  assert.ok(chrome);
-  const context = await chrome.browser.newContext({ viewport: size, locale: 'en-US', javaScriptEnabled });
-  context.setDefaultTimeout(90_000);
-  await context.addCookies([{ name: cookieNames(web).session, value: token, url: web }]);
-  const page = await context.newPage();
-  const res = await page.goto(`${web}/account`);
-  assert.equal(res?.status(), 200);
-  return page;
-}
+/** The dashboard at `size`, signed in with `token`. */
+const signedIn = (token: string, size: { width: number; height: number }, javaScriptEnabled = true): Promise<Page> =>
+  dashboardAs(chrome, web, token, size, javaScriptEnabled);
 
 interface Layout {
   readonly scrollWidth: number;
@@ -102,7 +94,7 @@ describe('the keys table on a phone and a desktop', { skip: browserSkip() }, () 
   for (const size of WIDTHS) {
     test(`${size.width}×${size.height}: no sideways scroll, Roll and Revoke on screen and inside their rows, hints on one line`, async (t) => {
       const { token, hints } = accountWithKeys(`layout-${size.name}@example.org`);
-      const page = await dashboardAs(token, size);
+      const page = await signedIn(token, size);
       try {
         const shot = path.join(shots, `keys-${size.width}.png`);
         await page.screenshot({ path: shot, fullPage: true });
@@ -139,7 +131,7 @@ describe('the keys table on a phone and a desktop', { skip: browserSkip() }, () 
 
   test('Revoke asks first, without JavaScript: the dialog names the key, Cancel keeps it, the dialog’s Revoke revokes', async (t) => {
     const { token } = accountWithKeys('revoke-dialog@example.org');
-    const page = await dashboardAs(token, WIDTHS[0], false);
+    const page = await signedIn(token, WIDTHS[0], false);
     try {
       const opener = page.getByRole('button', { name: /^Revoke key / }).first();
       const name = (await opener.textContent())?.replace(/\s+/g, ' ').trim() ?? '';
