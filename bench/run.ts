@@ -63,6 +63,7 @@ const { values: opts } = parseArgs({
     profile: { type: 'boolean', default: false },
     'reload-pg': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    scenarios: { type: 'string' },
   },
 });
 
@@ -174,7 +175,11 @@ async function mixOf(ds: Dataset, facts: DatasetFacts): Promise<{ rows: MixRow[]
   }
   return { rows, ctx: { facts, seed, mixFile, mixFiles } };
 }
-const wanted = (sc: Scenario, scaleOnly: boolean): boolean => (!quick || sc.quick) && (!scaleOnly || sc.scale);
+/** --scenarios a,b: only those (and the hello-world baselines the ratios are against), for quick before/after runs. */
+const only = opts.scenarios === undefined ? null : new Set(opts.scenarios.split(',').map((s) => s.trim()));
+if (only) for (const name of only) if (!SCENARIOS.some((sc) => sc.name === name)) throw new BenchError(`--scenarios: there is no scenario ${name}`);
+const wanted = (sc: Scenario, scaleOnly: boolean): boolean =>
+  (!quick || sc.quick) && (!scaleOnly || sc.scale) && (only === null || only.has(sc.name) || sc.target === 'hello');
 
 /** Our server on one dataset: the scenarios wanted there, each measured with wrk. */
 async function runOurs(ds: Dataset, facts: DatasetFacts, ctx: ScenarioContext, scaleOnly: boolean): Promise<DatasetRun> {
