@@ -5,7 +5,7 @@
 // failed search, a client gone, a HEAD, a 304) leaves records held until the ledger's expiry.
 // Either returns the quota to tell the client, so no route computes one itself.
 import { meterError } from './auth.ts';
-import type { Meter, Reserved } from './meter.ts';
+import type { Client, Meter, Reserved } from './meter.ts';
 import { quotaRefused } from './quota.ts';
 import type { QuotaState } from '../ledger/accounts.ts';
 
@@ -13,8 +13,8 @@ export interface HoldOptions {
   /** Charge at once when all of `want` is granted (the answer is known already): nothing is held. */
   readonly settle: boolean;
   readonly atMs: number;
-  /** The client's: one that leaves while waiting for records gives up its place (Meter.reserve). */
-  readonly signal?: AbortSignal;
+  /** The client: one that leaves while waiting for records gives up its place (Meter.reserve). */
+  readonly client?: Client;
 }
 
 /**
@@ -23,7 +23,7 @@ export interface HoldOptions {
  * when the ledger refuses or cannot answer, 429 when nothing could be granted.
  */
 export async function holdRecords(meter: Meter, keyId: string, want: number, o: HoldOptions): Promise<Hold> {
-  const r = await meter.reserve(keyId, want, o.settle, o.atMs, o.signal);
+  const r = await meter.reserve(keyId, want, o.settle, o.atMs, o.client);
   if (!r.ok) throw meterError(r);
   if (r.granted === 0 && want > 0) throw quotaRefused(r.quota, o.atMs);
   return new Hold(meter, r, o.atMs);

@@ -29,6 +29,8 @@ export interface Request {
   readonly remoteAddress: string;
   /** Aborted when the client goes away before the reply is written. */
   readonly signal: AbortSignal;
+  /** The client went away; asking costs nothing, where `signal` makes an AbortSignal. */
+  readonly aborted: boolean;
   readonly receivedAt: number;
   /**
    * A request's body, read whole before the handler runs (the website's forms; the API takes none):
@@ -131,41 +133,64 @@ const LAST_RESORT = JSON.stringify({
 
 const WANTED: ReadonlySet<string> = new Set(READ_HEADERS);
 
-// Each call into uWS costs about a microsecond, a large share of a cached answer: one pass over
-// the headers gives both the ones we read and the total size, and the peer address is only
-// fetched when a route asks (the demo's rate limit), while the response is still ours.
-function copyRequest(res: HttpResponse, req: HttpRequest, aborts: Aborts, state: { done: boolean }, trustProxy: boolean): Request {
-  const headers: Record<string, string> = {};
-  let headerBytes = 0;
-  req.forEach((k, v) => {
-    headerBytes += k.length + v.length + 4;
-    if (WANTED.has(k)) headers[k] = v;
-  });
-  const path = req.getUrl();
-  const rawQuery = req.getQuery() ?? '';
-  let remoteAddress: string | null = null;
-  return {
-    method: req.getCaseSensitiveMethod(),
-    path,
-    rawQuery,
-    targetLength: Buffer.byteLength(path) + (rawQuery ? 1 + Buffer.byteLength(rawQuery) : 0),
-    headerBytes,
-    headers,
-    get remoteAddress() {
-      if (remoteAddress === null) {
-        const forwarded = headers['x-forwarded-for'];
-        const hop = trustProxy && forwarded ? forwarded.split(',').at(-1)?.trim() : undefined;
-        remoteAddress = hop || (state.done ? '' : decoder.decode(res.getRemoteAddressAsText()));
-      }
-      return remoteAddress;
-    },
-    get signal() {
-      return aborts.signal();
-    },
-    receivedAt: performance.now(),
-    body: null,
-    bodyTooLarge: false,
-  };
+/**
+ * A request as the application sees it. Each call into uWS costs about a microsecond, a large share
+ * of a cached answer: one pass over the headers gives both the ones we read and the total size,
+ * and the peer address is only fetched when a route asks (the demo's rate limit), while the
+ * response is still ours. A class, not an object literal with getters: the body is filled in
+ * later without copying the request (a spread would freeze `aborted` at false).
+ */
+class CopiedRequest implements Request {
+  readonly method: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly targetLength: number;
+  readonly headerBytes: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly receivedAt = performance.now();
+  body: Uint8Array | null = null;
+  bodyTooLarge = false;
+  private address: string | null = null;
+  private readonly res: HttpResponse;
+  private readonly aborts: Aborts;
+  private readonly state: State;
+  private readonly trustProxy: boolean;
+
+  constructor(res: HttpResponse, req: HttpRequest, aborts: Aborts, state: State, trustProxy: boolean) {
+    this.res = res;
+    this.aborts = aborts;
+    this.state = state;
+    this.trustProxy = trustProxy;
+    const headers: Record<string, string> = {};
+    let headerBytes = 0;
+    req.forEach((k, v) => {
+      headerBytes += k.length + v.length + 4;
+      if (WANTED.has(k)) headers[k] = v;
+    });
+    this.headers = headers;
+    this.headerBytes = headerBytes;
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    this.method = req.getCaseSensitiveMethod();
+    this.targetLength = Buffer.byteLength(this.path) + (this.rawQuery ? 1 + Buffer.byteLength(this.rawQuery) : 0);
+  }
+
+  get remoteAddress(): string {
+    if (this.address === null) {
+      const forwarded = this.headers['x-forwarded-for'];
+      const hop = this.trustProxy && forwarded ? forwarded.split(',').at(-1)?.trim() : undefined;
+      this.address = hop || (this.state.done ? '' : decoder.decode(this.res.getRemoteAddressAsText()));
+    }
+    return this.address;
+  }
+
+  get signal(): AbortSignal {
+    return this.aborts.signal();
+  }
+
+  get aborted(): boolean {
+    return this.aborts.aborted;
+  }
 }
 
 /** Does the request announce a body (RFC 9112 §6.3: a Content-Length above 0, or chunked)? */
@@ -178,7 +203,7 @@ const hasBody = (headers: Readonly<Record<string, string>>): boolean =>
  */
 class Aborts {
   private controller: AbortController | null = null;
-  private aborted = false;
+  aborted = false;
 
   signal(): AbortSignal {
     if (this.controller === null) {
@@ -333,7 +358,7 @@ class Exchange {
   // done: the response may no longer be touched; reported: onFinished has run (exactly once).
   readonly state: State = { done: false, reported: false };
   readonly aborts = new Aborts();
-  request: Request;
+  readonly request: CopiedRequest;
   readonly isHead: boolean;
 
   private readonly res: HttpResponse;
@@ -342,7 +367,7 @@ class Exchange {
     this.res = res;
     this.opts = opts;
     res.onAborted(() => this.aborted());
-    this.request = copyRequest(res, req, this.aborts, this.state, opts.trustProxy);
+    this.request = new CopiedRequest(res, req, this.aborts, this.state, opts.trustProxy);
     this.isHead = this.request.method === 'HEAD';
   }
 
@@ -407,7 +432,6 @@ class Exchange {
   readBody(): void {
     const chunks: Buffer[] = [];
     let size = 0;
-    const copied = this.request;
     this.res.onData((chunk, isLast) => {
       if (size <= MAX_BODY_BYTES) {
         size += chunk.byteLength;
@@ -415,7 +439,8 @@ class Exchange {
         if (size <= MAX_BODY_BYTES) chunks.push(Buffer.from(new Uint8Array(chunk)));
       }
       if (!isLast || this.state.done) return;
-      this.request = size > MAX_BODY_BYTES ? { ...copied, bodyTooLarge: true } : { ...copied, body: Buffer.concat(chunks) };
+      if (size > MAX_BODY_BYTES) this.request.bodyTooLarge = true;
+      else this.request.body = Buffer.concat(chunks);
       this.run();
     });
   }

@@ -17,6 +17,11 @@ export interface Logging {
   readonly flush: () => void;
   /** The last flush, at shutdown. */
   readonly close: () => void;
+  /**
+   * Where already formatted lines go (server/access.ts's access lines, one write a turn), or null
+   * when the level leaves out `info`. The same destination as the logger's, so the lines share its batching.
+   */
+  readonly infoLines: ((lines: string) => void) | null;
 }
 
 /**
@@ -73,14 +78,19 @@ const OPTIONS = (level: string): LoggerOptions => ({
 });
 
 export function createLogger(level: string, stream?: NodeJS.WritableStream): Logging {
-  if (stream) return { logger: pino(OPTIONS(level), stream), flush: () => undefined, close: () => undefined };
+  if (stream) {
+    const logger = pino(OPTIONS(level), stream);
+    return { logger, flush: () => undefined, close: () => undefined, infoLines: logger.isLevelEnabled('info') ? (s) => void stream.write(s) : null };
+  }
   // Lines are batched into 4 KiB writes so a busy server makes few syscalls; a quiet one would keep
   // them in the batch indefinitely, so the batch is also written on a timer (a no-op write when empty).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const timer = setInterval(() => destination.flush(), FLUSH_EVERY_MS);
   timer.unref();
+  const logger = pino(OPTIONS(level), destination);
   return {
-    logger: pino(OPTIONS(level), destination),
+    logger,
+    infoLines: logger.isLevelEnabled('info') ? (s) => void destination.write(s) : null,
     flush: () => destination.flushSync(),
     close: () => {
       clearInterval(timer);

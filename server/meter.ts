@@ -44,6 +44,12 @@ const CANCELLED: MeterFailure = { ok: false, code: 'unavailable', detail: 'The r
 /** How often the head of a line asks again anyway: holds of other nodes settle without a word here. */
 const POLL_MS = 100;
 
+/** The client a request answers: whether it left, and a signal for when it leaves (made on demand). */
+export interface Client {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
+}
+
 /** A request waiting for its organization's records; `poked` keeps a wake-up that came while it was asking. */
 interface Waiter {
   poked: boolean;
@@ -63,8 +69,10 @@ function poke(line: Line): void {
 }
 
 /** Resolves when `me` may try: it is the head and was poked, or POLL_MS passed, or the deadline came, or the client left. */
-function chance(me: Waiter, line: Line, deadline: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted || (me.poked && line.waiters[0] === me)) return Promise.resolve();
+function chance(me: Waiter, line: Line, deadline: number, client: Client | undefined): Promise<void> {
+  if (client?.aborted || (me.poked && line.waiters[0] === me)) return Promise.resolve();
+  // Only a request that waits makes its AbortSignal.
+  const signal = client?.signal;
   return new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     const done = (): void => {
@@ -241,20 +249,20 @@ export class Meter {
    * Holds up to `want` records for an answer (or, with `settle`, charges them at once when all are
    * granted). A capped organization whose records are short only because its other requests in
    * flight hold them waits for those to settle instead of being refused or cut: see Line below.
-   * `signal` is the client's: a client that leaves while waiting gives up its place and holds nothing.
+   * `client`: one that leaves while waiting gives up its place and holds nothing.
    */
-  async reserve(keyId: string, want: number, settle: boolean, atMs: number, signal?: AbortSignal): Promise<Reserved | MeterFailure> {
+  async reserve(keyId: string, want: number, settle: boolean, atMs: number, client?: Client): Promise<Reserved | MeterFailure> {
     let orgId = this.orgOfKey.get(keyId);
     // FIFO: while others of the organization wait, a newcomer queues behind them without trying.
     if (orgId === undefined || !this.lines.has(orgId)) {
       const seen = orgId === undefined ? 0 : this.settleCount(orgId);
       const r = await this.tryReserve(keyId, want, settle, atMs);
-      if (!r.ok || !mustWait(r, want)) return this.unlessCancelled(r, signal);
+      if (!r.ok || !mustWait(r, want)) return this.unlessCancelled(r, client);
       this.giveBack(r);
       orgId = r.quota.orgId;
-      return this.waitInLine(orgId, keyId, want, settle, atMs, signal, orgId === this.orgOfKey.get(keyId) && seen !== this.settleCount(orgId));
+      return this.waitInLine(orgId, keyId, want, settle, atMs, client, orgId === this.orgOfKey.get(keyId) && seen !== this.settleCount(orgId));
     }
-    return this.waitInLine(orgId, keyId, want, settle, atMs, signal, false);
+    return this.waitInLine(orgId, keyId, want, settle, atMs, client, false);
   }
 
   commit(reservation: number, delivered: number, atMs: number): Promise<Committed | MeterFailure> {
@@ -293,8 +301,8 @@ export class Meter {
     this.send({ op: 'release', reservation: r.reservation });
   }
 
-  private unlessCancelled(r: Reserved | MeterFailure, signal: AbortSignal | undefined): Reserved | MeterFailure {
-    if (!signal?.aborted || !r.ok) return r;
+  private unlessCancelled(r: Reserved | MeterFailure, client: Client | undefined): Reserved | MeterFailure {
+    if (!client?.aborted || !r.ok) return r;
     if (r.reservation !== null) this.release(r.reservation);
     return CANCELLED;
   }
@@ -315,7 +323,7 @@ export class Meter {
     want: number,
     settle: boolean,
     atMs: number,
-    signal: AbortSignal | undefined,
+    client: Client | undefined,
     settledMeanwhile: boolean,
   ): Promise<Reserved | MeterFailure> {
     let line = this.lines.get(orgId);
@@ -328,13 +336,13 @@ export class Meter {
     const deadline = performance.now() + this.waitMs;
     try {
       for (;;) {
-        await chance(me, line, deadline, signal);
-        if (signal?.aborted) return CANCELLED;
+        await chance(me, line, deadline, client);
+        if (client?.aborted) return CANCELLED;
         me.poked = false;
         const last = performance.now() >= deadline;
         const seen = this.settleCount(orgId);
         const r = await this.tryReserve(keyId, want, settle, atMs);
-        if (!mustWait(r, want) || last) return this.unlessCancelled(r, signal);
+        if (!mustWait(r, want) || last) return this.unlessCancelled(r, client);
         this.giveBack(r);
         if (seen !== this.settleCount(orgId)) me.poked = true;
       }

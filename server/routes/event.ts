@@ -65,7 +65,7 @@ export async function liveEvent(req: RouteRequest, svc: Services): Promise<Reply
   if (noneMatchHits(req.http.headers['if-none-match'], answer.etag)) return { status: 304, headers, body: '', route: EVENT_PATH, cache };
   const isHead = req.http.method === 'HEAD';
   // GET charges its one record at once; HEAD's hold is freed at once: it only reports the quota.
-  const quota = (await holdRecords(svc.meter, account.keyId, 1, { settle: !isHead, atMs: nowMs, signal: req.http.signal })).release();
+  const quota = (await holdRecords(svc.meter, account.keyId, 1, { settle: !isHead, atMs: nowMs, client: req.http })).release();
   const body = enc === 'identity' ? answer.body : await svc.cache.encoded(key, answer, enc);
   const head: Headers = [['Content-Type', JSON_TYPE]];
   if (enc !== 'identity') head.push(['Content-Encoding', enc]);

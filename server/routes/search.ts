@@ -264,7 +264,7 @@ async function meteredSearch(
   if (!known && fmt.streamed) return liveStream(c, account.keyId, isHead, ifNoneMatch, null);
 
   const want = known ? known.count : prepared.query.limit;
-  const hold = await holdRecords(svc.meter, account.keyId, want, { settle: !isHead && known !== undefined, atMs: nowMs, signal: req.http.signal });
+  const hold = await holdRecords(svc.meter, account.keyId, want, { settle: !isHead && known !== undefined, atMs: nowMs, client: req.http });
   try {
     // A cached export the quota cannot cover whole: the cut page streams from a worker, on this hold.
     if (known && fmt.streamed && hold.granted < known.count) return await liveStream(c, account.keyId, isHead, ifNoneMatch, hold);
@@ -275,7 +275,7 @@ async function meteredSearch(
       answer = got.answer;
       cache = got.hit ? 'hit' : 'miss';
     }
-    const quota = isHead || req.http.signal.aborted ? hold.release() : await hold.commit(answer.count);
+    const quota = isHead || req.http.aborted ? hold.release() : await hold.commit(answer.count);
     return await answerReply(c, answer, quotaHeaders(quota, nowMs), cache);
   } finally {
     hold.release();
@@ -291,11 +291,11 @@ async function meteredSearch(
 async function liveStream(c: Call, keyId: string, isHead: boolean, ifNoneMatch: string | undefined, held: Hold | null): Promise<Reply> {
   const { svc, nowMs } = c;
   const want = c.prepared.query.limit;
-  const hold = held ?? (await holdRecords(svc.meter, keyId, want, { settle: false, atMs: nowMs, signal: c.req.http.signal }));
+  const hold = held ?? (await holdRecords(svc.meter, keyId, want, { settle: false, atMs: nowMs, client: c.req.http }));
   try {
     const s = await startStream(c, hold.granted < want ? hold.granted : null);
     const unchanged = noneMatchHits(ifNoneMatch, s.head.etag);
-    if (isHead || unchanged || c.req.http.signal.aborted) {
+    if (isHead || unchanged || c.req.http.aborted) {
       // Nothing is delivered: free the hold, and give the headers GET would (the HTTP adapter drops
       // a HEAD's body, which stops the worker) or a 304.
       const quota = quotaHeaders(hold.release(), nowMs);

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHandler } from '../app.ts';
+import { AccessLog } from '../access.ts';
 import { ResponseCache } from '../cache.ts';
 import { REPO_ROOT, type Config } from '../../core/config.ts';
 import { listen, type Finished, type HttpServer, type Reply } from '../http.ts';
@@ -54,7 +55,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const { logger, flush, close: closeLog } = createLogger(config.logLevel, opts.logStream);
+  const { logger, flush, close: closeLog, infoLines } = createLogger(config.logLevel, opts.logStream);
   const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   // Batch sizes go to the metrics made below: only reported once requests flow.
   const pool = new QueryPool(config, { observe: (n) => metrics.searchBatch(n) });
@@ -101,24 +102,19 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const handle = createHandler(ROUTES, svc, logger, site);
 
   let drained: (() => void) | null = null;
+  const access = new AccessLog(infoLines, metrics);
   const onFinished = (f: Finished): void => {
     inFlight--;
-    const seconds = (performance.now() - f.request.receivedAt) / 1000;
-    const route = f.reply?.route ?? 'unmatched';
-    metrics.observe(route, f.status, seconds);
     // Never the query string or Authorization: either may carry a key.
-    logger.info(
-      {
-        method: f.request.method,
-        route,
-        status: f.status,
-        bytes: f.bytes,
-        ms: Math.round(seconds * 1e4) / 10,
-        cache: f.reply?.cache ?? null,
-        aborted: f.aborted || undefined,
-      },
-      'request',
-    );
+    access.add({
+      method: f.request.method,
+      route: f.reply?.route ?? 'unmatched',
+      status: f.status,
+      bytes: f.bytes,
+      seconds: (performance.now() - f.request.receivedAt) / 1000,
+      cache: f.reply?.cache ?? null,
+      aborted: f.aborted,
+    });
     if (draining && inFlight === 0) drained?.();
   };
 
@@ -143,6 +139,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     trustProxy: false,
     handler: async (req) => {
       if (req.path !== '/metrics') return problemReply(config.webBaseUrl, 'not_found', 'The admin listener serves /metrics only.');
+      // Requests finished in this turn are counted too.
+      access.flush();
       return { status: 200, headers: [['Content-Type', metrics.contentType]], body: await metrics.text() };
     },
   });
@@ -171,6 +169,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       mailer.close();
       await meter.close();
       await pool.close();
+      access.flush();
       logger.info({ in_flight: inFlight }, 'stopped');
       closeLog();
     })());

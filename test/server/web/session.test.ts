@@ -28,6 +28,7 @@ const req = (headers: Record<string, string>, body: string | null = null): Reque
   headers,
   remoteAddress: '',
   signal: new AbortController().signal,
+  aborted: false,
   receivedAt: 0,
   body: body === null ? null : Buffer.from(body),
   bodyTooLarge: false,
