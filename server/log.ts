@@ -82,9 +82,11 @@ export function createLogger(level: string, stream?: NodeJS.WritableStream): Log
     const logger = pino(OPTIONS(level), stream);
     return { logger, flush: () => undefined, close: () => undefined, infoLines: logger.isLevelEnabled('info') ? (s) => void stream.write(s) : null };
   }
-  // Lines are batched into 4 KiB writes so a busy server makes few syscalls; a quiet one would keep
-  // them in the batch indefinitely, so the batch is also written on a timer (a no-op write when empty).
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // Lines are batched into writes of 64 KiB or more (up to 256 KiB) so a busy server, which logs
+  // ~8 MB/s of access lines, makes few writes: each is a hand-off to libuv's threads, dear on this
+  // VM (4 KiB batches: 304 polls 5-9% slower). A quiet server would keep lines in the batch
+  // indefinitely, so the batch is also written on a timer (a no-op write when empty).
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 64 * 1024, maxWrite: 256 * 1024 });
   const timer = setInterval(() => destination.flush(), FLUSH_EVERY_MS);
   timer.unref();
   const logger = pino(OPTIONS(level), destination);
