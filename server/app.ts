@@ -43,7 +43,6 @@ interface Matched {
   readonly route: AnyRoute;
   readonly pathParam: string;
   readonly prefix: RouteRequest['prefix'];
-  readonly memoKey: string;
   readonly remembered: Parsed | undefined;
 }
 
@@ -79,8 +78,12 @@ export function createHandler(
     return { ...problemReply(web, 'internal', 'The server failed to answer this request; it has been logged. Retry later.'), route };
   };
 
-  /** A valid query string's parameters, and on live routes the key it carries (not a parameter: the apiKey scheme). */
-  const parsedMemo = new LRUCache<string, Parsed>({ max: PARSE_MEMO_ENTRIES });
+  /**
+   * A valid query string's parameters, and on live routes the key it carries (not a parameter:
+   * the apiKey scheme); per route, by the query string as uWS handed it over (hashed once per
+   * request and shared with the later lookups of routes/search.ts, rather than joined with the path).
+   */
+  const parsedMemo = new Map<AnyRoute, LRUCache<string, Parsed>>(routes.map((r) => [r, new LRUCache<string, Parsed>({ max: PARSE_MEMO_ENTRIES })]));
   /** Failed key checks per client address (429 too_many_invalid_keys past the limit). */
   const failedKeys = new FailedKeyChecks();
 
@@ -139,7 +142,7 @@ export function createHandler(
       const errs = issuesToErrors(parsed.issues);
       return { ...problemReply(web, 'invalid_parameter', sentence(errs), errs), route: route.path };
     }
-    parsedMemo.set(c.memoKey, { params: parsed.output, apiKey: keyParam === null ? undefined : values[keyParam] });
+    parsedMemo.get(route)?.set(req.rawQuery, { params: parsed.output, apiKey: keyParam === null ? undefined : values[keyParam] });
     return run(route, rr, parsed.output);
   };
   /** A live route's answer once the caller is known, with its quota headers. */
@@ -185,9 +188,8 @@ export function createHandler(
     }
     // Pollers repeat the exact same query string: its parse (a pure function of route and string)
     // is remembered, so a cached answer costs no validation work.
-    const memoKey = `${route.path}?${req.rawQuery}`;
-    const remembered = parsedMemo.get(memoKey);
-    const call: Matched = { req, route, pathParam, prefix, memoKey, remembered };
+    const remembered = parsedMemo.get(route)?.get(req.rawQuery);
+    const call: Matched = { req, route, pathParam, prefix, remembered };
     if (route.access !== 'live') return validated(call, null);
 
     // Live routes: who is calling comes first (401 before any 400), and every answer after that

@@ -50,8 +50,12 @@ export const FORMATS: Readonly<Record<OutputFormat, Format>> = {
 /** The API's base URL as the request reached it: the API host, or the website host's /api twin. */
 export const baseUrl = (req: RouteRequest, svc: Services): string => (req.prefix === '/api' ? `${svc.config.webBaseUrl}/api` : svc.config.publicBaseUrl);
 
-/** Link headers by prefix, route, query string and next offset: pollers ask the same page again and again. */
-const links = new LRUCache<string, string>({ max: 10_000 });
+/**
+ * Link headers by query string (the string uWS handed over, hashed once per request: see
+ * search.ts's canonicalMemo), then by prefix, route and next offset: pollers ask the same page
+ * again and again.
+ */
+const links = new LRUCache<string, Map<string, string>>({ max: 10_000 });
 
 /**
  * The Link header: rel="next" (the client's own query string with `offset` moved on and any key
@@ -59,8 +63,11 @@ const links = new LRUCache<string, string>({ max: 10_000 });
  */
 function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: number | null): string | null {
   if (next === null && fmt.format !== 'csv') return null;
-  const memo = `${req.prefix}${path}?${req.http.rawQuery}#${next}`;
-  let link = links.get(memo);
+  const rawQuery = req.http.rawQuery;
+  let byRoute = links.get(rawQuery);
+  if (byRoute === undefined) links.set(rawQuery, (byRoute = new Map()));
+  const memo = `${req.prefix}${path}#${next}`;
+  let link = byRoute.get(memo);
   if (link === undefined) {
     const parts: string[] = [];
     if (fmt.format === 'csv') parts.push(`<${svc.config.webBaseUrl}>; rel="attribution"`);
@@ -71,7 +78,9 @@ function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services,
       parts.push(`<${baseUrl(req, svc)}${path}?${params.toString()}>; rel="next"`);
     }
     link = parts.join(', ');
-    links.set(memo, link);
+    // A query string asked of every route and offset stays a few dozen entries.
+    if (byRoute.size >= 64) byRoute.clear();
+    byRoute.set(memo, link);
   }
   return link;
 }
