@@ -82,6 +82,8 @@ export interface ServerOptions {
    * of DATA_DIR (benchKey); a server on the PostgreSQL ledger needs one made there (PgAccounts).
    */
   readonly key?: string;
+  /** The checkout whose compiled server runs (bench/ab.ts: another commit's); this one by default. */
+  readonly repoRoot?: string;
 }
 
 /**
@@ -119,8 +121,9 @@ export async function startServer(o: ServerOptions): Promise<Child> {
   const fd = openSync(o.logFile, 'a');
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
-  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(REPO_ROOT, 'bin', 'family-events.js'), 'serve'], {
-    cwd: REPO_ROOT,
+  const root = o.repoRoot ?? REPO_ROOT;
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), path.join(root, 'bin', 'family-events.js'), 'serve'], {
+    cwd: root,
     env: {
       ...inherited,
       DATA_DIR: o.dataDir,
