@@ -14,6 +14,8 @@ const QUERIES = sqlSections('search_broad', 'query');
 const FRAGMENTS = sqlSections('search_filters', 'fragment');
 /** What the full search binds for "no end bound" (query/db.ts FOREVER_MS). */
 const FOREVER_MS = BigInt(Number.MAX_SAFE_INTEGER);
+const DAY_MS = 86_400_000n;
+const floorDiv = (a: bigint, b: bigint): bigint => (a >= 0n ? a / b : -((-a + b - 1n) / b));
 /** Rows a page may read from the postings (offset + limit): deeper pages are the full search's. */
 export const MAX_BROAD_ROWS = 1000;
 
@@ -115,8 +117,14 @@ export class BroadIndex {
     let until = rows[0]?.[2] as bigint;
     for (const r of rows) if ((r[2] as bigint) < until) until = r[2] as bigint;
 
-    const stats = await this.statement(v.to_ms === FOREVER_MS ? 'stats_open' : 'stats_bounded', filters);
-    stats.bind({ ...v, until_ms: until }, { ...t, until_ms: BIGINT });
+    const open = v.to_ms === FOREVER_MS;
+    const stats = await this.statement(open ? 'stats_open' : 'stats_bounded', filters);
+    if (open) stats.bind({ ...v, until_ms: until }, { ...t, until_ms: BIGINT });
+    else {
+      // The UTC day of the end bound, as broad_cells.start_day counts it (integer division rounds down).
+      const toDay = floorDiv(v.to_ms as bigint, DAY_MS);
+      stats.bind({ ...v, until_ms: until, to_day: toDay, to_day_ms: toDay * DAY_MS }, { ...t, until_ms: BIGINT, to_day: BIGINT, to_day_ms: BIGINT });
+    }
     const s = (await stats.runAndReadAll()).getRows()[0] as DuckDBValue[];
     return {
       total: Number(s[0]),

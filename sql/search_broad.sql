@@ -26,7 +26,11 @@ SELECT (SELECT coalesce(sum(n), 0) FROM broad_cells WHERE key_id = $key {{filter
         WHERE key_id = $key AND lo_ms <= $until_ms AND end_ms >= $from_ms AND start_ms <= $to_ms {{filters}})::DOUBLE AS first_end
 
 -- query: stats_bounded
--- An end bound (a week, a date range): the matches started by $to_ms, the head of the key.
-SELECT (SELECT count(*) FROM broad_postings WHERE key_id = $key AND end_ms >= $from_ms AND start_ms <= $to_ms {{filters}}) AS total,
+-- An end bound (a week, a date range): the matches are the events started by $to_ms less those of
+-- them that ended before $from_ms. Started by $to_ms: the cells of the days before $to_ms's
+-- ($to_day, from $to_day_ms), and that day's events up to $to_ms one by one; ended: as stats_open.
+SELECT (SELECT coalesce(sum(n), 0) FROM broad_cells WHERE key_id = $key AND start_day < $to_day {{filters}})
+       + (SELECT count(*) FROM broad_postings WHERE key_id = $key AND start_ms >= $to_day_ms AND start_ms <= $to_ms {{filters}})
+       - (SELECT count(*) FROM broad_postings WHERE key_id = $key AND lo_ms < $from_ms AND end_ms < $from_ms AND start_ms <= $to_ms {{filters}}) AS total,
        (SELECT min(end_ms) FROM broad_postings
         WHERE key_id = $key AND lo_ms <= $until_ms AND end_ms >= $from_ms AND start_ms <= $to_ms {{filters}})::DOUBLE AS first_end

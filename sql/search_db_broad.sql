@@ -78,10 +78,11 @@ FROM (
 JOIN events e ON e.rid = k.rid
 ORDER BY k.key_id, e.ord;
 
--- Each key's events counted per combination of the cheap columns (a few dozen per key): the
--- total of a search that has no end bound, before the ended events are taken off.
+-- Each key's events counted per combination of the cheap columns (a few dozen per key) and UTC
+-- day of start: the total of a search with no end bound is a key's sum, before the ended events
+-- are taken off; with one, the days before the bound's, plus that day's events read one by one.
 CREATE TABLE broad_cells AS
-SELECT key_id, age_min_months, age_max_months, category_bits, is_free, count(*)::BIGINT AS n
+SELECT key_id, start_ms // 86400000 AS start_day, age_min_months, age_max_months, category_bits, is_free, count(*)::BIGINT AS n
 FROM broad_postings
 GROUP BY ALL
-ORDER BY key_id;
+ORDER BY key_id, start_day;

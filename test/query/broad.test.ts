@@ -100,6 +100,9 @@ test('broad searches give the full search page, total and earliest end', async (
     { fromMs: now + 2 * DAY, toMs: now + 9 * DAY },
     { fromMs: now, toMs: now + 3 * DAY, fromNow: true },
     { fromMs: now - 30 * DAY, toMs: now + 400 * DAY },
+    // Ending on a UTC midnight (the postings count starts per UTC day), and one ending before it starts.
+    { fromMs: now + 5 * DAY, toMs: Math.floor(now / DAY + 12) * DAY },
+    { fromMs: now + 10 * DAY, toMs: now + 9 * DAY },
   ];
   // The build's time, a day and a few hours on (events of the first day have ended), and weeks on.
   const nows = [now, now + DAY + 3 * 3_600_000, now + 20 * DAY];
