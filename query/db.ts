@@ -21,6 +21,7 @@ import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
 import { GoneIndex } from '../snapshot/gone.ts';
 import { SEARCH_DB } from '../snapshot/search-db.ts';
 import { queryForms, type QueryWord } from '../core/stem.ts';
+import { BroadIndex } from './broad.ts';
 import type { SearchQuery, SnapshotRef } from './protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
@@ -246,6 +247,8 @@ export class SnapshotDb {
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
   private suggestions: { known: Promise<DuckDBPreparedStatement>; closest: Promise<DuckDBPreparedStatement> } | null = null;
   private goneIndex: GoneIndex | null = null;
+  /** Postings of the broad prefixes and cities (query/broad.ts); null for a database built without them. */
+  private broad: BroadIndex | null = null;
 
   readonly ref: SnapshotRef;
   private readonly instance: DuckDBInstance;
@@ -271,7 +274,9 @@ export class SnapshotDb {
       const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
       const csvIndex = path.join(ref.dir, RECORDS_CSV_INDEX);
       const csvRecords = existsSync(csvIndex) ? new RecordStore(path.join(ref.dir, RECORDS_CSV), csvIndex) : null;
-      return new SnapshotDb(ref, instance, conn, records, csvRecords);
+      const db = new SnapshotDb(ref, instance, conn, records, csvRecords);
+      db.broad = await BroadIndex.open(conn);
+      return db;
     } catch (err) {
       conn.closeSync();
       instance.closeSync();
@@ -321,6 +326,8 @@ export class SnapshotDb {
 
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
     const b = bindSearch(q, excluded, nowMs);
+    const broad = await this.broadPage(b);
+    if (broad !== null) return broad;
     const statement = await this.statement(b.shape, false);
     statement.bind({ ...b.values, limit: q.limit, offset: q.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
     return this.finish(b, await rowsOf(statement));
@@ -335,6 +342,26 @@ export class SnapshotDb {
    * distance then ord) because a UNION ALL does not promise to keep it.
    */
   async pages(searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[]): Promise<SearchPage[]> {
+    // The broad ones each from their postings, one after another; the rest batched as below.
+    const broad: (SearchPage | null)[] = [];
+    for (const s of searches)
+      broad.push(this.broad?.covers(s.query, bindSearch(s.query, s.excluded, s.nowMs).shape) ? await this.page(s.query, s.excluded, s.nowMs) : null);
+    const rest = searches.filter((_, i) => broad[i] === null);
+    const restPages = rest.length === 0 ? [] : await this.batchPages(rest);
+    let k = 0;
+    return broad.map((p) => p ?? (restPages[k++] as SearchPage));
+  }
+
+  /** A broad search's page from its postings (query/broad.ts), or null when the full search must answer. */
+  private async broadPage(b: BoundSearch): Promise<SearchPage | null> {
+    const a = await this.broad?.answer(b.query, b.shape, b.values, b.types);
+    if (!a) return null;
+    return { total: a.total, firstEndMs: a.firstEndMs, suggestion: null, rows: a.rids.map((rid) => ({ rid, id: this.records.idOf(rid), distanceKm: null })) };
+  }
+
+  private async batchPages(
+    searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[],
+  ): Promise<SearchPage[]> {
     if (searches.length === 1) {
       const s = searches[0] as (typeof searches)[number];
       return [await this.page(s.query, s.excluded, s.nowMs)];
@@ -431,6 +458,7 @@ export class SnapshotDb {
   }
 
   close(): void {
+    this.broad?.close();
     this.records.close();
     this.csvRecords?.close();
     this.goneIndex?.close();

@@ -8,11 +8,15 @@ import path from 'node:path';
 import { DuckDBInstance, LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
 import { pathLiteral, sqlFile } from '../core/sql.ts';
+import { BROAD_DEFAULTS, writeBroadTables, type BroadOptions } from './search-broad.ts';
 
 export const SEARCH_DB = 'search.duckdb';
 
-/** Writes `dir`/search.duckdb from `parquet`; its WAL is checkpointed into the file before it closes. */
-export async function writeSearchDb(parquet: string, dir: string): Promise<void> {
+/**
+ * Writes `dir`/search.duckdb from `parquet`; its WAL is checkpointed into the file before it closes.
+ * `broad`: the broad searches' postings (snapshot/search-broad.ts), or null for none.
+ */
+export async function writeSearchDb(parquet: string, dir: string, broad: BroadOptions | null = BROAD_DEFAULTS): Promise<void> {
   const file = path.join(dir, SEARCH_DB);
   await rm(file, { force: true });
   const db = await DuckDBInstance.create(file, { threads: '2' });
@@ -24,6 +28,7 @@ export async function writeSearchDb(parquet: string, dir: string): Promise<void>
     await events.run();
     events.destroySync();
     await conn.run(fill('search_db_words'));
+    if (broad !== null) await writeBroadTables(conn, broad);
     await conn.run('CHECKPOINT');
   } finally {
     conn.closeSync();

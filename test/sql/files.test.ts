@@ -10,12 +10,25 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import Database from 'better-sqlite3';
 import { REPO_ROOT } from '../../core/config.ts';
 import { searchSql } from '../../query/db.ts';
+import { BROAD_FILTERS, broadSql } from '../../query/broad.ts';
 import { ledgerQuery, ledgerQueryNames } from '../../ledger/sqlite/store.ts';
 import { pathLiteral, sqlFile, sqlSections } from '../../core/sql.ts';
 import { SEARCH_DB, writeSearchDb } from '../../snapshot/search-db.ts';
 
 /** Files the query worker runs; search_db_* create the tables the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'search_suggest', 'event_by_id'];
+const QUERY_FILES = [
+  'search_macros',
+  'search_db_events',
+  'search_db_words',
+  'search_db_broad',
+  'search_db_broad_pairs',
+  'search',
+  'search_count',
+  'search_filters',
+  'search_suggest',
+  'search_broad',
+  'event_by_id',
+];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -86,6 +99,12 @@ test('every sql file prepares against the schema it runs on', async () => {
       }
     }
     assert.equal(prepared, 256);
+    // The broad postings' statements (query/broad.ts), per combination of the filters they carry.
+    for (let mask = 0; mask < 1 << BROAD_FILTERS.length; mask++) {
+      const filters = BROAD_FILTERS.filter((_, i) => (mask & (1 << i)) !== 0);
+      for (const name of ['page', 'stats_open', 'stats_bounded'] as const)
+        await assert.doesNotReject(query.prepare(broadSql(name, filters)), `search_broad ${name} ${filters.join(' ')}`);
+    }
     query.closeSync();
   } finally {
     await rm(dir, { recursive: true, force: true });
