@@ -15,7 +15,17 @@ import { pathLiteral, sqlFile, sqlSections } from '../../core/sql.ts';
 import { SEARCH_DB, writeSearchDb } from '../../snapshot/search-db.ts';
 
 /** Files the query worker runs; search_db_* create the tables the assembled search prepares against. */
-const QUERY_FILES = ['search_macros', 'search_db_events', 'search_db_words', 'search', 'search_count', 'search_filters', 'search_suggest', 'event_by_id'];
+const QUERY_FILES = [
+  'search_macros',
+  'search_db_events',
+  'search_db_words',
+  'search',
+  'search_count',
+  'search_filters',
+  'search_suggest',
+  'search_city_bands',
+  'event_by_id',
+];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -58,6 +68,7 @@ test('every sql file prepares against the schema it runs on', async () => {
     const query = await (await DuckDBInstance.create(path.join(dir, SEARCH_DB), { access_mode: 'READ_ONLY' })).connect();
     await query.run(sqlFile('search_macros'));
     await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
+    await assert.doesNotReject(query.prepare(sqlFile('search_city_bands')), 'search_city_bands');
     for (const [name, text] of sqlSections('search_suggest', 'query')) await assert.doesNotReject(query.prepare(text), `search_suggest ${name}`);
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
