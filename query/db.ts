@@ -27,6 +27,8 @@ import type { SearchQuery, SnapshotRef } from './protocol.ts';
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
 const FOREVER_MS = Number.MAX_SAFE_INTEGER;
 const KM_PER_DEGREE_LAT = 111.32;
+/** The contract's sphere (sql/search_macros.sql): the IUGG mean radius. */
+const EARTH_RADIUS_KM = 6371.0088;
 
 /**
  * sql/search_filters.sql split at its "-- fragment: NAME" headers. The fragments are the only SQL
@@ -71,7 +73,7 @@ function wordFilter(wordTable: boolean, i: number, forms: number): string {
 export function searchSql(shape: Shape, count = false): string {
   const filters = [
     shape.geo ? fragment('geo') : '',
-    shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})` : '',
+    shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})\n  ${fragment('city_band')}` : '',
     shape.ages ? fragment('ages') : '',
     shape.categories ? fragment('categories') : '',
     shape.excluded ? fragment('excluded') : '',
@@ -79,9 +81,28 @@ export function searchSql(shape: Shape, count = false): string {
     shape.words.map((forms, i) => wordFilter(shape.wordTable, i, forms)).join('\n'),
   ].filter((f) => f !== '');
   return sqlFile(count ? 'search_count' : 'search')
-    .replaceAll('{{distance}}', fragment(shape.geo ? 'distance' : 'distance_none'))
+    .replaceAll('{{place}}', fragment(shape.geo ? 'place' : 'place_none'))
+    .replaceAll('{{hav}}', fragment(shape.byDistance ? 'haversine' : 'hav_none'))
     .replaceAll('{{filters}}', filters.join('\n  '))
+    .replaceAll('{{haversine}}', fragment('haversine'))
     .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
+}
+
+const radians = (deg: number): number => (deg * Math.PI) / 180;
+
+/**
+ * Great-circle distance in km, as sql/search_macros.sql's great_circle_km computes it (the same
+ * haversine, the same sphere): the page's distances, from the coordinates its rows carry.
+ */
+export function greatCircleKm(lat1: number, lng1: number, lat2: number, lng2: number): number {
+  const h = Math.sin(radians(lat2 - lat1) / 2) ** 2 + Math.cos(radians(lat1)) * Math.cos(radians(lat2)) * Math.sin(radians(lng2 - lng1) / 2) ** 2;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** The haversine term at which the great-circle distance is `radiusKm` (sql/search_filters.sql geo). */
+export function haversineAt(radiusKm: number): number {
+  const half = radiusKm / (2 * EARTH_RADIUS_KM);
+  return half >= Math.PI / 2 ? 1 : Math.sin(half) ** 2;
 }
 
 /** Bit i for CATEGORY_SLUGS[i], as sql/search_db_events.sql computes category_bits. */
@@ -168,7 +189,10 @@ interface BoundSearch {
   readonly types: Record<string, DuckDBType>;
 }
 
-function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number): BoundSearch {
+/** Each city's latitude band by city_key (sql/search_city_bands.sql). */
+export type CityBands = ReadonlyMap<string, { readonly latLo: number; readonly latHi: number }>;
+
+function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number, bands: CityBands): BoundSearch {
   const excludedBits = categoryBits(excluded);
   const shape: Shape = {
     geo: q.geo !== null,
@@ -193,13 +217,27 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number):
     const box = boundingBox(q.geo.lat, q.geo.lng, q.geo.radiusKm);
     set('lat', q.geo.lat, DOUBLE);
     set('lng', q.geo.lng, DOUBLE);
-    set('radius_km', q.geo.radiusKm, DOUBLE);
+    set('cos_lat', Math.cos(radians(q.geo.lat)), DOUBLE);
+    set('hav_max', haversineAt(q.geo.radiusKm), DOUBLE);
     set('lat_lo', box.latLo, DOUBLE);
     set('lat_hi', box.latHi, DOUBLE);
     set('lng_lo', box.lngLo, DOUBLE);
     set('lng_hi', box.lngHi, DOUBLE);
   }
-  q.cities?.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
+  if (q.cities) {
+    q.cities.forEach((c, i) => set(`city_${i + 1}`, c, VARCHAR));
+    // A city no event is in adds nothing; with none found the band is empty, as is the answer.
+    let latLo = Infinity;
+    let latHi = -Infinity;
+    for (const c of q.cities) {
+      const band = bands.get(c);
+      if (band === undefined) continue;
+      latLo = Math.min(latLo, band.latLo);
+      latHi = Math.max(latHi, band.latHi);
+    }
+    set('city_lat_lo', latLo === Infinity ? 1 : latLo, DOUBLE);
+    set('city_lat_hi', latHi === -Infinity ? 0 : latHi, DOUBLE);
+  }
   if (q.ages) {
     set('age_lo', q.ages.loMonths, INTEGER);
     set('age_hi', q.ages.hiMonths, INTEGER);
@@ -235,11 +273,14 @@ export function batchSql(shapes: readonly Shape[]): string {
     .join('\nUNION ALL\n');
 }
 
-/** A branch's rows in its statement's order: by distance first when it sorts by distance, then by ord. */
+/** A search's row as sql/search.sql returns it. */
+const ROW = { total: 0, firstEnd: 1, rid: 2, lat: 3, lng: 4, hav: 5, ord: 6 } as const;
+
+/** A branch's rows in its statement's order: by distance (hav) first when it sorts by distance, then by ord. */
 function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[][] {
-  const ord = (r: DuckDBValue[]): number => Number(r[4]);
-  const km = (r: DuckDBValue[]): number => r[3] as number;
-  return rows.sort((a, b) => (byDistance && km(a) !== km(b) ? km(a) - km(b) : ord(a) - ord(b)));
+  const ord = (r: DuckDBValue[]): number => Number(r[ROW.ord]);
+  const hav = (r: DuckDBValue[]): number => r[ROW.hav] as number;
+  return rows.sort((a, b) => (byDistance && hav(a) !== hav(b) ? hav(a) - hav(b) : ord(a) - ord(b)));
 }
 
 export class SnapshotDb {
@@ -253,13 +294,22 @@ export class SnapshotDb {
   readonly ref: SnapshotRef;
   private readonly instance: DuckDBInstance;
   private readonly conn: DuckDBConnection;
+  private readonly bands: CityBands;
   readonly records: RecordStore;
   /** The records' own CSV cells, rendered at build time; null for a snapshot built before they were stored. */
   readonly csvRecords: RecordStore | null;
-  private constructor(ref: SnapshotRef, instance: DuckDBInstance, conn: DuckDBConnection, records: RecordStore, csvRecords: RecordStore | null) {
+  private constructor(
+    ref: SnapshotRef,
+    instance: DuckDBInstance,
+    conn: DuckDBConnection,
+    bands: CityBands,
+    records: RecordStore,
+    csvRecords: RecordStore | null,
+  ) {
     this.ref = ref;
     this.instance = instance;
     this.conn = conn;
+    this.bands = bands;
     this.records = records;
     this.csvRecords = csvRecords;
   }
@@ -271,10 +321,13 @@ export class SnapshotDb {
     const conn = await instance.connect();
     try {
       await conn.run(sqlFile('search_macros'));
+      const bands = new Map<string, { latLo: number; latHi: number }>();
+      for (const [city, latLo, latHi] of (await conn.runAndReadAll(sqlFile('search_city_bands'))).getRows())
+        bands.set(city as string, { latLo: latLo as number, latHi: latHi as number });
       const records = new RecordStore(path.join(ref.dir, RECORDS_FILE), path.join(ref.dir, RECORDS_INDEX));
       const csvIndex = path.join(ref.dir, RECORDS_CSV_INDEX);
       const csvRecords = existsSync(csvIndex) ? new RecordStore(path.join(ref.dir, RECORDS_CSV), csvIndex) : null;
-      const db = new SnapshotDb(ref, instance, conn, records, csvRecords);
+      const db = new SnapshotDb(ref, instance, conn, bands, records, csvRecords);
       db.broad = await BroadIndex.open(conn);
       return db;
     } catch (err) {
@@ -325,7 +378,7 @@ export class SnapshotDb {
   }
 
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
-    const b = bindSearch(q, excluded, nowMs);
+    const b = bindSearch(q, excluded, nowMs, this.bands);
     const broad = await this.broadPage(b);
     if (broad !== null) return broad;
     const statement = await this.statement(b.shape, false);
@@ -345,7 +398,9 @@ export class SnapshotDb {
     // The broad ones each from their postings, one after another; the rest batched as below.
     const broad: (SearchPage | null)[] = [];
     for (const s of searches)
-      broad.push(this.broad?.covers(s.query, bindSearch(s.query, s.excluded, s.nowMs).shape) ? await this.page(s.query, s.excluded, s.nowMs) : null);
+      broad.push(
+        this.broad?.covers(s.query, bindSearch(s.query, s.excluded, s.nowMs, this.bands).shape) ? await this.page(s.query, s.excluded, s.nowMs) : null,
+      );
     const rest = searches.filter((_, i) => broad[i] === null);
     const restPages = rest.length === 0 ? [] : await this.batchPages(rest);
     let k = 0;
@@ -366,7 +421,7 @@ export class SnapshotDb {
       const s = searches[0] as (typeof searches)[number];
       return [await this.page(s.query, s.excluded, s.nowMs)];
     }
-    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs));
+    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs, this.bands));
     const values: Record<string, DuckDBValue> = {};
     const types: Record<string, DuckDBType> = {};
     bound.forEach((b, k) => {
@@ -387,13 +442,19 @@ export class SnapshotDb {
       statement.bind(values, types);
       const byBranch: DuckDBValue[][][] = bound.map(() => []);
       for (const row of await rowsOf(statement)) byBranch[Number(row[0])]?.push(row.slice(1));
-      return await Promise.all(bound.map((b, k) => this.finish(b, inBranchOrder(byBranch[k] as DuckDBValue[][], b.shape.byDistance))));
+      // One at a time: a page past the last match is counted, and a missed word suggested, by a
+      // statement kept per shape, which two branches of one shape would otherwise bind over each
+      // other (each then read the other's total: three past-the-end circles on 1M events gave
+      // 0, 0 and 6741 alone, 6741 three times batched).
+      const out: SearchPage[] = [];
+      for (const [k, b] of bound.entries()) out.push(await this.finish(b, inBranchOrder(byBranch[k] as DuckDBValue[][], b.shape.byDistance)));
+      return out;
     } finally {
       statement.destroySync();
     }
   }
 
-  /** A search's page from its rows (total, first end, rid, distance, ord), counting apart when the page is past the last match. */
+  /** A search's page from its rows (sql/search.sql's columns: ROW), counting apart when the page is past the last match. */
   private async finish(b: BoundSearch, rows: readonly DuckDBValue[][]): Promise<SearchPage> {
     let stats = rows[0];
     if (stats === undefined && b.query.offset > 0) {
@@ -402,15 +463,17 @@ export class SnapshotDb {
       counting.bind(b.values, b.types);
       stats = (await rowsOf(counting))[0];
     }
-    const firstEnd = stats?.[1];
-    const total = stats ? Number(stats[0]) : 0;
+    const firstEnd = stats?.[ROW.firstEnd];
+    const total = stats ? Number(stats[ROW.total]) : 0;
+    const geo = b.query.geo;
     return {
       total,
       suggestion: total === 0 && b.query.words !== null ? await this.suggest(b) : null,
       firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
       rows: rows.map((r) => {
-        const rid = Number(r[2]);
-        return { rid, id: this.records.idOf(rid), distanceKm: typeof r[3] === 'number' ? r[3] : null };
+        const rid = Number(r[ROW.rid]);
+        const distanceKm = geo === null ? null : greatCircleKm(geo.lat, geo.lng, r[ROW.lat] as number, r[ROW.lng] as number);
+        return { rid, id: this.records.idOf(rid), distanceKm };
       }),
     };
   }
@@ -450,7 +513,7 @@ export class SnapshotDb {
       replaced = true;
     }
     if (!replaced) return null;
-    const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs);
+    const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs, this.bands);
     const counting = await this.statement(retry.shape, true);
     counting.bind(retry.values, retry.types);
     const n = (await rowsOf(counting))[0]?.[0];

@@ -2,19 +2,35 @@
 -- with {{i}} is repeated once per value (cities are OR-ed inside one AND, words AND-ed), with
 -- {{i}} replaced by the value's 1-based position: its parameters are $city_1, $city_2, …
 
--- fragment: distance_none
+-- fragment: place_none
+NULL::DOUBLE AS venue_lat, NULL::DOUBLE AS venue_lng
+
+-- fragment: place
+-- The page's distances are computed from these by the worker (query/db.ts greatCircleKm), for 20
+-- rows, instead of by the statement: every expression in it is bound and optimized again on every
+-- execution, and the great-circle one was a third of a radius search's cost on 50k events.
+venue_lat, venue_lng
+
+-- fragment: hav_none
 NULL::DOUBLE
 
--- fragment: distance
-great_circle_km($lat, $lng, venue_lat, venue_lng)
+-- fragment: haversine
+-- The haversine term of the great circle from ($lat, $lng) (sql/search_macros.sql's, with the
+-- centre's cosine a parameter): the distance is 2R asin(sqrt(h)), which grows with h, so
+-- "within the radius" is h <= $hav_max (sin²(radius / 2R)) and the distance order is h's order.
+pow(sin(radians(venue_lat - $lat) / 2), 2) + $cos_lat * cos(radians(venue_lat)) * pow(sin(radians(venue_lng - $lng) / 2), 2)
 
 -- fragment: geo
 -- The bounding box first: plain comparisons the scan prunes on; then the exact circle.
 AND venue_lat BETWEEN $lat_lo AND $lat_hi AND venue_lng BETWEEN $lng_lo AND $lng_hi
-AND great_circle_km($lat, $lng, venue_lat, venue_lng) <= $radius_km
+AND {{haversine}} <= $hav_max
 
 -- fragment: city
 city_key = $city_{{i}}
+
+-- fragment: city_band
+-- The searched cities' latitude band (sql/search_city_bands.sql): blocks outside it are skipped.
+AND venue_lat BETWEEN $city_lat_lo AND $city_lat_hi
 
 -- fragment: ages
 -- Events without an age range are for all ages.
@@ -56,4 +72,5 @@ WHERE word >= $word_{{i}}_{{j}} AND word < $word_{{i}}_{{j}}_next AND end_ms >= 
 ord
 
 -- fragment: order_distance
-great_circle_km($lat, $lng, venue_lat, venue_lng), ord
+-- hav: the select list's haversine term (sql/search.sql), bound once for both.
+hav, ord

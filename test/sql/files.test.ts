@@ -27,6 +27,7 @@ const QUERY_FILES = [
   'search_filters',
   'search_suggest',
   'search_broad',
+  'search_city_bands',
   'event_by_id',
 ];
 
@@ -71,6 +72,7 @@ test('every sql file prepares against the schema it runs on', async () => {
     const query = await (await DuckDBInstance.create(path.join(dir, SEARCH_DB), { access_mode: 'READ_ONLY' })).connect();
     await query.run(sqlFile('search_macros'));
     await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
+    await assert.doesNotReject(query.prepare(sqlFile('search_city_bands')), 'search_city_bands');
     for (const [name, text] of sqlSections('search_suggest', 'query')) await assert.doesNotReject(query.prepare(text), `search_suggest ${name}`);
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
