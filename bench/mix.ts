@@ -55,7 +55,10 @@ export function generateMix(facts: DatasetFacts, seed: number, size = MIX_SIZE):
     return x;
   };
   const now = new Date(facts.nowMs);
-  const weeks = { current: weekRange({ kind: 'current' }, now), next: weekRange({ kind: 'next' }, now) };
+  // week=current is the week from now on (the contract, amended 2026-11-26: nothing that has ended),
+  // as the server binds it (query/db.ts); PostGIS is asked the same range.
+  const current = weekRange({ kind: 'current' }, now);
+  const weeks = { current: { fromMs: Math.max(current.fromMs, facts.nowMs), toMs: current.toMs }, next: weekRange({ kind: 'next' }, now) };
   const rows: MixRow[] = [];
   const seen = new Set<string>();
   let kind: MixKind = 'near';

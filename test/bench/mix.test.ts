@@ -25,7 +25,8 @@ function fromUrl(r: MixRow, facts: DatasetFacts): Omit<MixRow, 'i' | 'kind' | 'p
   const p = new URL(r.path, 'http://x').searchParams;
   const num = (k: string): number => Number(p.get(k));
   const wk = p.get('week');
-  const range = wk === 'current' ? week(0) : wk === 'next' ? week(1) : { from: facts.nowMs, to: FAR };
+  // week=current: the week from now on (the contract, amended 2026-11-26), as the server binds it.
+  const range = wk === 'current' ? { from: Math.max(week(0).from, facts.nowMs), to: week(0).to } : wk === 'next' ? week(1) : { from: facts.nowMs, to: FAR };
   const ages = p.has('age_min') || p.has('age_max');
   return {
     has_geo: p.has('lat') ? 1 : 0,
