@@ -59,6 +59,14 @@ const SEARCH_HEADERS: Record<string, Header> = {
   'Content-Encoding': { description: 'br or gzip when Accept-Encoding allows and the body is over 1 KiB.', schema: { type: 'string' } },
 };
 
+/** The headers of the reference documents (categories, cities, this document), 200 and 304. */
+const REFERENCE_HEADERS: Record<string, Header> = {
+  ETag: SEARCH_HEADERS.ETag as Header,
+  'Cache-Control': { description: 'public, max-age=300', required: true, schema: { type: 'string' } },
+  Vary: SEARCH_HEADERS.Vary as Header,
+  'Content-Encoding': SEARCH_HEADERS['Content-Encoding'] as Header,
+};
+
 /** The keyless demo's per-address rate limit, on each of its answers. */
 const DEMO_HEADERS: Record<string, Header> = {
   'RateLimit-Limit': { description: 'Demo calls allowed per minute from one address.', required: true, schema: { type: 'integer' } },
@@ -156,14 +164,22 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
     const searchHeaders = r.pathParam
       ? Object.fromEntries(Object.entries(SEARCH_HEADERS).filter(([k]) => k !== 'X-Total-Count' && k !== 'Link'))
       : SEARCH_HEADERS;
-    const headers = { ...(search ? searchHeaders : {}), ...(r.access === 'live' ? QUOTA_HEADERS : {}), ...(r.access === 'demo' ? DEMO_HEADERS : {}) };
+    // Searches and the reference documents answer If-None-Match and Accept-Encoding.
+    const conditional = search || r.tag === 'reference';
+    const headers = {
+      ...(search ? searchHeaders : r.tag === 'reference' ? REFERENCE_HEADERS : {}),
+      ...(r.access === 'live' ? QUOTA_HEADERS : {}),
+      ...(r.access === 'demo' ? DEMO_HEADERS : {}),
+    };
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
         ...(Object.keys(headers).length ? { headers } : {}),
         content: Object.fromEntries(r.produces.map((p) => [p.type, { schema: { $ref: `#/components/schemas/${p.schema}` } }])),
       },
-      ...(search ? { 304: { description: 'Not Modified: If-None-Match names the current body. No body; nothing is charged.', headers } } : {}),
+      ...(conditional
+        ? { 304: { description: `Not Modified: If-None-Match names the current body. No body${search ? '; nothing is charged' : ''}.`, headers } }
+        : {}),
     };
     for (const [status, cs] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[String(status)] = {
@@ -179,14 +195,14 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       summary: r.summary,
       description: r.description,
       tags: [r.tag],
-      parameters: search
+      parameters: conditional
         ? [
             ...parameters,
             {
               name: 'If-None-Match',
               in: 'header',
               required: false,
-              description: 'ETags you hold: a match answers 304 without a body, and charges nothing.',
+              description: `ETags you hold: a match answers 304 without a body${search ? ', and charges nothing' : ''}.`,
               schema: { type: 'string' },
             },
             {

@@ -2,7 +2,7 @@
 // and /v1/cities (the cities this snapshot has events in). Answers are built once per snapshot.
 import * as v from 'valibot';
 import { CATEGORY_LABELS, CATEGORY_SLUGS } from '../../core/taxonomy.ts';
-import { jsonReply } from '../reply.ts';
+import { FixedAnswer } from '../fixed-answer.ts';
 import type { LoadedSnapshot } from '../snapshots.ts';
 import { defineRoute, type Services } from '../route.ts';
 import type { Plan } from '../../ledger/accounts.ts';
@@ -10,14 +10,14 @@ import type { Plan } from '../../ledger/accounts.ts';
 const noParams = v.object({});
 
 /** A body rendered once per snapshot and set of plans (plans are data: an operator may add one). */
-function perSnapshot(render: (s: LoadedSnapshot, plans: readonly Plan[]) => object): (svc: Services) => Buffer {
-  let memo: { id: string; body: Buffer } | null = null;
+function perSnapshot(render: (s: LoadedSnapshot, plans: readonly Plan[]) => object): (svc: Services) => FixedAnswer {
+  let memo: { id: string; answer: FixedAnswer } | null = null;
   return (svc) => {
     const snap = svc.snapshots.require();
     const plans = svc.meter.plans;
     const id = `${snap.ref.id} ${plans.map((p) => `${p.name}:${p.excludedCategories.join(',')}`).join(' ')}`;
-    if (memo?.id !== id) memo = { id, body: Buffer.from(JSON.stringify(render(snap, plans))) };
-    return memo.body;
+    if (memo?.id !== id) memo = { id, answer: new FixedAnswer(Buffer.from(JSON.stringify(render(snap, plans)))) };
+    return memo.answer;
   };
 }
 
@@ -44,7 +44,7 @@ export const categoriesRoute = defineRoute({
   params: noParams,
   produces: [{ type: 'application/json', schema: 'CategoryList' }],
   errors: ['unknown_parameter', 'unavailable'],
-  handle: (_req, _p, svc) => ({ ...jsonReply(categoriesBody(svc), [['Cache-Control', PUBLIC_CACHE]]), route: '/v1/categories' }),
+  handle: (req, _p, svc) => categoriesBody(svc).reply(req.http, PUBLIC_CACHE, '/v1/categories'),
 });
 
 export const citiesRoute = defineRoute({
@@ -56,5 +56,5 @@ export const citiesRoute = defineRoute({
   params: noParams,
   produces: [{ type: 'application/json', schema: 'CityList' }],
   errors: ['unknown_parameter', 'unavailable'],
-  handle: (_req, _p, svc) => ({ ...jsonReply(citiesBody(svc), [['Cache-Control', PUBLIC_CACHE]]), route: '/v1/cities' }),
+  handle: (req, _p, svc) => citiesBody(svc).reply(req.http, PUBLIC_CACHE, '/v1/cities'),
 });

@@ -1,6 +1,7 @@
 // Liveness, readiness and the API description.
 import * as v from 'valibot';
 import { unavailable } from '../errors.ts';
+import { FixedAnswer } from '../fixed-answer.ts';
 import { withListedValues } from '../openapi.ts';
 import { jsonReply } from '../reply.ts';
 import { defineRoute, type Services } from '../route.ts';
@@ -44,20 +45,20 @@ export const readyzRoute = defineRoute({
  * The document as served: the one built at start-up (svc.openapi) with the values of the current
  * snapshot where the document says a route lists them, rendered once per snapshot and server.
  */
-const served = new WeakMap<Buffer, { readonly snapshot: string; readonly body: Buffer }>();
+const served = new WeakMap<Buffer, { readonly snapshot: string | null; readonly answer: FixedAnswer }>();
 
-function openapiBody(svc: Services): Buffer {
+function openapiAnswer(svc: Services): FixedAnswer {
   const base = svc.openapi();
   const snap = svc.snapshots.current;
-  // Before the first snapshot the lists are unknown: the markers stay, without an enum.
-  if (!snap) return base;
+  const id = snap?.ref.id ?? null;
   let memo = served.get(base);
-  if (memo?.snapshot !== snap.ref.id) {
-    const doc = withListedValues(JSON.parse(base.toString('utf8')), { '/v1/cities': snap.manifest.cities });
-    memo = { snapshot: snap.ref.id, body: Buffer.from(JSON.stringify(doc)) };
+  if (memo === undefined || memo.snapshot !== id) {
+    // Before the first snapshot the lists are unknown: the markers stay, without an enum.
+    const body = snap ? Buffer.from(JSON.stringify(withListedValues(JSON.parse(base.toString('utf8')), { '/v1/cities': snap.manifest.cities }))) : base;
+    memo = { snapshot: id, answer: new FixedAnswer(body) };
     served.set(base, memo);
   }
-  return memo.body;
+  return memo.answer;
 }
 
 export const openapiRoute = defineRoute({
@@ -69,5 +70,5 @@ export const openapiRoute = defineRoute({
   params: noParams,
   produces: [{ type: 'application/json', schema: 'OpenApi' }],
   errors: [],
-  handle: (_req, _p, svc) => ({ ...jsonReply(openapiBody(svc), [['Cache-Control', 'public, max-age=300']]), route: '/v1/openapi.json' }),
+  handle: (req, _p, svc) => openapiAnswer(svc).reply(req.http, 'public, max-age=300', '/v1/openapi.json'),
 });
