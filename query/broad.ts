@@ -79,12 +79,6 @@ export class BroadIndex {
     return this.keys.size;
   }
 
-  /** Whether the search has a broad key: answer() may then answer it. */
-  covers(q: SearchQuery, shape: Shape): boolean {
-    const k = keyOf(q, shape);
-    return k !== null && this.keys.has(`${k.kind} ${k.key}`);
-  }
-
   /**
    * The search's total, earliest end and page, from the full search's own parameter values
    * (query/db.ts bindSearch); null when the full search must answer (no broad key).

@@ -379,11 +379,7 @@ export class SnapshotDb {
 
   async page(q: SearchQuery, excluded: readonly string[], nowMs: number): Promise<SearchPage> {
     const b = bindSearch(q, excluded, nowMs, this.bands);
-    const broad = await this.broadPage(b);
-    if (broad !== null) return broad;
-    const statement = await this.statement(b.shape, false);
-    statement.bind({ ...b.values, limit: q.limit, offset: q.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
-    return this.finish(b, await rowsOf(statement));
+    return (await this.broadPage(b)) ?? this.fullPage(b);
   }
 
   /**
@@ -395,14 +391,12 @@ export class SnapshotDb {
    * distance then ord) because a UNION ALL does not promise to keep it.
    */
   async pages(searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[]): Promise<SearchPage[]> {
+    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs, this.bands));
     // The broad ones each from their postings, one after another; the rest batched as below.
     const broad: (SearchPage | null)[] = [];
-    for (const s of searches)
-      broad.push(
-        this.broad?.covers(s.query, bindSearch(s.query, s.excluded, s.nowMs, this.bands).shape) ? await this.page(s.query, s.excluded, s.nowMs) : null,
-      );
-    const rest = searches.filter((_, i) => broad[i] === null);
-    const restPages = rest.length === 0 ? [] : await this.batchPages(rest);
+    for (const b of bound) broad.push(await this.broadPage(b));
+    const rest = bound.filter((_, i) => broad[i] === null);
+    const restPages = rest.length === 0 ? [] : rest.length === 1 ? [await this.fullPage(rest[0] as BoundSearch)] : await this.batchPages(rest);
     let k = 0;
     return broad.map((p) => p ?? (restPages[k++] as SearchPage));
   }
@@ -414,14 +408,15 @@ export class SnapshotDb {
     return { total: a.total, firstEndMs: a.firstEndMs, suggestion: null, rows: a.rids.map((rid) => ({ rid, id: this.records.idOf(rid), distanceKm: null })) };
   }
 
-  private async batchPages(
-    searches: readonly { readonly query: SearchQuery; readonly excluded: readonly string[]; readonly nowMs: number }[],
-  ): Promise<SearchPage[]> {
-    if (searches.length === 1) {
-      const s = searches[0] as (typeof searches)[number];
-      return [await this.page(s.query, s.excluded, s.nowMs)];
-    }
-    const bound = searches.map((s) => bindSearch(s.query, s.excluded, s.nowMs, this.bands));
+  /** A search's page from its own statement (sql/search.sql). */
+  private async fullPage(b: BoundSearch): Promise<SearchPage> {
+    const statement = await this.statement(b.shape, false);
+    statement.bind({ ...b.values, limit: b.query.limit, offset: b.query.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
+    return this.finish(b, await rowsOf(statement));
+  }
+
+  /** Two or more bound searches in one statement (pages()). */
+  private async batchPages(bound: readonly BoundSearch[]): Promise<SearchPage[]> {
     const values: Record<string, DuckDBValue> = {};
     const types: Record<string, DuckDBType> = {};
     bound.forEach((b, k) => {

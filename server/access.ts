@@ -24,9 +24,7 @@ const INFO = 30;
 
 export class AccessLog {
   private lines = '';
-  private readonly routes: string[] = [];
-  private readonly statuses: number[] = [];
-  private readonly seconds: number[] = [];
+  private pending: AccessRecord[] = [];
   private scheduled = false;
   /** `"method":…,"route":…,` per method and route seen: the same few pairs all day. */
   private readonly prefixes = new Map<string, string>();
@@ -43,9 +41,7 @@ export class AccessLog {
   }
 
   add(r: AccessRecord): void {
-    this.routes.push(r.route);
-    this.statuses.push(r.status);
-    this.seconds.push(r.seconds);
+    this.pending.push(r);
     if (this.write !== null) this.lines += this.line(r);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -56,11 +52,10 @@ export class AccessLog {
   /** Writes the pending lines and counts the pending metrics now. */
   flush(): void {
     this.scheduled = false;
-    if (this.routes.length > 0) {
-      this.metrics.observeMany(this.routes, this.statuses, this.seconds);
-      this.routes.length = 0;
-      this.statuses.length = 0;
-      this.seconds.length = 0;
+    if (this.pending.length > 0) {
+      const done = this.pending;
+      this.pending = [];
+      this.metrics.observeMany(done);
     }
     if (this.lines !== '') {
       const lines = this.lines;

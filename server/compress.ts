@@ -11,6 +11,9 @@ export type Encoding = 'identity' | 'gzip' | 'br';
 /** Bodies up to this size go out as they are: the saving would not pay for the work. */
 export const MIN_COMPRESSED_BYTES = 1024;
 
+/** The encoding a body of `bytes` goes out in, given the one the request accepts best (null: size unknown yet). */
+export const encodingFor = (wanted: Encoding, bytes: number | null): Encoding => (bytes !== null && bytes <= MIN_COMPRESSED_BYTES ? 'identity' : wanted);
+
 // Equal q-values: brotli (smaller) before gzip before nothing.
 const OFFERED: readonly Encoding[] = ['br', 'gzip', 'identity'];
 // Brotli 5 and gzip 6: most of the size win at a fraction of the top levels' cost.

@@ -4,7 +4,7 @@
 // OpenAPI document: 195 KB with the 50k bench set's cities, 8.6 KB as brotli). Before this, these three were the only 200s
 // without any of it (issue 30, item 5).
 import { bodyTag } from '../query/etag.ts';
-import { compress, MIN_COMPRESSED_BYTES, negotiate, type Encoding } from './compress.ts';
+import { compress, encodingFor, negotiate } from './compress.ts';
 import { etagValue, noneMatchHits } from './conditional.ts';
 import type { Reply, Request } from './http.ts';
 import { JSON_TYPE } from './reply.ts';
@@ -21,7 +21,7 @@ export class FixedAnswer {
 
   /** The 200 (in the encoding the request accepts best) or the 304 the request gets. */
   reply(req: Request, cacheControl: string, route: string): Reply | Promise<Reply> {
-    const enc: Encoding = this.body.length <= MIN_COMPRESSED_BYTES ? 'identity' : negotiate(req.headers['accept-encoding']);
+    const enc = encodingFor(negotiate(req.headers['accept-encoding']), this.body.length);
     const headers: [string, string][] = [
       ['ETag', etagValue(this.tag, enc)],
       ['Cache-Control', cacheControl],

@@ -142,15 +142,14 @@ export class Metrics {
   private readonly cacheChildren = new Map<string, { inc(): void }>();
 
   /** A turn's finished requests at once (server/access.ts): one counter step per route and status. */
-  observeMany(routes: readonly string[], statuses: readonly number[], seconds: readonly number[]): void {
+  observeMany(finished: readonly { readonly route: string; readonly status: number; readonly seconds: number }[]): void {
     const counts = new Map<string, number>();
-    for (let i = 0; i < routes.length; i++) {
-      const route = routes[i] as string;
-      const key = `${route} ${statuses[i]}`;
+    for (const { route, status, seconds } of finished) {
+      const key = `${route} ${status}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
       let dur = this.durationChildren.get(route);
       if (!dur) this.durationChildren.set(route, (dur = this.duration.labels({ route })));
-      dur.observe(seconds[i] as number);
+      dur.observe(seconds);
     }
     for (const [key, n] of counts) {
       let req = this.requestChildren.get(key);

@@ -1,7 +1,7 @@
 // GET /v1/events/{id}: one event record, from the response cache or a query worker, metered as
 // one record. Its route, with the OpenAPI prose, is in events.ts.
 import * as v from 'valibot';
-import { negotiate } from '../compress.ts';
+import { encodingFor, negotiate } from '../compress.ts';
 import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
 import { ApiError } from '../errors.ts';
 import { holdRecords } from '../hold.ts';
@@ -11,7 +11,7 @@ import { JSON_TYPE } from '../reply.ts';
 import type { EventMissing, TaskFailure } from '../../query/protocol.ts';
 import type { RouteRequest, Services } from '../route.ts';
 import { EVENT_ID_PATTERN } from '../../core/ids.ts';
-import { encodingFor, LIVE_CACHE_CONTROL, type Headers } from './formats.ts';
+import { LIVE_CACHE_CONTROL, type Headers } from './formats.ts';
 import { failed, rateLimited } from './search.ts';
 
 /** An event id as the snapshot builder makes them (snapshot/normalize/event.ts). */

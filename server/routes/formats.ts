@@ -2,7 +2,7 @@
 // encoding a body goes out in, and the 200 or 304 that carries it. The search flow itself is in
 // search.ts; the routes, with their OpenAPI prose, in events.ts.
 import { LRUCache } from 'lru-cache';
-import { MIN_COMPRESSED_BYTES, type Encoding } from '../compress.ts';
+import { encodingFor, type Encoding } from '../compress.ts';
 import { etagValue, httpDate, noneMatchHits } from '../conditional.ts';
 import type { Reply } from '../http.ts';
 import { JSON_TYPE } from '../reply.ts';
@@ -110,9 +110,6 @@ export function searchHeaders(
   if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return headers;
 }
-
-/** The encoding a body of `bytes` goes out in. */
-export const encodingFor = (wanted: Encoding, bytes: number | null): Encoding => (bytes !== null && bytes <= MIN_COMPRESSED_BYTES ? 'identity' : wanted);
 
 /** A search's 200: its type and coding before the headers it shares with a 304. */
 export function okReply(c: Call, enc: Encoding, headers: Headers, body: Reply['body'], cache: 'hit' | 'miss'): Reply {

@@ -4,7 +4,7 @@
 // conditional reply (ETag/304) in the encoding the client accepts. JSON and feed bodies come back
 // whole from a worker; CSV bodies stream from the worker to the socket at the client's pace.
 import { LRUCache } from 'lru-cache';
-import { compressStream, negotiate, type Encoding } from '../compress.ts';
+import { compressStream, encodingFor, negotiate, type Encoding } from '../compress.ts';
 import { noneMatchHits } from '../conditional.ts';
 import { ApiError, unavailable } from '../errors.ts';
 import { holdRecords, type Hold } from '../hold.ts';
@@ -19,7 +19,7 @@ import type { CalendarInfo, FeedLinks, SearchQuery, TaskFailure } from '../../qu
 import type { RouteRequest, Services } from '../route.ts';
 import type { Plan, QuotaState } from '../../ledger/accounts.ts';
 import { attribution, DEMO_PLAN } from '../terms.ts';
-import { answerReply, baseUrl, DEMO_MAX_LIMIT, encodingFor, FORMATS, okReply, searchHeaders, type Format, type Headers } from './formats.ts';
+import { answerReply, baseUrl, DEMO_MAX_LIMIT, FORMATS, okReply, searchHeaders, type Format, type Headers } from './formats.ts';
 
 interface Prepared {
   readonly query: SearchQuery;
