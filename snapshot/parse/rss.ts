@@ -160,7 +160,8 @@ export function parseRss(input: string, opts: ParseOptions): ParseOutput {
   }
   const entries = (feed.entries ?? []) as unknown as (Extra & { link?: string; title?: string; published?: string })[];
   // The feed's own date, for items that state their day only in the title and carry no date of their own.
-  const feedDate = referenceInstant((feed as { feedDate?: string | null }).feedDate) ?? referenceInstant(feed.published);
+  // rss-parser copies a feed's date element as it found it: an Atom <updated> with attributes is an object, not text.
+  const feedDate = referenceInstant((feed as { feedDate?: string | null }).feedDate) ?? referenceInstant(str(feed.published));
   const events: RawEvent[] = [];
   const noStartItems: SkippedItem[] = [];
   for (const [position, entry] of entries.entries()) {

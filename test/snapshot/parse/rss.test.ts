@@ -342,3 +342,21 @@ describe('parseRss: WordPress event_listing namespace', () => {
     assert.equal(out.noStart, 1);
   });
 });
+
+describe('parseRss: feed-level dates that are not text', () => {
+  // Found by test/fuzzing (seed 1331518938): a feed date element with attributes and no text
+  // reached the date reader as an object and threw instead of being ignored.
+  test('an Atom <updated> with attributes and no text is ignored, the entries still read', () => {
+    const atom =
+      '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom" xmlns:ev="http://purl.org/rss/1.0/modules/event/">' +
+      '<title>Parks</title><id>tag:parks.example.org,2026:programs</id><updated href="https://parks.example.org/feed.atom" />' +
+      '<entry><title>Newts Family Walk</title><id>tag:parks.example.org,2026:program/7781</id>' +
+      '<link rel="alternate" type="text/html" href="https://parks.example.org/programs/7781" /><updated>2026-11-10T21:15:00Z</updated>' +
+      '<ev:startdate>2026-12-12T10:00:00-08:00</ev:startdate><ev:location>Tilden Nature Area</ev:location></entry></feed>';
+    const out = parseRss(atom, { window: WINDOW });
+    assert.deepEqual(
+      out.events.map((e) => e.title),
+      ['Newts Family Walk'],
+    );
+  });
+});
