@@ -217,7 +217,9 @@ export function registerNormalizeCommand(program: Command): void {
         rows.push(...normalized.rows);
       }
       const merged = mergeRows(rows);
-      const out: string[] = merged.rows.map((r) => JSON.stringify(toRecord(r, cfg.webBaseUrl)));
+      // Not in a snapshot yet: the records are stamped as a build at this moment would stamp them.
+      const stamp = { created_ms: Date.now(), updated_ms: Date.now() };
+      const out: string[] = merged.rows.map((r) => JSON.stringify(toRecord({ ...r, ...stamp }, cfg.webBaseUrl)));
       if (out.length) process.stdout.write(`${out.join('\n')}\n`);
       // Every row that is not a record was merged into one: counting rows, not mergedAway (which
       // counts only rows whose id differs from the record's), also counts the same event given in

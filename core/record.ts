@@ -1,6 +1,8 @@
 // The event record as the API serves it (spec 2.1 + venue.city, contract invariants): one mapping
 // from a snapshot row, used by every output path and by `family-events normalize`.
+import { DateTime } from 'luxon';
 import type { CategorySlug } from './taxonomy.ts';
+import { LA } from './zone.ts';
 
 /** Where a venue's coordinates come from, so how near the place they are. */
 export type GeoPrecision = 'exact' | 'venue' | 'zip' | 'place';
@@ -88,6 +90,10 @@ export interface EventRecord extends Pick<EventRow, SameAsRow> {
   source_url: null;
   age_range: { min_months: number; max_months: number } | null;
   age_range_years: { min_years: number; max_years: number } | null;
+  /** When the record first appeared: the build time of the first snapshot that served it. */
+  created_at: string;
+  /** When the record last changed: the build time of the first snapshot with its current content. */
+  updated_at: string;
   event_url: string;
   /** On geo searches only: great-circle distance from the search centre. */
   distance_km?: number;
@@ -123,7 +129,33 @@ export type RecordRow = Pick<
   | 'age_min_months'
   | 'age_max_months'
   | 'is_canceled'
->;
+> &
+  ChangeTimes;
+
+/**
+ * A record's change times (epoch ms), stamped by the snapshot build against the snapshot it
+ * replaced (sql/snapshot_changes.sql): not columns of the staged rows, so not of EventRow.
+ */
+export interface ChangeTimes {
+  created_ms: number;
+  updated_ms: number;
+}
+
+/**
+ * A change time as records show it: ISO 8601 in America/Los_Angeles, with milliseconds, like every
+ * datetime of the API. Remembered per instant: a snapshot's million records share a few dozen
+ * build times, and luxon costs microseconds a call.
+ */
+const changeTimes = new Map<number, string>();
+export function changeTime(ms: number): string {
+  let iso = changeTimes.get(ms);
+  if (iso === undefined) {
+    iso = DateTime.fromMillis(ms, { zone: LA }).toISO() ?? new Date(ms).toISOString();
+    if (changeTimes.size >= 4096) changeTimes.clear();
+    changeTimes.set(ms, iso);
+  }
+  return iso;
+}
 
 export function eventUrl(webBaseUrl: string, id: string): string {
   return `${webBaseUrl}/events/${id}`;
@@ -161,5 +193,7 @@ export function toRecordBody(r: RecordRow): RecordBody {
     age_range,
     age_range_years: ageRangeYears(age_range),
     is_canceled: r.is_canceled,
+    created_at: changeTime(r.created_ms),
+    updated_at: changeTime(r.updated_ms),
   };
 }

@@ -3,7 +3,8 @@
 // listed") instead of a bare 404. Each build derives its list from the snapshot it replaces: that
 // snapshot's events missing now (removed_at = this build), plus that snapshot's own list minus the
 // ids that came back; entries that started more than GONE_KEEP_DAYS ago are dropped, so the list
-// stays bounded. The list is a convenience: a previous snapshot that cannot be read only empties
+// stays bounded, unless they were removed less than GONE_TOMBSTONE_DAYS ago: the change feed
+// (/v1/changes) serves every removal that recent as a deletion. The list is a convenience: a previous snapshot that cannot be read only empties
 // it (the manifest says why), it never fails a build.
 //
 // On disk: gone.jsonl, one GoneEvent per line sorted by id (byte order, as DuckDB sorts; DuckDB
@@ -15,7 +16,7 @@ import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RecordStore, writeLineIndex } from './records.ts';
-import { pathLiteral, sqlFile } from '../core/sql.ts';
+import { pathLiteral, sqlFile, sqlSections } from '../core/sql.ts';
 
 /**
  * An event an earlier snapshot served and this one does not (withdrawn upstream, or past the
@@ -36,6 +37,8 @@ export const GONE_FILE = 'gone.jsonl';
 export const GONE_INDEX = 'gone.idx';
 /** An event that started longer ago than this is dropped from the list: nobody follows such a link any more. */
 export const GONE_KEEP_DAYS = 400;
+/** Every removal is kept at least this long, whenever its event started: the change feed's deletions. */
+export const GONE_TOMBSTONE_DAYS = 30;
 
 const DAY_MS = 86_400_000;
 const READ_BYTES = 1 << 20;
@@ -57,7 +60,16 @@ export interface GoneOutcome {
   readonly count: number;
   /** Why the previous snapshot's events or list could not be used (the list is then empty); null when fine. */
   readonly error: string | null;
+  /** The latest removed_at among the entries this build pruned (ISO), or null when it pruned none. */
+  readonly prunedUntil: string | null;
 }
+
+const GONE_SQL = sqlSections('snapshot_gone', 'query');
+const goneQuery = (name: string): string => {
+  const q = GONE_SQL.get(name);
+  if (q === undefined) throw new Error(`sql/snapshot_gone.sql has no query ${name}`);
+  return q;
+};
 
 /**
  * Writes gone.idx for the gone.jsonl in dir (sorted by id, one entry a line), syncing both, and
@@ -101,7 +113,7 @@ async function loadPreviousList(conn: DuckDBConnection, previousDir: string): Pr
 /** Derives and writes this build's gone list. Never throws: a failure leaves no file and is reported. */
 export async function writeGone(inputs: GoneInputs): Promise<GoneOutcome> {
   const { previousDir, dir, builtAt } = inputs;
-  if (previousDir === null) return { count: 0, error: null };
+  if (previousDir === null) return { count: 0, error: null, prunedUntil: null };
   let db: DuckDBInstance | null = null;
   let conn: DuckDBConnection | null = null;
   try {
@@ -109,15 +121,21 @@ export async function writeGone(inputs: GoneInputs): Promise<GoneOutcome> {
     conn = await db.connect();
     await loadPreviousList(conn, previousDir);
     // DuckDB writes the lines itself: streaming rows through JavaScript cost twice the CPU (2 s for 100k entries).
-    const sql = sqlFile('snapshot_gone')
+    const list = goneQuery('list')
       .replaceAll('{{current}}', pathLiteral(inputs.parquet))
-      .replaceAll('{{previous}}', pathLiteral(path.join(previousDir, 'events.parquet')))
-      .replaceAll('{{target}}', pathLiteral(path.join(dir, GONE_FILE)));
-    await conn.run(sql, { removed_at: builtAt, cutoff_ms: BigInt(Date.parse(builtAt) - GONE_KEEP_DAYS * DAY_MS) });
-    return { count: await indexGoneFile(dir), error: null };
+      .replaceAll('{{previous}}', pathLiteral(path.join(previousDir, 'events.parquet')));
+    const at = Date.parse(builtAt);
+    await conn.run(list, {
+      removed_at: builtAt,
+      cutoff_ms: BigInt(at - GONE_KEEP_DAYS * DAY_MS),
+      tombstone_ms: BigInt(at - GONE_TOMBSTONE_DAYS * DAY_MS),
+    });
+    await conn.run(goneQuery('write').replaceAll('{{target}}', pathLiteral(path.join(dir, GONE_FILE))));
+    const pruned = (await conn.runAndReadAll(goneQuery('pruned'))).getRows()[0]?.[0];
+    return { count: await indexGoneFile(dir), error: null, prunedUntil: typeof pruned === 'string' ? pruned : null };
   } catch (err) {
     await Promise.all([GONE_FILE, GONE_INDEX].map((f) => rm(path.join(dir, f), { force: true })));
-    return { count: 0, error: `previous snapshot ${path.basename(previousDir)}: ${(err as Error).message}` };
+    return { count: 0, error: `previous snapshot ${path.basename(previousDir)}: ${(err as Error).message}`, prunedUntil: null };
   } finally {
     conn?.closeSync();
     db?.closeSync();

@@ -11,7 +11,7 @@ import type { SourceReport } from './types.ts';
  * 4: venue_geo_precision, a column of the Parquet and a field of each record's venue; 5: search_text
  * carries the compounds and stems q matches (core/stem.ts), and search.duckdb a vocabulary table.
  */
-export const SNAPSHOT_SCHEMA_VERSION = 5;
+export const SNAPSHOT_SCHEMA_VERSION = 6;
 export const KEEP_SNAPSHOTS = 5;
 
 export interface Manifest {
@@ -49,6 +49,14 @@ export interface Manifest {
   };
   /** Where the gone list came from: the snapshot this one replaced, and why it could not be used. Absent before gone.jsonl. */
   readonly gone_from?: { readonly snapshot: string | null; readonly error: string | null };
+  /**
+   * The change feed's clock (issue 30): `stamp` is this build's change time (ISO, UTC, ms), the
+   * updated_at of every record this build added or changed and the removed_at of every event it
+   * removed, later than every stamp before it. `complete_since` is the earliest time from which
+   * gone.jsonl holds every removal (null: since the first build); a change-feed cursor older than
+   * it may have missed a deletion.
+   */
+  readonly changes: { readonly stamp: string; readonly complete_since: string | null };
   readonly build_ms: number;
   readonly sources: readonly SourceReport[];
 }

@@ -14,11 +14,12 @@
 -- search returns no id at all (the worker reads it from the page's records).
 -- search_text (' w1 w2 …') serves q within a place filter, whose zone maps leave few rows to test;
 -- a q without one uses sql/search_db_words.sql's table instead.
+-- updated_ms and id order the change feed (/v1/changes, sql/changes.sql).
 -- The read_parquet path is the snapshot's own, as a quoted literal, never request input.
 CREATE TABLE events AS
 SELECT file_row_number::INTEGER AS rid, id, (row_number() OVER (ORDER BY start_ms, id))::INTEGER AS ord,
        start_ms, end_ms, venue_lat, venue_lng, city_key,
        coalesce(list_sum(list_transform(categories, c -> 1::BIGINT << (list_position($slugs, c) - 1))), 0)::BIGINT AS category_bits,
-       is_free, age_min_months, age_max_months, search_text
+       is_free, age_min_months, age_max_months, search_text, updated_ms
 FROM read_parquet({{parquet}}, file_row_number = true)
 ORDER BY venue_lat, start_ms, id;

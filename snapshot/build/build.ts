@@ -100,6 +100,31 @@ function locate(src: Source, registryDir: string, sampleFiles: ReadonlyMap<strin
   return /^https?:\/\//i.test(src.url) ? src.url : path.resolve(registryDir, src.url);
 }
 
+/**
+ * This build's change time: the build time, moved past the previous snapshot's stamp when the
+ * clock says otherwise (two builds in one millisecond, a clock set back), since a change feed's
+ * order relies on every new change sorting after every old one.
+ */
+export function changeStamp(builtAtMs: number, previous: Manifest | null): number {
+  const prior = previous === null ? NaN : Date.parse((previous.changes as Manifest['changes'] | undefined)?.stamp ?? previous.built_at);
+  return Number.isFinite(prior) ? Math.max(builtAtMs, prior + 1) : builtAtMs;
+}
+
+/**
+ * From when the gone list holds every removal: the latest removal ever pruned from it (null:
+ * none, complete since the first build). A previous snapshot without a change clock (built before
+ * it existed) pruned by other rules, so history is complete only from its build.
+ */
+export function completeSince(previous: Manifest | null, prunedUntil: string | null): string | null {
+  const prior =
+    previous === null ? null : ((previous.changes as Manifest['changes'] | undefined)?.complete_since ?? (previous.changes ? null : previous.built_at));
+  const times = [prior, prunedUntil]
+    .filter((t): t is string => t !== null)
+    .map((t) => Date.parse(t))
+    .filter(Number.isFinite);
+  return times.length === 0 ? null : new Date(Math.max(...times)).toISOString();
+}
+
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
   const inputs = await loadInputs(opts.registryFile);
@@ -167,8 +192,21 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     const staged = tasks.filter((_, i) => outcomes[i]!.staged > 0).map((t) => t.stageFile);
     if (staged.length === 0) failNothingToPublish();
 
+    const builtAt = DateTime.fromJSDate(opts.now).toUTC();
+    const builtAtIso = builtAt.toISO() ?? '';
+    // The snapshot this one replaces: what it served and no longer does is gone as of this build,
+    // and what it served unchanged keeps its change times.
+    const previous = await currentSnapshotId(opts.dataDir);
+    const previousManifest = previous === null ? null : await readManifest(opts.dataDir, previous).catch(() => null);
+    const stampMs = changeStamp(builtAt.toMillis(), previousManifest);
     const parquet = path.join(tmp, 'events.parquet');
-    const assembled = await writeSnapshot(staged, tmp, parquet, (n, total) => opts.onProgress?.({ phase: 'write', done: n, total }));
+    const assembled = await writeSnapshot(
+      staged,
+      tmp,
+      parquet,
+      { previousParquet: previous === null ? null : path.join(root, previous, 'events.parquet'), stampMs },
+      (n, total) => opts.onProgress?.({ phase: 'write', done: n, total }),
+    );
     await rm(stage, { recursive: true, force: true });
     if (assembled.events === 0) failNothingToPublish();
     await writeSearchDb(parquet, tmp);
@@ -177,11 +215,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       rep.kept = assembled.keptBySource.get(rep.id) ?? 0;
     }
 
-    const builtAt = DateTime.fromJSDate(opts.now).toUTC();
-    const builtAtIso = builtAt.toISO() ?? '';
-    // The snapshot this one replaces: what it served and no longer does is gone as of this build.
-    const previous = await currentSnapshotId(opts.dataDir);
-    const gone = await writeGone({ previousDir: previous === null ? null : path.join(root, previous), parquet, dir: tmp, builtAt: builtAtIso });
+    const stampIso = new Date(stampMs).toISOString();
+    const gone = await writeGone({ previousDir: previous === null ? null : path.join(root, previous), parquet, dir: tmp, builtAt: stampIso });
     const id = `${builtAt.toFormat("yyyyLLdd'T'HHmmss'Z'")}-${(await sha256File(parquet)).slice(0, 10)}`;
     const dropped: Record<string, number> = {};
     for (const rep of reports) for (const [k, n] of Object.entries(rep.dropped)) dropped[k] = (dropped[k] ?? 0) + n;
@@ -213,6 +248,11 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
         ...(gone.count > 0 ? { gone: GONE_FILE, gone_index: GONE_INDEX } : {}),
       },
       gone_from: { snapshot: previous, error: gone.error },
+      changes: {
+        stamp: stampIso,
+        // A list that could not be derived lost every removal before this build.
+        complete_since: gone.error !== null ? stampIso : completeSince(previousManifest, gone.prunedUntil),
+      },
       build_ms: Math.round(performance.now() - t0),
       sources: reports,
     };

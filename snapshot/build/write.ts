@@ -1,7 +1,8 @@
 // Staged rows → one snapshot Parquet file, assembled by DuckDB in a file-backed database (so a
 // build larger than memory spills to disk): load every staging file, merge the rows that several
-// sources published, settle one spelling per ad-hoc place, count, write sorted Parquet, and render
-// the served records beside it in the same row order (records.ts).
+// sources published, settle one spelling per ad-hoc place, stamp each record's change times against
+// the snapshot this one replaces, count, write sorted Parquet, and render the served records beside
+// it in the same row order (records.ts).
 // Column types are sql/snapshot_schema.sql's (read back with DESCRIBE, so written once).
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { searchText } from '../normalize/event.ts';
 import { chooseVenueForm, mergeGroup, venueFormOf } from '../normalize/merge.ts';
 import { writeStaged, type StagedRow } from '../stage.ts';
 import { writeRecordFiles } from '../records.ts';
-import { pathLiteral, sqlFile } from '../../core/sql.ts';
+import { pathLiteral, sqlFile, sqlSections } from '../../core/sql.ts';
 import type { GeoPrecision } from '../../core/record.ts';
 
 export interface Assembled {
@@ -85,10 +86,48 @@ async function settleAdhocVenues(conn: DuckDBConnection): Promise<void> {
   }
 }
 
+/** What a record's change times are settled against (sql/snapshot_changes.sql). */
+export interface ChangeInputs {
+  /** The events.parquet of the snapshot this build replaces, or null on a first build. */
+  readonly previousParquet: string | null;
+  /** This build's change time (epoch ms): later than every change time the previous snapshot holds. */
+  readonly stampMs: number;
+}
+
+const CHANGES = sqlSections('snapshot_changes', 'query');
+const changesQuery = (name: string): string => {
+  const q = CHANGES.get(name);
+  if (q === undefined) throw new Error(`sql/snapshot_changes.sql has no query ${name}`);
+  return q;
+};
+
+/**
+ * Fills the changes table: each record's content hash, created_ms and updated_ms. A previous
+ * snapshot without change times (built before they existed) or that cannot be read stamps every
+ * record as changed now: a client re-reads it once, which is exact, where a guess would not be.
+ */
+async function settleChangeTimes(conn: DuckDBConnection, inputs: ChangeInputs): Promise<void> {
+  await conn.run(changesQuery('content'));
+  const stamp = { stamp: BigInt(inputs.stampMs) };
+  if (inputs.previousParquet !== null) {
+    const literal = pathLiteral(inputs.previousParquet);
+    const columns = await conn
+      .runAndReadAll(`SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(${literal}))`)
+      .then((r) => new Set(r.getRows().map((row) => String(row[0]))))
+      .catch(() => new Set<string>());
+    if (['content_hash', 'created_ms', 'updated_ms'].every((c) => columns.has(c))) {
+      await conn.run(changesQuery('carried').replaceAll('{{previous}}', literal), stamp);
+      return;
+    }
+  }
+  await conn.run(changesQuery('fresh'), stamp);
+}
+
 export async function writeSnapshot(
   stageFiles: readonly string[],
   scratch: string,
   target: string,
+  changes: ChangeInputs,
   onStep?: (done: number, total: number) => void,
 ): Promise<Assembled> {
   const dbFile = `${scratch}/assemble.duckdb`;
@@ -112,6 +151,7 @@ export async function writeSnapshot(
     };
     onStep?.(3, 4);
     if (stats.events > 0) {
+      await settleChangeTimes(conn, changes);
       await conn.run(sqlFile('snapshot_write').replace('{{target}}', pathLiteral(target)));
       const dir = path.dirname(target);
       await writeRecordFiles(conn, target, dir);

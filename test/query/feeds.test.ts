@@ -58,6 +58,8 @@ function record(r: RowSpec): EventRecord {
     age_range: null,
     age_range_years: null,
     is_canceled: r.canceled,
+    created_at: '2026-11-01T09:00:00.000-07:00',
+    updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${WEB}/events/${id}`,
   };
 }

@@ -180,7 +180,7 @@ export async function scoreFeed(gold: GoldFile): Promise<Scored[] | null> {
         // Every row of normalizeAll is in the merge, as itself or as the record it was merged into.
         const row = served.get(sameEventKey(o));
         if (!row) throw new Error(`${feed.id}: a row the merge does not hold (${o.id})`);
-        outcome = { record: toRecord(row, 'https://example.test') };
+        outcome = { record: toRecord({ ...row, created_ms: 0, updated_ms: 0 }, 'https://example.test') };
       }
       // A series' first served occurrence stands for it (an occurrence may fall outside the window).
       const prev = seen.get(item);

@@ -61,6 +61,8 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     age_range: { min_months: 12, max_months: 35 },
     age_range_years: { min_years: 1, max_years: 2 },
     is_canceled: false,
+    created_at: '2026-11-01T09:00:00.000-07:00',
+    updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${SITE.webBaseUrl}/events/${id}`,
     ...over,
   };
