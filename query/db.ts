@@ -22,6 +22,7 @@ import { GoneIndex } from '../snapshot/gone.ts';
 import { SEARCH_DB } from '../snapshot/search-db.ts';
 import { queryForms, type QueryWord } from '../core/stem.ts';
 import { BroadIndex } from './broad.ts';
+import { mergePage, Tombstones, type ChangeEntry, type ChangesCursor, type ChangesPage } from './changes.ts';
 import type { SearchQuery, SnapshotRef } from './protocol.ts';
 
 /** The largest epoch ms DuckDB's BIGINT and JS agree on; "no upper bound". */
@@ -69,8 +70,8 @@ function wordFilter(wordTable: boolean, i: number, forms: number): string {
     .replaceAll('{{i}}', String(i + 1));
 }
 
-/** The search statement of a shape, or with `count`, its total-only twin (sql/search_count.sql). */
-export function searchSql(shape: Shape, count = false): string {
+/** The filter lines of a shape (sql/search_filters.sql's fragments, each starting AND). */
+function filterLines(shape: Shape): string {
   const filters = [
     shape.geo ? fragment('geo') : '',
     shape.cities ? `AND (${repeat('city', shape.cities, ' OR ')})\n  ${fragment('city_band')}` : '',
@@ -80,12 +81,22 @@ export function searchSql(shape: Shape, count = false): string {
     shape.isFree ? fragment('is_free') : '',
     shape.words.map((forms, i) => wordFilter(shape.wordTable, i, forms)).join('\n'),
   ].filter((f) => f !== '');
+  return filters.join('\n  ');
+}
+
+/** The search statement of a shape, or with `count`, its total-only twin (sql/search_count.sql). */
+export function searchSql(shape: Shape, count = false): string {
   return sqlFile(count ? 'search_count' : 'search')
     .replaceAll('{{place}}', fragment(shape.geo ? 'place' : 'place_none'))
     .replaceAll('{{hav}}', fragment(shape.byDistance ? 'haversine' : 'hav_none'))
-    .replaceAll('{{filters}}', filters.join('\n  '))
+    .replaceAll('{{filters}}', filterLines(shape))
     .replaceAll('{{haversine}}', fragment('haversine'))
     .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
+}
+
+/** The change feed's statement of a shape (sql/changes.sql): the same filters, as one boolean per row. */
+export function changesSql(shape: Shape): string {
+  return sqlFile('changes').replaceAll('{{filters}}', filterLines(shape)).replaceAll('{{haversine}}', fragment('haversine'));
 }
 
 const radians = (deg: number): number => (deg * Math.PI) / 180;
@@ -288,6 +299,8 @@ export class SnapshotDb {
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
   private suggestions: { known: Promise<DuckDBPreparedStatement>; closest: Promise<DuckDBPreparedStatement> } | null = null;
   private goneIndex: GoneIndex | null = null;
+  /** The removals in change-feed order, read on the first change-feed page. */
+  private tombstones: Tombstones | null = null;
   /** Postings of the broad prefixes and cities (query/broad.ts); null for a database built without them. */
   private broad: BroadIndex | null = null;
 
@@ -342,11 +355,11 @@ export class SnapshotDb {
     this.conn.interrupt();
   }
 
-  private statement(shape: Shape, count: boolean): Promise<DuckDBPreparedStatement> {
-    const key = `${count ? 'count' : 'page'} ${JSON.stringify(shape)}`;
+  private statement(shape: Shape, kind: 'page' | 'count' | 'changes'): Promise<DuckDBPreparedStatement> {
+    const key = `${kind} ${JSON.stringify(shape)}`;
     let st = this.statements.get(key);
     if (st === undefined) {
-      st = this.conn.prepare(searchSql(shape, count));
+      st = this.conn.prepare(kind === 'changes' ? changesSql(shape) : searchSql(shape, kind === 'count'));
       st.catch(() => this.statements.delete(key));
     } else {
       this.statements.delete(key);
@@ -361,6 +374,31 @@ export class SnapshotDb {
       );
     }
     return st;
+  }
+
+  /**
+   * A page of the change feed (query/changes.ts): the records after the cursor that match the
+   * search's filters, or changed since its horizon and do not (as deletions), merged with the
+   * snapshot's removals; cut after `cut` records when the quota says so.
+   */
+  async changes(q: SearchQuery, excluded: readonly string[], cursor: ChangesCursor, cut: number | null): Promise<ChangesPage> {
+    const b = bindSearch(q, excluded, 0, this.bands);
+    const statement = await this.statement(b.shape, 'changes');
+    statement.bind(
+      {
+        ...b.values,
+        after_ms: BigInt(cursor.afterMs),
+        after_id: cursor.afterId,
+        horizon_ms: BigInt(cursor.horizonMs),
+        limit: q.limit,
+      },
+      { ...b.types, after_ms: BIGINT, after_id: VARCHAR, horizon_ms: BIGINT, limit: INTEGER },
+    );
+    const rows = await rowsOf(statement);
+    const live: ChangeEntry[] = rows.map((r) => ({ ms: r[3] as number, id: r[2] as string, rid: r[4] === true ? Number(r[1]) : null }));
+    const liveTotal = rows[0] === undefined ? 0 : Number(rows[0][0]);
+    this.tombstones ??= Tombstones.read(this.ref.dir);
+    return mergePage(cursor, live, liveTotal, this.tombstones.after(cursor, q.limit), q.limit, cut);
   }
 
   /** The events earlier snapshots served and this one does not, opened on the first miss by id. */
@@ -410,7 +448,7 @@ export class SnapshotDb {
 
   /** A search's page from its own statement (sql/search.sql). */
   private async fullPage(b: BoundSearch): Promise<SearchPage> {
-    const statement = await this.statement(b.shape, false);
+    const statement = await this.statement(b.shape, 'page');
     statement.bind({ ...b.values, limit: b.query.limit, offset: b.query.offset }, { ...b.types, limit: INTEGER, offset: INTEGER });
     return this.finish(b, await rowsOf(statement));
   }
@@ -454,7 +492,7 @@ export class SnapshotDb {
     let stats = rows[0];
     if (stats === undefined && b.query.offset > 0) {
       // Past the last match: no row carries the total, so count without the page parameters.
-      const counting = await this.statement(b.shape, true);
+      const counting = await this.statement(b.shape, 'count');
       counting.bind(b.values, b.types);
       stats = (await rowsOf(counting))[0];
     }
@@ -509,7 +547,7 @@ export class SnapshotDb {
     }
     if (!replaced) return null;
     const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs, this.bands);
-    const counting = await this.statement(retry.shape, true);
+    const counting = await this.statement(retry.shape, 'count');
     counting.bind(retry.values, retry.types);
     const n = (await rowsOf(counting))[0]?.[0];
     return n !== undefined && Number(n) > 0 ? out.join(' ') : null;

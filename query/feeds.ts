@@ -5,6 +5,7 @@
 // Nothing here depends on the clock or the caller: the same page always gives the same bytes.
 import { DateTime } from 'luxon';
 import { Feed, type Item } from 'feed';
+import { pageUrl } from './links.ts';
 import type { EventRecord } from '../core/record.ts';
 import type { FeedLinks, SearchTask } from './protocol.ts';
 
@@ -67,11 +68,7 @@ const itemCategories = (r: EventRecord): string[] => [...new Set([...(r.is_cance
 
 /** The feed's URL at `offset` (left out at 0), its parameters sorted by name: one URL per page. */
 export function feedUrl(links: FeedLinks, offset: number): string {
-  const pairs: [string, string][] = links.params.map(([k, v]) => [k, v]);
-  if (offset > 0) pairs.push(['offset', String(offset)]);
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const q = new URLSearchParams(pairs).toString();
-  return q ? `${links.url}?${q}` : links.url;
+  return pageUrl(links.url, links.params, offset > 0 ? [['offset', String(offset)]] : []);
 }
 
 function newFeed(task: SearchTask, self: string, updated: string, kind: 'rss' | 'json'): Feed {

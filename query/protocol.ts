@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { GoneEvent } from '../snapshot/gone.ts';
 import type { QueryWord } from '../core/stem.ts';
+import type { ChangesCursor } from './changes.ts';
 
 // What crosses between the server's main thread and the query workers: types only. Workers never
 // throw across the thread boundary; a failure comes back as data ({ok: false, code, detail}).
@@ -36,6 +37,12 @@ export interface SearchQuery {
   readonly sort: 'start' | 'distance';
   readonly limit: number;
   readonly offset: number;
+  /**
+   * A change-feed page (/v1/changes, query/changes.ts) instead of a search page: where it starts.
+   * The filters above select as for a search (sort and offset unused; range explicit, never
+   * measured from now, since a feed's membership must not move with the clock).
+   */
+  readonly changes?: ChangesCursor;
 }
 
 /** The output formats of a search (server/routes/formats.ts says how each is answered). */
@@ -58,7 +65,11 @@ export interface CalendarInfo {
 export interface FeedLinks {
   /** The feed's URL without its query, e.g. https://api.example/v1/feed.rss. */
   readonly url: string;
-  /** The request's parameters, sorted by name, without api_key (never in a link) and offset. */
+  /**
+   * The request's parameters, sorted by name, without the paging ones (offset; cursor and since on
+   * the change feed). With api_key when the request carried one: a reader given only a URL must be
+   * able to follow its links (the key goes back only to the client that sent it).
+   */
   readonly params: readonly (readonly [string, string])[];
   /** The snapshot's build time (ISO): the channel's lastBuildDate. */
   readonly updated: string;
@@ -116,6 +127,8 @@ export interface PageHead {
    * snapshot, rows and their distances, paging, links), known before the first byte is sent.
    */
   readonly etag: string;
+  /** Change feed only: the next page's cursor (on the last page, where its next changes will be). */
+  readonly nextCursor?: string;
 }
 
 export interface SearchOk extends PageHead {

@@ -23,7 +23,9 @@ import {
   type TaskFailure,
   STREAM_WINDOW_BYTES,
 } from './protocol.ts';
-import { csvBatch, CsvLines, searchCells } from '../core/csv.ts';
+import { csvBatch, CsvLines, csvRow, searchCells } from '../core/csv.ts';
+import { changesCsv, changesJson, encodeCursor, type ChangesBodyInput, type ChangesCursor } from './changes.ts';
+import { pageUrl } from './links.ts';
 import { bodyTag, csvTag } from './etag.ts';
 import { SnapshotDb, type PageRow, type SearchPage } from './db.ts';
 import { jsonEnvelope, nextOffset, readRecord, recordBytes, roundKm } from './envelope.ts';
@@ -245,6 +247,10 @@ async function search(task: SearchTask): Promise<SearchResult | unknown> {
   const cancelled = new Int32Array(task.cancel);
   const db = await startable(task);
   if (isFailure(db)) return db;
+  if (task.query.changes) {
+    const r = await changesAnswer(task, db, task.query.changes);
+    return r.ok ? transferable(r) : r;
+  }
   const full = await withDeadline(db, task.deadlineMs, () => db.page(task.query, task.excludedCategories, task.nowMs));
   if (isFailure(full)) return full;
   const gone = abandoned(task);
@@ -274,13 +280,21 @@ async function batch(t: BatchTask): Promise<BatchResult | unknown> {
     if (refused) results[i] = refused;
     else bySnapshot.set(task.snapshot.id, [...(bySnapshot.get(task.snapshot.id) ?? []), i]);
   });
-  for (const indexes of bySnapshot.values()) {
-    const tasks = indexes.map((i) => t.tasks[i] as SearchTask);
-    const db = await opened((tasks[0] as SearchTask).snapshot);
+  for (const all of bySnapshot.values()) {
+    const db = await opened((t.tasks[all[0] as number] as SearchTask).snapshot);
     if (isFailure(db)) {
-      for (const i of indexes) results[i] = db;
+      for (const i of all) results[i] = db;
       continue;
     }
+    // Change-feed pages are not searches: each is answered alone.
+    const indexes: number[] = [];
+    for (const i of all) {
+      const task = t.tasks[i] as SearchTask;
+      if (task.query.changes) results[i] = unstartable(task) ?? (await changesAnswer(task, db, task.query.changes));
+      else indexes.push(i);
+    }
+    if (indexes.length === 0) continue;
+    const tasks = indexes.map((i) => t.tasks[i] as SearchTask);
     const earliest = Math.min(...tasks.map((task) => task.deadlineMs));
     let pages: (SearchPage | TaskFailure)[];
     const together = await withDeadline(db, earliest, () =>
@@ -303,6 +317,50 @@ async function batch(t: BatchTask): Promise<BatchResult | unknown> {
 
 const COMMA = Buffer.from(',');
 const CRLF_BYTES = Buffer.from('\r\n');
+
+/**
+ * A change-feed page (query/changes.ts), buffered like a JSON search in either format (its pages
+ * are at most CHANGES_MAX_LIMIT entries). Its records count toward the quota; deletions do not.
+ */
+async function changesAnswer(task: SearchTask, db: SnapshotDb, cursor: ChangesCursor): Promise<SearchOk | TaskFailure> {
+  const page = await withDeadline(db, task.deadlineMs, () => db.changes(task.query, task.excludedCategories, cursor, task.cut));
+  if (isFailure(page)) return page;
+  const gone = abandoned(task);
+  if (gone) return gone;
+  const links = task.links;
+  if (links === null) return fail('internal', 'a change feed needs its links');
+  try {
+    const nextCursor = encodeCursor({ ...cursor, afterMs: page.nextMs, afterId: page.nextId });
+    const suffixes = new CsvLines();
+    const stored = db.csvRecords;
+    const input: ChangesBodyInput = {
+      page,
+      next: pageUrl(links.url, links.params, [['cursor', nextCursor]]),
+      nextCursor,
+      limit: task.query.limit,
+      attribution: task.attribution,
+      recordJson: (rid, id) => recordBytes(db.records, { rid, id, distanceKm: null }, task.webBaseUrl),
+      recordCsv: (rid, id) =>
+        stored === null
+          ? suffixes.line(csvRow(readRecord(db.records, { rid, id, distanceKm: null }, task.webBaseUrl)))
+          : Buffer.concat([stored.read(rid), COMMA, suffixes.line(searchCells(eventUrl(task.webBaseUrl, id), null))]),
+    };
+    const body = task.format === 'csv' ? changesCsv(input) : changesJson(input);
+    return {
+      ok: true,
+      body,
+      total: page.total,
+      count: page.entries.reduce((n, e) => (e.rid === null ? n : n + 1), 0),
+      nextOffset: null,
+      nextCursor,
+      truncated: page.truncated,
+      validUntilMs: null,
+      etag: bodyTag(body),
+    };
+  } catch (err) {
+    return fail('internal', (err as Error).message);
+  }
+}
 
 /**
  * One batch of a CSV body. From the snapshot's stored CSV rows when it has them: each row's own

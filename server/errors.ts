@@ -9,6 +9,8 @@ export const ERRORS = {
   invalid_api_key: { status: 401, title: 'Invalid API key' },
   category_not_in_plan: { status: 403, title: 'Category not in plan' },
   not_found: { status: 404, title: 'Not found' },
+  // A change-feed cursor older than the deletions the server keeps (/v1/changes): sync again from the start.
+  cursor_expired: { status: 410, title: 'Cursor expired' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   // 414 for a URL over the limit; 431 (Request Header Fields Too Large) for headers over it.
   request_too_large: { status: 414, title: 'Request too large', otherStatuses: [431] },

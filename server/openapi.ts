@@ -171,11 +171,17 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       ...(r.access === 'live' ? QUOTA_HEADERS : {}),
       ...(r.access === 'demo' ? DEMO_HEADERS : {}),
     };
+    const links = Object.entries(r.links ?? {}).map(([name, l]) => [
+      name,
+      // A JSON Pointer to the target's GET: "/" in the path is "~1".
+      { operationRef: `#/paths/${l.path.replaceAll('~', '~0').replaceAll('/', '~1')}/get`, parameters: l.parameters, description: l.description },
+    ]);
     const responses: Record<string, object> = {
       200: {
         description: r.summary,
         ...(Object.keys(headers).length ? { headers } : {}),
         content: Object.fromEntries(r.produces.map((p) => [p.type, { schema: { $ref: `#/components/schemas/${p.schema}` } }])),
+        ...(links.length ? { links: Object.fromEntries(links) } : {}),
       },
       ...(conditional
         ? { 304: { description: `Not Modified: If-None-Match names the current body. No body${search ? '; nothing is charged' : ''}.`, headers } }

@@ -157,22 +157,21 @@ function longYears(): string {
 const ISO_WEEK = /^([0-9]{4})-W([0-9]{2})$/;
 const WEEK = new RegExp(`^(?:current|next|[0-9]{4}-W(?:0[1-9]|[1-4][0-9]|5[0-2])|${longYears()}-W53)$`);
 
-const week = () =>
-  v.pipe(
-    v.string(),
-    v.regex(WEEK, 'must be current, next, or an ISO week such as 2026-W49 (W53 only in years that have one)'),
-    v.rawTransform(({ dataset, addIssue, NEVER }): WeekSpec => {
-      const s = dataset.value;
-      if (s === 'current' || s === 'next') return { kind: s };
-      const m = ISO_WEEK.exec(s);
-      const year = Number(m?.[1]);
-      const wk = Number(m?.[2]);
-      const monday = DateTime.fromObject({ weekYear: year, weekNumber: wk, weekday: 1 }, { zone: ZONE });
-      if (monday.isValid && monday.weekYear === year && monday.weekNumber === wk) return { kind: 'iso', year, week: wk };
-      addIssue({ message: `${s} could not be read as a week of ${year}` });
-      return NEVER;
-    }),
-  );
+/** A week's text as read: current, next, or an ISO week that exists. */
+const readWeek = () =>
+  v.rawTransform<string, WeekSpec>(({ dataset, addIssue, NEVER }): WeekSpec => {
+    const s = dataset.value;
+    if (s === 'current' || s === 'next') return { kind: s };
+    const m = ISO_WEEK.exec(s);
+    const year = Number(m?.[1]);
+    const wk = Number(m?.[2]);
+    const monday = DateTime.fromObject({ weekYear: year, weekNumber: wk, weekday: 1 }, { zone: ZONE });
+    if (monday.isValid && monday.weekYear === year && monday.weekNumber === wk) return { kind: 'iso', year, week: wk };
+    addIssue({ message: `${s} could not be read as a week of ${year}` });
+    return NEVER;
+  });
+
+const week = () => v.pipe(v.string(), v.regex(WEEK, 'must be current, next, or an ISO week such as 2026-W49 (W53 only in years that have one)'), readWeek());
 
 // ------------------------------------------------------------------ text and flags
 
@@ -252,7 +251,11 @@ const searchEntries = (maxLimit: number, defaultLimit: number) => ({
   offset: doc(wholeIn(0, MAX_OFFSET), `Records to skip, 0–${MAX_OFFSET}; default 0.`),
 });
 
-type Values = Partial<v.InferOutput<v.ObjectSchema<ReturnType<typeof searchEntries>, undefined>>>;
+/** Every parameter the rules may name: the search's, and the change feed's own. */
+type Values = Partial<v.InferOutput<v.ObjectSchema<ReturnType<typeof searchEntries>, undefined>>> & {
+  readonly cursor?: string | undefined;
+  readonly since?: DateBound | undefined;
+};
 type Name = keyof Values & string;
 
 /**
@@ -348,8 +351,8 @@ export const RULES: readonly ParamRule[] = [
 ];
 
 /** Reads the rules on the parameters parsed so far, skipping any rule that names a parameter already refused. */
-const rulesCheck = (rules: readonly ParamRule[]) =>
-  v.rawCheck<Values>(({ dataset, addIssue }) => {
+const rulesCheck = <T extends Values = Values>(rules: readonly ParamRule[]) =>
+  v.rawCheck<T>(({ dataset, addIssue }) => {
     const refused = new Set((dataset.issues ?? []).map((i) => i.path?.[0]?.key));
     for (const rule of rules) {
       if (rule.params.some((p) => refused.has(p))) continue;
@@ -359,6 +362,47 @@ const rulesCheck = (rules: readonly ParamRule[]) =>
       addIssue({ message: rule.message, path: [{ type: 'object', origin: 'value', input: x, key, value: x[key] }] });
     }
   });
+
+/** Only ISO weeks: current and next move with the clock, and a feed's membership must not. */
+const ISO_WEEK_ONLY = new RegExp(WEEK.source.replace('current|next|', ''));
+const isoWeek = () =>
+  v.pipe(
+    v.string(),
+    v.regex(ISO_WEEK_ONLY, 'must be an ISO week such as 2026-W49 (W53 only in years that have one): current and next move with the clock'),
+    readWeek(),
+  );
+
+/** A change-feed cursor as this server writes them (query/changes.ts decodes the rest). */
+// Spelled out, not \w: the pattern is published in the OpenAPI document, and other engines' \w takes any script's letters.
+// eslint-disable-next-line regexp/prefer-w
+const CHANGES_CURSOR = /^c1\.[A-Za-z0-9_-]{1,600}$/;
+
+/**
+ * The change feed's parameters (/v1/changes): the search filters (no sort or offset: the feed's
+ * order is its own), its page size, and where it starts: a cursor it returned, or a time.
+ */
+export function changesParams(opts: { readonly maxLimit: number; readonly defaultLimit: number }) {
+  const filters = v.omit(v.object(searchEntries(opts.maxLimit, opts.defaultLimit)), ['sort', 'offset', 'limit']);
+  const entries = {
+    ...filters.entries,
+    week: doc(isoWeek(), 'An ISO week YYYY-Www: Monday 00:00 to Sunday end, America/Los_Angeles (events overlapping it).'),
+    limit: doc(wholeIn(1, opts.maxLimit), `Entries a page, 1–${opts.maxLimit}; default ${opts.defaultLimit}.`),
+    cursor: doc(
+      v.pipe(v.string(), v.regex(CHANGES_CURSOR, 'must be a next_cursor this feed returned, unchanged')),
+      'Where to go on from: the next_cursor of the page before (also in its next URL and Link header). Without cursor and since, the feed starts from the beginning.',
+    ),
+    since: doc(
+      dateBound(),
+      'Start at changes made at or after this time (YYYY-MM-DD, a day in America/Los_Angeles, or RFC 3339 with offset) instead of the beginning: for a client that already holds the data as of then. Not with cursor.',
+    ),
+  };
+  type Parsed = v.InferOutput<v.ObjectSchema<typeof entries, undefined>>;
+  // The search's rules between the parameters it has (not sort's), and one start at a time.
+  const rules = [...RULES, excludes('cursor', ['since'])].filter((r) => r.params.every((p) => p in entries));
+  return v.pipe(v.object(entries), v.metadata({ rules }), rulesCheck<Parsed>(rules));
+}
+
+export type ChangesParams = v.InferOutput<ReturnType<typeof changesParams>>;
 
 /** The search filters and paging, with `limit` capped per route (100 JSON/feeds, 10 demo, 10000 CSV). */
 export function searchParams(opts: { readonly maxLimit: number; readonly defaultLimit: number }) {

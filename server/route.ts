@@ -62,7 +62,19 @@ export interface RouteDef<S extends v.GenericSchema<Partial<Record<string, strin
   readonly produces: readonly { readonly type: string; readonly schema: string }[];
   /** Problem codes this route can answer with, besides the ones every route can. */
   readonly errors: readonly ErrorCode[];
+  /**
+   * Where a 200's values feed another request (OpenAPI response links): a cursor is not a value a
+   * schema can describe, only one a previous answer gave. Keyed by link name.
+   */
+  readonly links?: Readonly<Record<string, RouteLink>>;
   readonly handle: (req: RouteRequest, params: v.InferOutput<S>, svc: Services) => Reply | Promise<Reply>;
+}
+
+/** A response link: the GET of `path`, with these parameters set from this answer (runtime expressions). */
+export interface RouteLink {
+  readonly path: string;
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, string>>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route table holds routes of different schemas

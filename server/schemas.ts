@@ -51,6 +51,18 @@ export const EventRecordSchema = v.strictObject({
   age_range: v.nullable(v.strictObject({ min_months: v.number(), max_months: v.number() })),
   age_range_years: v.nullable(v.strictObject({ min_years: v.number(), max_years: v.number() })),
   is_canceled: v.boolean(),
+  created_at: v.pipe(
+    v.string(),
+    v.isoTimestamp(),
+    v.description('When the event was first listed: the build time of the first data snapshot that had it (ISO 8601, America/Los_Angeles offset)'),
+  ),
+  updated_at: v.pipe(
+    v.string(),
+    v.isoTimestamp(),
+    v.description(
+      'When the record last changed: the build time of the first data snapshot in which every field above had its current value. The order of /v1/changes',
+    ),
+  ),
   event_url: v.pipe(v.string(), v.url()),
   distance_km: v.optional(v.pipe(v.number(), v.description('Great-circle km from lat/lng, on geo searches only'))),
 });
@@ -70,6 +82,27 @@ export const EventListSchema = v.strictObject({
       ),
     ),
   ),
+  attribution: v.strictObject({ text: v.string(), url: v.string() }),
+});
+
+/** A removed event (or, in a filtered feed, one that no longer matches the filters), as /v1/changes lists it. */
+export const DeletionSchema = v.strictObject({
+  id: v.pipe(v.string(), v.startsWith('bsc_evt_')),
+  deleted: v.literal(true),
+  updated_at: v.pipe(iso, v.description('When it was removed (or changed so that it no longer matches): the order of /v1/changes')),
+});
+
+export const ChangeListSchema = v.strictObject({
+  changes: v.pipe(
+    v.array(v.union([EventRecordSchema, DeletionSchema])),
+    v.description('In (updated_at, id) order: records to add or replace by id, and deletions (deleted: true) to remove by id'),
+  ),
+  next: v.pipe(v.string(), v.url(), v.description('The next page: on the last page, where the next changes will appear (poll it)')),
+  next_cursor: v.pipe(v.string(), v.description('The cursor parameter of next: store it with your copy to go on from it')),
+  has_more: v.pipe(v.boolean(), v.description('More changes are waiting: follow next now')),
+  total: v.pipe(v.number(), v.integer(), v.description('Changes from this cursor on, this page included')),
+  limit: v.number(),
+  truncated: v.pipe(v.boolean(), v.description('The page was cut short by the monthly record quota; next goes on from the cut')),
   attribution: v.strictObject({ text: v.string(), url: v.string() }),
 });
 
@@ -165,6 +198,9 @@ export const RESPONSE_SCHEMAS = {
   EventRecord: EventRecordSchema,
   EventList: EventListSchema,
   EventCsv: CsvSchema,
+  ChangeList: ChangeListSchema,
+  Deletion: DeletionSchema,
+  ChangeCsv: CsvSchema,
   Rss: RssSchema,
   Ics: IcsSchema,
   JsonFeed: JsonFeedSchema,

@@ -9,6 +9,7 @@ import { JSON_TYPE } from '../reply.ts';
 import type { Answer } from '../cache.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import { ICS_CONTENT_TYPE } from '../../query/ical.ts';
+import { pageUrl } from '../../query/links.ts';
 import type { OutputFormat, PageHead } from '../../query/protocol.ts';
 import type { RouteRequest, Services } from '../route.ts';
 import type { Call } from './search.ts';
@@ -57,25 +58,30 @@ export const baseUrl = (req: RouteRequest, svc: Services): string => (req.prefix
  */
 const links = new LRUCache<string, Map<string, string>>({ max: 10_000 });
 
+/** The parameters that say where a page starts: a next link replaces them with the next page's. */
+export const PAGING_PARAMS = ['offset', 'cursor', 'since'];
+
+/** Where the next page starts: a search's offset, or a change feed's cursor. */
+type NextPage = readonly ['offset' | 'cursor', string];
+
 /**
- * The Link header: rel="next" (the client's own query string with `offset` moved on and any key
- * left out) and, on CSV, rel="attribution" (the website, as the Community plan requires).
+ * The Link header: rel="next" (the client's own parameters, the key too when it sent one, with the
+ * page's position moved on, in the order every link of ours has: query/links.ts) and, on CSV,
+ * rel="attribution" (the website, as the Community plan requires).
  */
-function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: number | null): string | null {
+function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: NextPage | null): string | null {
   if (next === null && fmt.format !== 'csv') return null;
   const rawQuery = req.http.rawQuery;
   let byRoute = links.get(rawQuery);
   if (byRoute === undefined) links.set(rawQuery, (byRoute = new Map()));
-  const memo = `${req.prefix}${path}#${next}`;
+  const memo = `${req.prefix}${path}#${next?.join('=')}`;
   let link = byRoute.get(memo);
   if (link === undefined) {
     const parts: string[] = [];
     if (fmt.format === 'csv') parts.push(`<${svc.config.webBaseUrl}>; rel="attribution"`);
     if (next !== null) {
-      const params = new URLSearchParams(req.http.rawQuery);
-      params.delete('api_key');
-      params.set('offset', String(next));
-      parts.push(`<${baseUrl(req, svc)}${path}?${params.toString()}>; rel="next"`);
+      const params = [...new URLSearchParams(rawQuery)].filter(([k]) => !PAGING_PARAMS.includes(k));
+      parts.push(`<${pageUrl(`${baseUrl(req, svc)}${path}`, params, [next])}>; rel="next"`);
     }
     link = parts.join(', ');
     // A query string asked of every route and offset stays a few dozen entries.
@@ -105,7 +111,9 @@ export function searchHeaders(
     ...fmt.headers(svc),
     ...extra,
   ];
-  const link = linkHeader(req, path, fmt, svc, head.nextOffset);
+  const next: NextPage | null =
+    head.nextCursor !== undefined ? ['cursor', head.nextCursor] : head.nextOffset !== null ? ['offset', String(head.nextOffset)] : null;
+  const link = linkHeader(req, path, fmt, svc, next);
   if (link !== null) headers.push(['Link', link]);
   if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return headers;

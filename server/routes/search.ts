@@ -19,9 +19,9 @@ import type { CalendarInfo, FeedLinks, SearchQuery, TaskFailure } from '../../qu
 import type { RouteRequest, Services } from '../route.ts';
 import type { Plan, QuotaState } from '../../ledger/accounts.ts';
 import { attribution, DEMO_PLAN } from '../terms.ts';
-import { answerReply, baseUrl, DEMO_MAX_LIMIT, FORMATS, okReply, searchHeaders, type Format, type Headers } from './formats.ts';
+import { answerReply, baseUrl, DEMO_MAX_LIMIT, FORMATS, okReply, PAGING_PARAMS, searchHeaders, type Format, type Headers } from './formats.ts';
 
-interface Prepared {
+export interface Prepared {
   readonly query: SearchQuery;
   readonly key: string;
   /** Feeds: the links their bodies carry. */
@@ -77,10 +77,13 @@ function remembered(
   return undefined;
 }
 
-/** The feed's links: its URL as reached, and the request's parameters in a canonical order. */
-function feedLinks(req: RouteRequest, path: string, svc: Services, snap: Snapshot): FeedLinks {
-  // Sorted so that equal queries share one entry (the worker sorts again, with the page's offset).
-  const params = [...new URLSearchParams(req.http.rawQuery)].filter(([k]) => k !== 'api_key' && k !== 'offset');
+/**
+ * A body's links: its URL as reached, and the request's parameters but the paging ones, in a
+ * canonical order. The key stays when the request carried one (FeedLinks.params says why).
+ */
+export function feedLinks(req: RouteRequest, path: string, svc: Services, snap: Snapshot): FeedLinks {
+  // Sorted so that equal queries share one entry (the worker sorts again, with the page's position).
+  const params = [...new URLSearchParams(req.http.rawQuery)].filter(([k]) => !PAGING_PARAMS.includes(k));
   params.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return { url: `${baseUrl(req, svc)}${path}`, params, updated: snap.manifest.built_at };
 }
@@ -154,7 +157,7 @@ function taskInput(c: Call, cut: number | null): TaskInput {
 
 /** A subscribed search's calendar: named for the site, its URL the feed's own (never with a key). */
 export function searchCalendar(links: FeedLinks, webBaseUrl: string): CalendarInfo {
-  const query = new URLSearchParams(links.params as [string, string][]).toString();
+  const query = new URLSearchParams(links.params.filter(([k]) => k !== 'api_key') as [string, string][]).toString();
   return { name: `Family events (${new URL(webBaseUrl).host})`, url: query ? `${links.url}?${query}` : links.url, stamp: links.updated };
 }
 
@@ -260,7 +263,12 @@ export function liveSearch(req: RouteRequest, path: string, fmt: Format, params:
   const now = svc.config.now();
   const nowMs = now.getTime();
   const prepared = prepare(req, path, fmt, params, snap, plan, fmt.maxLimit, now, svc);
-  const c: Call = { req, path, fmt, svc, snap, plan, prepared, nowMs, enc: negotiate(req.http.headers['accept-encoding']) };
+  return answerLive({ req, path, fmt, svc, snap, plan, prepared, nowMs, enc: negotiate(req.http.headers['accept-encoding']) }, account);
+}
+
+/** A live route's answer to a prepared query (a search's page, a change feed's): from the cache, or metered from a worker. */
+export function answerLive(c: Call, account: NonNullable<RouteRequest['account']>): Reply | Promise<Reply> {
+  const { req, path, svc, prepared, nowMs } = c;
   const ifNoneMatch = req.http.headers['if-none-match'];
   const known = svc.cache.peek(prepared.key, nowMs);
   if (known) svc.metrics.cacheResult(path, true);

@@ -17,6 +17,7 @@ import { RateLimiter } from '../ratelimit.ts';
 import { problemReply } from '../reply.ts';
 import { categoriesRoute, citiesRoute } from '../routes/catalog.ts';
 import { csvRoute, demoRoute, eventRoute, eventsRoute, icsFeedRoute, jsonFeedRoute, rssRoute } from '../routes/events.ts';
+import { changesCsvRoute, changesJsonRoute } from '../routes/changes.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from '../routes/operations.ts';
 import { usageRoute } from '../routes/usage.ts';
 import type { AnyRoute, Services } from '../route.ts';
@@ -32,6 +33,8 @@ export const ROUTES: readonly AnyRoute[] = [
   jsonFeedRoute,
   icsFeedRoute,
   demoRoute,
+  changesJsonRoute,
+  changesCsvRoute,
   usageRoute,
   categoriesRoute,
   citiesRoute,

@@ -42,6 +42,12 @@ let fx: Fixture;
 let srv: TestServer;
 let doc: Doc;
 const ops: Op[] = [];
+/**
+ * Parameters another answer feeds (the document's response links): by the target's path, each
+ * parameter's source operation and where in its JSON body the value is. A cursor is no value a
+ * schema describes, only one an answer gave, so a request sends the value the link names.
+ */
+const fed = new Map<string, Map<string, { readonly source: Op; readonly pointer: string }>>();
 /** The path prefixes of the document's servers: the API host's routes, and the website's under /api. */
 let prefixes: string[] = [];
 
@@ -454,6 +460,21 @@ before(async () => {
       );
     }
   }
+  for (const source of ops.filter((o) => o.method === 'get')) {
+    for (const [name, link] of Object.entries(source.op.responses['200']?.links ?? {})) {
+      const ref = /^#\/paths\/([^/]+)\/get$/.exec(link.operationRef ?? '') ?? assert.fail(`${name}: an operationRef this test follows: ${link.operationRef}`);
+      const target = decodeURIComponent(ref[1] ?? '')
+        .replaceAll('~1', '/')
+        .replaceAll('~0', '~');
+      assert.ok(doc.paths[target], `${name} links to a path of the document: ${target}`);
+      for (const [param, expr] of Object.entries(link.parameters ?? {})) {
+        assert.match(expr, /^\$response\.body#\//, `${name}.${param}: a body expression`);
+        const byParam = fed.get(target) ?? new Map();
+        byParam.set(param, { source, pointer: expr.slice('$response.body#'.length) });
+        fed.set(target, byParam);
+      }
+    }
+  }
   for (const name of Object.keys(RESPONSE_SCHEMAS) as (keyof typeof RESPONSE_SCHEMAS)[]) {
     assert.deepEqual(
       doc.components.schemas[name],
@@ -482,15 +503,40 @@ const validRequestArb = (o: Op, keep?: string) =>
 
 type ValidRequest = typeof validRequestArb extends (o: Op, keep?: string) => fc.Arbitrary<infer R> ? R : never;
 
+/** A JSON Pointer's value (RFC 6901). */
+function pointed(doc: unknown, pointer: string): unknown {
+  let at: unknown = doc;
+  for (const part of pointer.split('/').slice(1)) at = (at as Record<string, unknown> | undefined)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  return at;
+}
+
+/** The query with each fed parameter's value taken from its source's answer to the rest of the query (left out when that is not a 200). */
+async function withFed(o: Op, r: ValidRequest): Promise<Values> {
+  const byParam = fed.get(o.path);
+  if (byParam === undefined) return r.query;
+  const query: Values = new Map(r.query);
+  for (const [param, f] of byParam) {
+    if (!query.has(param)) continue;
+    const rest: Values = new Map([...query].filter(([k]) => !byParam.has(k)));
+    const a = await send(f.source, r.prefix, rest, {}, r.scheme);
+    checkAnswer(f.source, a);
+    const value = a.status === 200 ? pointed(JSON.parse(a.text), f.pointer) : undefined;
+    if (typeof value === 'string') query.set(param, { value, wire: encodeURIComponent(value) });
+    else query.delete(param);
+  }
+  return query;
+}
+
 /** Sends it and holds the answer to the document; counts answers by operation and status, and by parameter. */
 async function runValid(o: Op, r: ValidRequest, seen: Map<string, number>): Promise<void> {
   const headers = Object.fromEntries(o.headers.flatMap((p, i) => (r.headers[i] === undefined ? [] : [[p.name, r.headers[i]]])));
-  const a = await send(o, r.prefix, r.query, headers, r.scheme, r.path);
+  const query = await withFed(o, r);
+  const a = await send(o, r.prefix, query, headers, r.scheme, r.path);
   checkAnswer(o, a);
   assert.notEqual(a.status, 400, `a documented-valid request is not refused: ${a.url} -> ${a.text.slice(0, 300)}`);
   const count = (key: string): void => void seen.set(key, (seen.get(key) ?? 0) + 1);
   count(`${o.method} ${o.path} ${a.status}`);
-  for (const p of r.query.keys()) count(`param ${p} ${a.status}`);
+  for (const p of query.keys()) count(`param ${p} ${a.status}`);
 }
 
 /** A request to `o` with one parameter given a value its schema refuses, the others valid. */

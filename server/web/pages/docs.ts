@@ -101,7 +101,19 @@ export interface DocsInput {
 // ------------------------------------------------------------------ small pieces
 
 /** The page's own section ids (and the layout's), which no operation's id may take. */
-const SECTION_IDS = ['main', 'contents', 'quick-start', 'authentication', 'reference', 'plans', 'attribution', 'polling', 'errors', 'formats'] as const;
+const SECTION_IDS = [
+  'main',
+  'contents',
+  'quick-start',
+  'authentication',
+  'reference',
+  'plans',
+  'attribution',
+  'polling',
+  'syncing',
+  'errors',
+  'formats',
+] as const;
 
 const PROBLEM_TYPE = 'application/problem+json';
 const KEY_VAR = 'FAMILY_EVENTS_KEY';
@@ -944,6 +956,29 @@ ${codeBlock(poll, 'JavaScript: polling with If-None-Match')}
 </section>`;
 }
 
+/** The change feed, for clients that keep the whole data set (or a filtered part of it). */
+function syncingSection(ctx: Ctx): Html {
+  const base = ctx.site.apiBaseUrl;
+  const curl = [
+    `# The first page, from the beginning (add filters such as city=Oakland; they stay in every next URL)`,
+    `curl -s -H "Authorization: Bearer $${KEY_VAR}" '${base}/v1/changes?limit=1000' > page.json`,
+    `# Apply .changes in order: a record replaces your copy by id, {"deleted": true} removes it.`,
+    `# While .has_more is true, fetch .next at once; then keep .next and poll it later:`,
+    `curl -s -H "Authorization: Bearer $${KEY_VAR}" "$(jq -r .next page.json)" > page.json`,
+  ].join('\n');
+  return html`<section id="syncing">
+<h2>Keeping a copy in sync</h2>
+<p>Aggregators that keep the data set need only what changed: ${pathLink(ctx, '/v1/changes')} lists every record added, changed, canceled or removed since a cursor, oldest change first, ordered by <code>updated_at</code> then <code>id</code>. Every record carries <code>created_at</code> and <code>updated_at</code> (the build time of the data snapshot that first had it as it is now).</p>
+<ol>
+<li>Start without a cursor, or with <code>since</code> (a time you already hold the data as of). Each page has <code>changes</code>, <code>next</code> (also in <code>Link: rel="next"</code>), <code>next_cursor</code> and <code>has_more</code>.</li>
+<li>Apply each page in order: a record replaces yours with the same <code>id</code>; <code>{"id", "deleted": true, "updated_at"}</code> removes it. Save <code>next</code> with your copy, after the page.</li>
+<li>Follow <code>next</code> while <code>has_more</code> is true. Then poll the last <code>next</code> with <code>If-None-Match</code>: it answers 304 (free) until something changes.</li>
+</ol>
+<p>Cursors never skip or repeat a change across data rebuilds, and never expire on their own: a client that stops (or is killed) mid-way goes on from its last saved <code>next</code>. Deletions are kept at least 30 days; a cursor older than the oldest kept deletion answers 410 <a href="/docs/errors#cursor_expired"><code>cursor_expired</code></a>: sync again from the start. Records count toward your quota; deletions and 304s do not. Filters work as for a search, without the "not ended yet" default; a record that stops matching your filters comes as a deletion. <code>/v1/changes.csv</code> gives the same pages as CSV with a <code>deleted</code> column.</p>
+${codeBlock(curl, 'curl: a sync, page by page')}
+</section>`;
+}
+
 function errorsSection(): Html {
   const rows = (Object.keys(ERRORS) as ErrorCode[]).map(
     (code) =>
@@ -1072,6 +1107,7 @@ function contents(): Html {
 <li><a href="#plans">Plans, quota and rate limits</a></li>
 <li><a href="#attribution">Attribution</a></li>
 <li><a href="#polling">Polling with ETags</a></li>
+<li><a href="#syncing">Keeping a copy in sync</a></li>
 <li><a href="#errors">Errors</a></li>
 <li><a href="#formats">Formats</a></li>
 </ol>
@@ -1104,6 +1140,7 @@ ${referenceIndex(ctx)}
 ${plansSection(ctx, input.plans)}
 ${attributionSection(ctx, input.plans)}
 ${pollingSection(ctx)}
+${syncingSection(ctx)}
 ${errorsSection()}
 ${formatsSection(ctx)}`;
   return renderPage(
@@ -1184,6 +1221,12 @@ const errorHelp = (): Readonly<Record<ErrorCode, ErrorHelp>> => ({
     when: 'No route has this path, or /v1/events/{id} names an event that is not in the current data: the id is wrong, the event has been removed, or it is in a category your plan excludes.',
     fix: 'Check the path against the reference. For an event, search again: the detail says when a listed event was removed.',
     detail: 'There is no event bsc_evt_0123456789abcdef0123 in the current data for your plan; search /v1/events for current events.',
+  },
+  cursor_expired: {
+    when: 'A /v1/changes cursor (or since) is older than the deletions the server keeps: events removed since then may no longer be listed, so following it could leave removed events in your copy. Deletions are kept at least 30 days.',
+    fix: 'Sync again from the start: request /v1/changes without cursor, replace your copy with what it returns, and keep its next_cursor. Poll at least every few weeks to stay within the window.',
+    detail:
+      'This cursor starts at 2026-09-01T00:00:00.000Z, before 2026-10-02T00:00:00.000Z, since when every removal is kept; request /v1/changes without cursor to sync again from the start.',
   },
   method_not_allowed: {
     when: 'A method other than GET or HEAD was used. The answer carries Allow: GET, HEAD.',
