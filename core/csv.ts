@@ -9,7 +9,7 @@ import type { EventRecord, RecordBody } from './record.ts';
  * Bump whenever the bytes of a CSV body change for the same rows (a column, an escape rule): a
  * streamed CSV's ETag is a digest of this version and the rows, not of the bytes themselves.
  */
-export const CSV_VERSION = 2;
+export const CSV_VERSION = 3;
 
 /** The stable column order, and what each holds (documented in the OpenAPI description). */
 export const CSV_COLUMNS = [
@@ -43,6 +43,7 @@ export const CSV_COLUMNS = [
   ['age_min_years', 'number'],
   ['age_max_years', 'number'],
   ['is_canceled', 'boolean'],
+  ['all_day', 'boolean'],
   ['event_url', 'text'],
   ['distance_km', 'number'],
 ] as const satisfies readonly (readonly [string, 'text' | 'number' | 'boolean' | 'list'])[];
@@ -99,6 +100,7 @@ export function ownCells(r: RecordBody): Cell[] {
     num(r.age_range_years?.min_years),
     num(r.age_range_years?.max_years),
     r.is_canceled,
+    r.all_day,
   ];
 }
 
