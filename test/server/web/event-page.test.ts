@@ -66,6 +66,7 @@ const madeRecord = (over: Partial<EventRecord>): EventRecord => ({
   age_range: null,
   age_range_years: null,
   is_canceled: false,
+  all_day: false,
   event_url: `${WEB}/events/bsc_evt_00000000000000000000`,
   ...over,
 });
