@@ -924,7 +924,8 @@ describe('all-day events', () => {
     assert.match(rec.start_datetime, /^\d{4}-\d{2}-\d{2}T00:00:00-0[78]:00$/);
     assert.match(rec.end_datetime ?? '', /^\d{4}-\d{2}-\d{2}T23:59:59-0[78]:00$/);
 
-    const rows = (parseCsv((await as(`/v1/events.csv?${qs}`, CONTENT_TYPES['/v1/events.csv'])).text, { bom: false }) as string[][]).slice(1);
+    const table: string[][] = parseCsv((await as(`/v1/events.csv?${qs}`, CONTENT_TYPES['/v1/events.csv'])).text, { bom: false });
+    const rows = table.slice(1);
     assert.deepEqual(
       rows.map((row) => [row[0], row[col('all_day')]]),
       body.events.map((e) => [e.id, String(e.all_day)]),
