@@ -54,6 +54,7 @@ const COLUMNS = [
   'age_min_years',
   'age_max_years',
   'is_canceled',
+  'all_day',
   'event_url',
   'distance_km',
 ];
