@@ -9,7 +9,7 @@ import type { EventRecord, RecordBody } from './record.ts';
  * Bump whenever the bytes of a CSV body change for the same rows (a column, an escape rule): a
  * streamed CSV's ETag is a digest of this version and the rows, not of the bytes themselves.
  */
-export const CSV_VERSION = 3;
+export const CSV_VERSION = 4;
 
 /** The stable column order, and what each holds (documented in the OpenAPI description). */
 export const CSV_COLUMNS = [
@@ -43,6 +43,7 @@ export const CSV_COLUMNS = [
   ['age_min_years', 'number'],
   ['age_max_years', 'number'],
   ['is_canceled', 'boolean'],
+  ['all_day', 'boolean'],
   ['created_at', 'text'],
   ['updated_at', 'text'],
   ['event_url', 'text'],
@@ -101,6 +102,7 @@ export function ownCells(r: RecordBody): Cell[] {
     num(r.age_range_years?.min_years),
     num(r.age_range_years?.max_years),
     r.is_canceled,
+    r.all_day,
     textCell(r.created_at),
     textCell(r.updated_at),
   ];

@@ -51,6 +51,12 @@ export interface EventRow {
   age_min_months: number | null;
   age_max_months: number | null;
   is_canceled: boolean;
+  /**
+   * The upstream gave a date without a time of day (iCalendar VALUE=DATE, a date-only startDate…):
+   * the datetimes are then local midnight of the first day to 23:59:59 of the last, and formats
+   * with a date type (iCalendar, schema.org) write dates.
+   */
+  all_day: boolean;
   /** Folded city name: what the city filter compares. */
   city_key: string;
   /** " word word …": folded words of title, summary, description, venue, organizer, tags, for q. */
@@ -80,7 +86,8 @@ type SameAsRow =
   | 'ticket_url'
   | 'source'
   | 'destination'
-  | 'is_canceled';
+  | 'is_canceled'
+  | 'all_day';
 
 export interface EventRecord extends Pick<EventRow, SameAsRow> {
   venue: { name: string; address: string; city: string; lat: number; lng: number; geo_precision: GeoPrecision };
@@ -129,6 +136,7 @@ export type RecordRow = Pick<
   | 'age_min_months'
   | 'age_max_months'
   | 'is_canceled'
+  | 'all_day'
 > &
   ChangeTimes;
 
@@ -193,6 +201,7 @@ export function toRecordBody(r: RecordRow): RecordBody {
     age_range,
     age_range_years: ageRangeYears(age_range),
     is_canceled: r.is_canceled,
+    all_day: r.all_day,
     created_at: changeTime(r.created_ms),
     updated_at: changeTime(r.updated_ms),
   };

@@ -47,9 +47,18 @@ export interface FeedPage {
 
 const itemTitle = (r: EventRecord): string => (r.is_canceled ? `Canceled: ${r.title}` : r.title);
 
-/** "Sat, Nov 22, 2026, 10:00 AM – 11:30 AM · Main Library, Oakland": when and where, in Pacific time. */
+/**
+ * "Sat, Nov 22, 2026, 10:00 AM – 11:30 AM · Main Library, Oakland": when and where, in Pacific time.
+ * An all-day event has no clock to give: "Sat, Nov 22, 2026, All day", or its first and last days.
+ */
 function whenWhere(r: EventRecord): string {
   const start = DateTime.fromISO(r.start_datetime, { setZone: true });
+  if (r.all_day) {
+    const last = r.end_datetime === null ? start : DateTime.fromISO(r.end_datetime, { setZone: true });
+    const day = (d: DateTime): string => d.toFormat('ccc, LLL d, yyyy');
+    const when = last.hasSame(start, 'day') || last < start ? `${day(start)}, All day` : `${day(start)} – ${day(last)}, All day`;
+    return `${when} · ${r.venue.name}, ${r.venue.city}`;
+  }
   let when = start.toFormat('ccc, LLL d, yyyy, h:mm a');
   if (r.end_datetime) {
     const end = DateTime.fromISO(r.end_datetime, { setZone: true });

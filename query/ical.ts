@@ -87,15 +87,22 @@ function icsDescription(r: EventRecord): string {
 const repeatedWallTime = (t: DateTime): boolean => t.setZone(ZONE).getPossibleOffsets().length > 1;
 
 /**
- * The event's times: at its local wall time with TZID (Luxon keeps the zone; ical-generator would
+ * The event's times: an all-day event's days as DATE values; a timed one at its local wall time with TZID (Luxon keeps the zone; ical-generator would
  * format native Dates in the process's zone), or in UTC, which every reader agrees on, when a wall
  * time is one the clocks show twice. No DTEND when the end is unknown or not after the start: RFC
  * 5545 then ends a DATE-TIME event at its start, which is what the API contract says of it as well.
  */
-function times(r: EventRecord): Pick<ICalEventData, 'start' | 'end' | 'timezone'> {
+function times(r: EventRecord): Pick<ICalEventData, 'start' | 'end' | 'timezone' | 'allDay'> {
   const start = DateTime.fromISO(r.start_datetime, { setZone: true });
   if (!start.isValid) throw new Error(`event ${r.id}: start_datetime is not ISO 8601`);
   const parsedEnd = r.end_datetime === null ? null : DateTime.fromISO(r.end_datetime, { setZone: true });
+  if (r.all_day) {
+    // DATE values, the days as the Pacific calendar has them; DTEND is exclusive (RFC 5545 3.6.1):
+    // the day after the last, so a one-day event ends the next day and a weekend spans both days.
+    const first = start.setZone(ZONE).startOf('day');
+    const last = parsedEnd?.isValid && parsedEnd > start ? parsedEnd.setZone(ZONE).startOf('day') : first;
+    return { start: first, end: last.plus({ days: 1 }), timezone: ZONE, allDay: true };
+  }
   const end = parsedEnd?.isValid && parsedEnd > start ? parsedEnd : null;
   const utc = repeatedWallTime(start) || (end !== null && repeatedWallTime(end));
   return { start, end, timezone: utc ? null : ZONE };

@@ -51,6 +51,12 @@ export const EventRecordSchema = v.strictObject({
   age_range: v.nullable(v.strictObject({ min_months: v.number(), max_months: v.number() })),
   age_range_years: v.nullable(v.strictObject({ min_years: v.number(), max_years: v.number() })),
   is_canceled: v.boolean(),
+  all_day: v.pipe(
+    v.boolean(),
+    v.description(
+      'The upstream gave the event a date without a time of day. start_datetime and end_datetime are then local midnight of the first day and 23:59:59 of the last (still ISO 8601 datetimes), and show no time of day: the iCalendar feed writes DATE values (DTSTART;VALUE=DATE, with the exclusive DTEND of the day after the last), and the website says "All day"',
+    ),
+  ),
   created_at: v.pipe(
     v.string(),
     v.isoTimestamp(),

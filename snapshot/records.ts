@@ -3,7 +3,7 @@
 // server's configuration), records.idx its byte offsets as little-endian float64, n + 1 of them.
 // records.csv (+ records.csv.idx) holds the same records as CSV, each its own cells (all columns
 // but event_url and distance_km), so a CSV export only appends those two to stored bytes instead
-// of parsing JSON and formatting 29 fields a row (about 25 µs a row, most of a CSV page's cost).
+// of parsing JSON and formatting 32 fields a row (about 25 µs a row, most of a CSV page's cost).
 // A search query returns only row numbers; the worker then reads exactly those records with
 // pread instead of making DuckDB materialize wide rows, so a page costs the same at 6k or 1M events.
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';

@@ -9,9 +9,10 @@ import type { SourceReport } from './types.ts';
  * 2: records.jsonl + records.idx beside the Parquet; 3: and search.duckdb, the search database the
  * query workers open read-only (the server refuses other versions; `npm start` rebuilds them);
  * 4: venue_geo_precision, a column of the Parquet and a field of each record's venue; 5: search_text
- * carries the compounds and stems q matches (core/stem.ts), and search.duckdb a vocabulary table.
+ * carries the compounds and stems q matches (core/stem.ts), and search.duckdb a vocabulary table;
+ * 6: all_day, a column of the Parquet and a field of each record (and a CSV column).
  */
-export const SNAPSHOT_SCHEMA_VERSION = 6;
+export const SNAPSHOT_SCHEMA_VERSION = 7;
 export const KEEP_SNAPSHOTS = 5;
 
 export interface Manifest {

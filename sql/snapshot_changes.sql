@@ -17,7 +17,8 @@ SELECT id, md5(to_json({
   'organizer': organizer, 'organizer_url': organizer_url, 'categories': categories, 'tags': tags,
   'image_url': image_url, 'is_free': is_free, 'price_min': price_min, 'price_max': price_max,
   'price_note': price_note, 'ticket_url': ticket_url, 'source': source, 'destination': destination,
-  'age_min_months': age_min_months, 'age_max_months': age_max_months, 'is_canceled': is_canceled
+  'age_min_months': age_min_months, 'age_max_months': age_max_months, 'is_canceled': is_canceled,
+  'all_day': all_day
 })::VARCHAR) AS content_hash
 FROM events
 

@@ -4,6 +4,6 @@
 SELECT id, title, description, summary, start_datetime, end_datetime, venue_name, venue_address,
        venue_city, venue_lat, venue_lng, venue_geo_precision, organizer, organizer_url, categories, tags, image_url,
        is_free, price_min, price_max, price_note, ticket_url, source, destination,
-       age_min_months, age_max_months, is_canceled, created_ms::DOUBLE AS created_ms, updated_ms::DOUBLE AS updated_ms
+       age_min_months, age_max_months, is_canceled, all_day, created_ms::DOUBLE AS created_ms, updated_ms::DOUBLE AS updated_ms
 FROM read_parquet({{parquet}}, file_row_number = true)
 ORDER BY file_row_number

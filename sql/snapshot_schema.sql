@@ -32,6 +32,7 @@ CREATE TABLE events (
   age_min_months  INTEGER,
   age_max_months  INTEGER,
   is_canceled     BOOLEAN NOT NULL,
+  all_day         BOOLEAN NOT NULL,   -- upstream gave a date without a time: midnight to 23:59:59 of the last day
   city_key        VARCHAR NOT NULL,   -- folded city name: what the city filter compares
   search_text     VARCHAR NOT NULL,   -- ' w1 w2 …' folded words; q matches ' ' || prefix
   source_id       VARCHAR NOT NULL    -- registry id (internal, never served)

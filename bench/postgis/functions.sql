@@ -20,7 +20,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
                       ELSE json_build_object('min_months', e.age_min_months, 'max_months', e.age_max_months) END,
     'age_range_years', CASE WHEN e.age_min_months IS NULL OR e.age_max_months IS NULL THEN NULL
                             ELSE json_build_object('min_years', e.age_min_months / 12, 'max_years', e.age_max_months / 12) END,
-    'is_canceled', e.is_canceled,
+    'is_canceled', e.is_canceled, 'all_day', e.all_day,
     'event_url', web || '/events/' || e.id,
     'distance_km', round(distance_km::numeric, 3)
   )

@@ -107,7 +107,8 @@ export const icsFeedRoute = searchRoute(
   'ics',
   'Events as iCalendar',
   `${FILTERS} An iCalendar (RFC 5545) feed to subscribe to in a calendar app: one VEVENT per event, UID its id, URL its event_url, ` +
-    'times in America/Los_Angeles (VTIMEZONE included), STATUS:CANCELLED for canceled events. Calendar apps that cannot send headers ' +
+    'times in America/Los_Angeles (VTIMEZONE included), all-day events (all_day) as DATE values with the exclusive DTEND of the day after the last, ' +
+    'STATUS:CANCELLED for canceled events. Calendar apps that cannot send headers ' +
     'take the key as api_key in the subscribed URL.',
   'Ics',
 );

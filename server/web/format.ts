@@ -64,8 +64,6 @@ function clock(d: Wall, meridiem: boolean): string {
 
 const sameDay = (a: Wall, b: Wall): boolean => a.year === b.year && a.month === b.month && a.day === b.day;
 const isMidnight = (d: Wall): boolean => d.hour === 0 && d.minute === 0 && d.second === 0;
-// The pipeline writes an all-day event as local midnight to 23:59:59 of its last day.
-const isDayEnd = (d: Wall): boolean => d.hour === 23 && d.minute === 59 && d.second === 59;
 /** `e` is the midnight that ends `s`'s day. */
 function endsAtMidnightOf(s: Wall, e: Wall): boolean {
   if (!isMidnight(e)) return false;
@@ -75,18 +73,19 @@ function endsAtMidnightOf(s: Wall, e: Wall): boolean {
 
 /**
  * When an event happens, for people: "Sat, Dec 6, 10:30–11:30 AM", "Sat, Dec 6, 11:30 AM–1 PM",
- * "Sat, Dec 6, 7 PM – Sun, Dec 7, 2 AM", "Sat, Dec 6, all day", "Sat, Dec 6 – Sun, Dec 14".
+ * "Sat, Dec 6, 7 PM – Sun, Dec 7, 2 AM"; an all-day event (the record's all_day: the upstream
+ * gave no time of day) "Sat, Dec 6, All day" or "Sat, Dec 6 – Sun, Dec 14, All day".
  * With `nowMs`, dates outside the current (Pacific) year carry their year.
  */
-export function whenText(start: string, end: string | null, nowMs?: number): string {
+export function whenText(start: string, end: string | null, nowMs?: number, allDay = false): string {
   const s = pacific(start);
   const e = end === null ? null : pacific(end);
   const year = nowMs === undefined ? null : wallAt(nowMs).year;
   const withYear = year !== null && (s.year !== year || (e !== null && e.year !== year));
-  if (e === null || e.ms <= s.ms) return `${shortDay(s, withYear)}, ${clock(s, true)}`;
-  if (isMidnight(s) && isDayEnd(e)) {
-    return sameDay(s, e) ? `${shortDay(s, withYear)}, all day` : `${shortDay(s, withYear)} – ${shortDay(e, withYear)}`;
+  if (allDay) {
+    return e === null || e.ms <= s.ms || sameDay(s, e) ? `${shortDay(s, withYear)}, All day` : `${shortDay(s, withYear)} – ${shortDay(e, withYear)}, All day`;
   }
+  if (e === null || e.ms <= s.ms) return `${shortDay(s, withYear)}, ${clock(s, true)}`;
   // An evening ending at the stroke of midnight is still that evening: "7 PM–midnight".
   if (endsAtMidnightOf(s, e)) return `${shortDay(s, withYear)}, ${clock(s, true)}–midnight`;
   if (!sameDay(s, e)) return `${shortDay(s, withYear)}, ${clock(s, true)} – ${shortDay(e, withYear)}, ${clock(e, true)}`;
@@ -186,14 +185,13 @@ const CALENDAR_DETAILS_MAX = 1500;
  * dates (end exclusive, as Google expects). An event without an end is added as an instant.
  */
 export function googleCalendarUrl(
-  r: Pick<EventRecord, 'title' | 'start_datetime' | 'end_datetime' | 'summary' | 'description' | 'venue' | 'event_url'>,
+  r: Pick<EventRecord, 'title' | 'start_datetime' | 'end_datetime' | 'all_day' | 'summary' | 'description' | 'venue' | 'event_url'>,
 ): string {
   const s = pacific(r.start_datetime);
-  const e = r.end_datetime === null ? null : pacific(r.end_datetime);
-  const dates =
-    e !== null && isMidnight(s) && isDayEnd(e)
-      ? `${compactDay(dayFrom(s, 0))}/${compactDay(dayFrom(e, 1))}`
-      : `${utcStamp(r.start_datetime)}/${utcStamp(r.end_datetime ?? r.start_datetime)}`;
+  const e = r.end_datetime === null ? s : pacific(r.end_datetime);
+  const dates = r.all_day
+    ? `${compactDay(dayFrom(s, 0))}/${compactDay(dayFrom(e.ms > s.ms ? e : s, 1))}`
+    : `${utcStamp(r.start_datetime)}/${utcStamp(r.end_datetime ?? r.start_datetime)}`;
   const about = r.description ?? r.summary;
   const details = about === null ? r.event_url : `${clip(about, CALENDAR_DETAILS_MAX)}\n\n${r.event_url}`;
   const q = new URLSearchParams({

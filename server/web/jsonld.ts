@@ -2,6 +2,7 @@
 // startDate and location (a Place with a PostalAddress), and every recommended property the record
 // can honestly fill. Nothing is invented: no offers without a known price, no organizer without a name.
 import type { EventRecord } from '../../core/record.ts';
+import { pacificDay } from './format.ts';
 import { httpUrl } from './html.ts';
 
 const SCHEMA = 'https://schema.org';
@@ -56,6 +57,17 @@ function offer(r: EventRecord): object | null {
   };
 }
 
+/**
+ * startDate and endDate: schema.org Date or DateTime. An all-day event is its Pacific days
+ * ("2026-11-21"), as Google's event guidelines ask for an event with no time of day; its record's
+ * midnight and 23:59:59 would state times nobody set.
+ */
+function eventDates(r: EventRecord): { startDate: string; endDate?: string } {
+  if (!r.all_day) return { startDate: r.start_datetime, ...(r.end_datetime === null ? {} : { endDate: r.end_datetime }) };
+  const startDate = pacificDay(r.start_datetime);
+  return { startDate, ...(r.end_datetime === null ? {} : { endDate: pacificDay(r.end_datetime) }) };
+}
+
 export function eventJsonLd(r: EventRecord): object {
   const description = r.description ?? r.summary;
   const image = httpUrl(r.image_url);
@@ -67,8 +79,7 @@ export function eventJsonLd(r: EventRecord): object {
     '@type': 'Event',
     name: r.title,
     ...(description === null ? {} : { description }),
-    startDate: r.start_datetime,
-    ...(r.end_datetime === null ? {} : { endDate: r.end_datetime }),
+    ...eventDates(r),
     eventStatus: r.is_canceled ? `${SCHEMA}/EventCancelled` : `${SCHEMA}/EventScheduled`,
     eventAttendanceMode: `${SCHEMA}/OfflineEventAttendanceMode`,
     location: {

@@ -156,6 +156,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext, placeInId =
     age_min_months: range?.min_months ?? null,
     age_max_months: range?.max_months ?? null,
     is_canceled: raw.cancelled || cancelledByTitle,
+    all_day: span.allDay,
     city_key: fold(venue.city),
     search_text: searchText({ title, summary, description, venue_name: venue.name, organizer, tags }),
     source_id: src.id,

@@ -51,8 +51,21 @@ export function mergeGroup(group: EventRow[]): EventRow {
   const primary: EventRow = { ...group[0]! };
   const cats = new Set<CategorySlug>(primary.categories);
   const tags = new Set(primary.tags);
+  // All copies start at the same minute, so an all-day copy means midnight. A primary at midnight
+  // with no end says no more than a date does (how many exporters write one): the all-day copy's
+  // reading stands. Otherwise the flag is the primary's, and an end fills a gap only from a copy
+  // that agrees (an all-day copy's 23:59:59 is no timed event's end).
+  const allDayCopy = primary.all_day || primary.end_datetime !== null ? undefined : group.find((r) => r.all_day);
+  if (allDayCopy) {
+    primary.all_day = true;
+    primary.end_datetime = allDayCopy.end_datetime;
+    primary.end_ms = allDayCopy.end_ms;
+  }
   for (const other of group.slice(1)) {
-    for (const f of FILLABLE) if (primary[f] === null && other[f] !== null) primary[f] = other[f];
+    for (const f of FILLABLE) {
+      if (f === 'end_datetime' && other.all_day !== primary.all_day) continue;
+      if (primary[f] === null && other[f] !== null) primary[f] = other[f];
+    }
     if (primary.end_datetime === other.end_datetime) primary.end_ms = Math.max(primary.end_ms, other.end_ms);
     if (primary.age_min_months === null && other.age_min_months !== null) {
       primary.age_min_months = other.age_min_months;

@@ -141,20 +141,34 @@ export interface Span {
 }
 
 /**
- * Start and end of an event. All-day events run from local midnight of the first day to
- * 23:59:59 of the last (an exclusive DTEND date is the day after the last). An end before the
+ * Start and end of an event, and whether it is all-day: the upstream gave a date without a time
+ * of day, or whole days as times (below). All-day events run from local midnight of the first day
+ * to 23:59:59 of the last (an exclusive DTEND date is the day after the last). An end before the
  * start is upstream noise and is dropped rather than guessed.
  */
-export function eventSpan(start: UpstreamTime, end: UpstreamTime | null, endIsExclusiveDate = false): Span {
+export function eventSpan(start: UpstreamTime, end: UpstreamTime | null, endIsExclusiveDate = false): Span & { readonly allDay: boolean } {
   if (start.dateOnly) {
     const first = start.at.startOf('day');
     let last = end ? end.at.startOf('day') : first;
     if (end && end.dateOnly && endIsExclusiveDate && last > first) last = last.minus({ days: 1 });
     if (last < first) last = first;
-    return { start: first, end: last.endOf('day').set({ millisecond: 0 }) };
+    return { start: first, end: dayEnd(last), allDay: true };
   }
-  if (!end) return { start: start.at, end: null };
-  let e = end.at;
-  if (end.dateOnly) e = e.endOf('day').set({ millisecond: 0 });
-  return { start: start.at, end: e >= start.at ? e : null };
+  let e = end === null ? null : end.dateOnly ? dayEnd(end.at) : end.at;
+  if (e !== null && e < start.at) e = null;
+  // Dates written as times: local midnight with no end (or ending as it starts) is how calendars
+  // without a date-only form, and spreadsheets' "00:00-00:00", fill in a date; midnight to the
+  // day's last half hour ("00:00–23:59:59", Trumba's "00:00–23:30") or to a later midnight is
+  // whole days. Nobody starts a timed event at midnight and ends it then or so late.
+  const s = start.at.setZone(LA);
+  if (isMidnight(s)) {
+    const ee = e?.setZone(LA) ?? s;
+    if (ee.toMillis() === s.toMillis()) return { start: s, end: dayEnd(s), allDay: true };
+    if (isMidnight(ee)) return { start: s, end: dayEnd(ee.minus({ days: 1 })), allDay: true };
+    if (ee.hour === 23 && ee.minute >= 30) return { start: s, end: dayEnd(ee), allDay: true };
+  }
+  return { start: start.at, end: e, allDay: false };
 }
+
+const dayEnd = (d: DateTime): DateTime => d.endOf('day').set({ millisecond: 0 });
+const isMidnight = (d: DateTime): boolean => d.hour === 0 && d.minute === 0 && d.second === 0;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { SaxesParser } from 'saxes';
-import { feedUrl, rssBody } from '../../query/feeds.ts';
+import { feedUrl, jsonFeedBody, rssBody } from '../../query/feeds.ts';
 import type { EventRecord } from '../../core/record.ts';
 import type { FeedLinks, SearchTask } from '../../query/protocol.ts';
 import { hasXmllint, strictXml, xmllint } from '../server/readers.ts';
@@ -58,6 +58,7 @@ function record(r: RowSpec): EventRecord {
     age_range: null,
     age_range_years: null,
     is_canceled: r.canceled,
+    all_day: false,
     created_at: '2026-11-01T09:00:00.000-07:00',
     updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${WEB}/events/${id}`,
@@ -143,4 +144,50 @@ test('any titles, texts, categories and query values give a well-formed feed who
       assert.ok(verdict?.ok, verdict?.stderr);
     }
   }
+});
+
+test('an all-day event says "All day" and its days in the RSS and JSON Feed text, a timed one its clock', () => {
+  const base = {
+    n: 1,
+    title: 'Holiday Lights Walk',
+    description: null,
+    venue: 'Jack London Square',
+    city: 'Oakland',
+    categories: [],
+    tags: [],
+    canceled: false,
+  };
+  const rows: EventRecord[] = [
+    { ...record(base), all_day: true, start_datetime: '2026-12-05T00:00:00-08:00', end_datetime: '2026-12-05T23:59:59-08:00' },
+    { ...record({ ...base, n: 2 }), all_day: true, start_datetime: '2026-03-07T00:00:00-08:00', end_datetime: '2026-03-08T23:59:59-07:00' },
+    { ...record({ ...base, n: 3 }), all_day: true, start_datetime: '2026-12-05T00:00:00-08:00', end_datetime: null },
+    // The same times without the flag: a timed event from midnight, as its record says.
+    { ...record({ ...base, n: 4 }), start_datetime: '2026-12-05T00:00:00-08:00', end_datetime: '2026-12-05T23:59:59-08:00' },
+  ];
+  const links: FeedLinks = { url: 'https://api.example/v1/feed.rss', params: [], updated: '2026-11-21T08:00:00.000Z' };
+  const page = { total: rows.length, limit: 20, offset: 0, nextOffset: null, truncated: false };
+  const want = [
+    'Sat, Dec 5, 2026, All day · Jack London Square, Oakland',
+    'Sat, Mar 7, 2026 – Sun, Mar 8, 2026, All day · Jack London Square, Oakland',
+    'Sat, Dec 5, 2026, All day · Jack London Square, Oakland',
+    'Sat, Dec 5, 2026, 12:00 AM – 11:59 PM · Jack London Square, Oakland',
+  ];
+  const xml = rssBody(TASK, links, rows, page).toString('utf8');
+  strictXml(xml);
+  assert.deepEqual(
+    read(xml).items.map((it) => it.description),
+    want,
+  );
+  const json = JSON.parse(jsonFeedBody(TASK, { ...links, url: 'https://api.example/v1/feed.json' }, rows, page).toString('utf8')) as {
+    items: { content_text: string; _family_events: EventRecord }[];
+  };
+  assert.deepEqual(
+    json.items.map((it) => it.content_text),
+    want,
+  );
+  assert.deepEqual(
+    json.items.map((it) => it._family_events.all_day),
+    [true, true, true, false],
+    'each item carries its record, the flag included',
+  );
 });

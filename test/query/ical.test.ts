@@ -47,6 +47,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     age_range: { min_months: 36, max_months: 71 },
     age_range_years: { min_years: 3, max_years: 5 },
     is_canceled: false,
+    all_day: false,
     created_at: '2026-11-01T09:00:00.000-07:00',
     updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${WEB}/events/${id}`,
@@ -234,6 +235,60 @@ test('a canceled event is STATUS:CANCELLED, its title unchanged, and its descrip
   assert.equal(text(ve, 'status'), 'CANCELLED');
   assert.equal(text(ve, 'summary'), r.title);
   assert.equal(text(ve, 'description'), `This event is canceled.\n\n${r.description}\n\n$10–$15 (members $10)\n\n${r.event_url}`);
+});
+
+test('an all-day event is DATE values: DTSTART its first Pacific day, DTEND the day after its last (RFC 5545 3.6.1)', () => {
+  // [start_datetime, end_datetime, first day, exclusive end day], as the pipeline writes all-day records.
+  const cases: [string, string | null, string, string][] = [
+    ['2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00', '2026-11-21', '2026-11-22'],
+    ['2026-11-21T00:00:00-08:00', null, '2026-11-21', '2026-11-22'], // no end: the one day
+    ['2026-03-07T00:00:00-08:00', '2026-03-08T23:59:59-07:00', '2026-03-07', '2026-03-09'], // a weekend across spring-forward
+    ['2026-10-31T00:00:00-07:00', '2026-11-01T23:59:59-08:00', '2026-10-31', '2026-11-02'], // and across fall-back
+    ['2026-12-30T00:00:00-08:00', '2027-01-02T23:59:59-08:00', '2026-12-30', '2027-01-03'], // four days into the next year
+  ];
+  const records = cases.map(([start, end], i) => record({ id: `bsc_evt_allday${i}`, start_datetime: start, end_datetime: end, all_day: true }));
+  const body = icsBody(records, CAL);
+  const { events } = parse(body);
+  const lines = body.toString('utf8').split('\r\n');
+  for (const [i, [, , first, after]] of cases.entries()) {
+    const r = records[i]!;
+    const ve = events.get(r.id)!;
+    const ev = new ICAL.Event(ve);
+    // ical.js (a third-party reader) sees dates, not times: no zone, no clock.
+    assert.equal(ev.startDate.isDate, true, `${r.id}: DTSTART is a DATE`);
+    assert.equal(ev.endDate.isDate, true, `${r.id}: DTEND is a DATE`);
+    assert.equal(ev.startDate.toString(), first);
+    assert.equal(ev.endDate.toString(), after);
+    assert.equal(ve.getFirstProperty('dtstart')?.type, 'date');
+    assert.equal(ve.getFirstProperty('dtend')?.type, 'date');
+    const from = lines.indexOf(`UID:${r.id}`);
+    const own = lines.slice(from, lines.indexOf('END:VEVENT', from));
+    assert.ok(own.includes(`DTSTART;VALUE=DATE:${first.replaceAll('-', '')}`), own.join('\n'));
+    assert.ok(own.includes(`DTEND;VALUE=DATE:${after.replaceAll('-', '')}`), own.join('\n'));
+    assert.equal(ev.uid, r.id);
+    assert.equal(ev.summary, r.title);
+  }
+  // A timed record with the same midnight-to-23:59:59 times stays a DATE-TIME event: the flag decides.
+  const timed = record({ id: 'bsc_evt_timed', start_datetime: '2026-11-21T00:00:00-08:00', end_datetime: '2026-11-21T23:59:59-08:00' });
+  const ve = parse(icsBody([timed], CAL)).events.get(timed.id)!;
+  assert.equal(new ICAL.Event(ve).startDate.isDate, false);
+  assertEvent(ve, timed);
+});
+
+test('all-day dates do not depend on the process time zone', () => {
+  const r = record({ start_datetime: '2026-11-21T00:00:00-08:00', end_datetime: '2026-11-22T23:59:59-08:00', all_day: true });
+  const saved = process.env.TZ;
+  try {
+    const bodies = ['Pacific/Kiritimati', 'Pacific/Pago_Pago', 'UTC'].map((tz) => {
+      process.env.TZ = tz;
+      return icsBody([structuredClone(r)], CAL);
+    });
+    assert.ok(bodies.every((b) => b.equals(bodies[0]!)));
+    assert.ok(bodies[0]!.toString('utf8').includes('DTSTART;VALUE=DATE:20261121\r\nDTEND;VALUE=DATE:20261123\r\n'));
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
 });
 
 test('no events: a valid calendar with no VEVENT and no VTIMEZONE', () => {

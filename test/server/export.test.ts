@@ -54,6 +54,9 @@ const COLUMNS = [
   'age_min_years',
   'age_max_years',
   'is_canceled',
+  'all_day',
+  'created_at',
+  'updated_at',
   'event_url',
   'distance_km',
 ];

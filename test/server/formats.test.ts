@@ -69,6 +69,9 @@ const CSV_HEADER = [
   'age_min_years',
   'age_max_years',
   'is_canceled',
+  'all_day',
+  'created_at',
+  'updated_at',
   'event_url',
   'distance_km',
 ];
@@ -126,6 +129,9 @@ function flatten(r: EventRecord): Record<string, string> {
     age_min_years: numCell(r.age_range_years?.min_years),
     age_max_years: numCell(r.age_range_years?.max_years),
     is_canceled: r.is_canceled ? 'true' : 'false',
+    all_day: r.all_day ? 'true' : 'false',
+    created_at: textCell(r.created_at),
+    updated_at: textCell(r.updated_at),
     event_url: textCell(r.event_url),
     distance_km: numCell(r.distance_km),
   };
@@ -876,6 +882,87 @@ describe('canceled events', () => {
     const canceled = body.events.filter((e) => e.is_canceled);
     assert.equal(canceled.length, 1, 'formula-events.csv has one canceled row');
     await assertCanceledEverywhere(formulaSrv, 'limit=100', canceled[0]?.id ?? '');
+  });
+});
+
+// ---------------------------------------------------------------- 6b. all-day events
+
+describe('all-day events', () => {
+  // The sample's all-day programs are festivals and seasonal events, outside the Community plan: a partner key reads them.
+  test('an all-day event of the sample: the flag in JSON and CSV, DATE values in iCalendar, "All day" in the feeds; its timed neighbours as they were', async () => {
+    const { key } = provisionKey(srv.config.ledgerDir, { plan: 'partner' });
+    const as = async (pathAndQuery: string, type: string): Promise<Got> => {
+      const g = await get(srv.base, pathAndQuery, { headers: { authorization: `Bearer ${key}` } });
+      ok(g, type, pathAndQuery);
+      return g;
+    };
+    const candidates = (await recordLines(fx.build))
+      .map((l) =>
+        v.parse(
+          v.looseObject({
+            id: v.string(),
+            all_day: v.boolean(),
+            start_datetime: v.string(),
+            end_datetime: v.nullable(v.string()),
+            venue: v.looseObject({ city: v.string() }),
+          }),
+          JSON.parse(l),
+        ),
+      )
+      .filter((r) => r.all_day && (rowById.get(r.id)?.end_ms ?? 0) >= NOW.getTime());
+    // One spanning days if the sample has one upcoming, else one day.
+    const r = candidates.find((c) => (c.end_datetime ?? '').slice(0, 10) > c.start_datetime.slice(0, 10)) ?? candidates[0];
+    assert.ok(r, 'the sample has an upcoming all-day event');
+    const day = r.start_datetime.slice(0, 10);
+    const qs = `city=${encodeURIComponent(r.venue.city)}&start_date=${day}&end_date=${day}&limit=100`;
+    const body = v.parse(EventListSchema, (await as(`/v1/events?${qs}`, CONTENT_TYPES['/v1/events'])).json);
+    const i = body.events.findIndex((e) => e.id === r.id);
+    assert.ok(i >= 0, `${r.id} is on the page of ${qs}`);
+    assert.ok(
+      body.events.some((e) => !e.all_day),
+      'the page has timed events too',
+    );
+    // JSON keeps the contract's datetimes: Pacific midnight of the first day, 23:59:59 of the last.
+    const rec = body.events[i]!;
+    assert.equal(rec.all_day, true);
+    assert.match(rec.start_datetime, /^\d{4}-\d{2}-\d{2}T00:00:00-0[78]:00$/);
+    assert.match(rec.end_datetime ?? '', /^\d{4}-\d{2}-\d{2}T23:59:59-0[78]:00$/);
+
+    const table: string[][] = parseCsv((await as(`/v1/events.csv?${qs}`, CONTENT_TYPES['/v1/events.csv'])).text, { bom: false });
+    const rows = table.slice(1);
+    assert.deepEqual(
+      rows.map((row) => [row[0], row[col('all_day')]]),
+      body.events.map((e) => [e.id, String(e.all_day)]),
+      'the CSV all_day column is the record flag',
+    );
+
+    // ical.js reads the calendar: the all-day event is its Pacific days, DTEND the day after the last.
+    const ics = await as(`/v1/feed.ics?${qs}`, CONTENT_TYPES['/v1/feed.ics']);
+    const vevents = new Map(checkIcs(ics.text, 'ics').map((e) => [String(e.getFirstPropertyValue('uid')), e]));
+    for (const e of body.events) {
+      const ve = vevents.get(e.id);
+      assert.ok(ve, e.id);
+      const start = ve.getFirstProperty('dtstart')!;
+      assert.equal(start.type, e.all_day ? 'date' : 'date-time', `${e.id}: DTSTART type`);
+      if (!e.all_day) continue;
+      const lastDay = (e.end_datetime ?? e.start_datetime).slice(0, 10);
+      const after = new Date(Date.parse(`${lastDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      assert.equal(String(start.getFirstValue()), e.start_datetime.slice(0, 10), `${e.id}: DTSTART;VALUE=DATE is the first day`);
+      assert.equal(String(ve.getFirstPropertyValue('dtend')), after, `${e.id}: DTEND;VALUE=DATE is the day after the last`);
+    }
+
+    const doc = rss(await as(`/v1/feed.rss?${qs}`, CONTENT_TYPES['/v1/feed.rss']));
+    const jf = v.parse(JsonFeedSchema, (await as(`/v1/feed.json?${qs}`, CONTENT_TYPES['/v1/feed.json'])).json);
+    for (const [j, e] of body.events.entries()) {
+      for (const [what, text] of [
+        ['RSS', doc.rss.channel.item[j]?.description ?? ''],
+        ['JSON Feed', jf.items[j]?.content_text ?? ''],
+      ] as const) {
+        const head = text.split(' · ')[0] ?? '';
+        if (e.all_day) assert.match(head, /, All day$/, `${what} ${e.id}: "${head}"`);
+        else assert.match(head, /\d{1,2}:\d{2} [AP]M/, `${what} ${e.id}: "${head}" gives the time`);
+      }
+    }
   });
 });
 

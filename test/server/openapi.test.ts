@@ -301,6 +301,18 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(Object.keys(component.properties ?? {}).sort(), Object.keys(EventListSchema.entries).sort());
   });
 
+  test('the event record documents all_day after is_canceled: what it means and how iCalendar writes it', () => {
+    const record = doc.components.schemas['EventRecord'] as
+      { properties?: Record<string, { type?: string; description?: string }>; required?: string[] } | undefined;
+    assert.ok(record?.properties, 'EventRecord under components');
+    const names = Object.keys(record.properties);
+    assert.equal(names[names.indexOf('is_canceled') + 1], 'all_day');
+    const allDay = record.properties['all_day']!;
+    assert.equal(allDay.type, 'boolean');
+    assert.ok(record.required?.includes('all_day'), 'all_day is required');
+    for (const w of ['date without a time of day', 'VALUE=DATE', 'All day']) assert.ok(allDay.description?.includes(w), w);
+  });
+
   test('every $ref in the document resolves', () => {
     const refs = [...raw.matchAll(/"\$ref":"([^"]*)"/g)].map((m) => m[1] ?? '');
     assert.ok(refs.length > ROUTES.length);

@@ -144,7 +144,8 @@ export async function checkIfFeed(status: number, contentType: string, text: str
 /**
  * An iCalendar body as a calendar app reads it (ical.js, Mozilla's parser): RFC 5545 line syntax
  * (CRLF, lines folded at 75 octets), one VCALENDAR with the VTIMEZONE its events' TZIDs name, and
- * every VEVENT with a UID that is an event id, a DTSTAMP and a zoned DTSTART. Returns the events.
+ * every VEVENT with a UID that is an event id, a DTSTAMP and a zoned DTSTART (or, all day, DATE
+ * values). Returns the events.
  */
 export function checkIcs(text: string, what: string): ICAL.Component[] {
   const lines = text.split('\r\n');
@@ -167,7 +168,13 @@ export function checkIcs(text: string, what: string): ICAL.Component[] {
   for (const e of events) {
     assert.match(String(e.getFirstPropertyValue('uid')), /^bsc_evt_[0-9a-f]{20}$/, `${what}: UID is the event id`);
     assert.ok(e.getFirstPropertyValue('dtstamp'), `${what}: DTSTAMP`);
-    assert.equal(e.getFirstProperty('dtstart')?.getParameter('tzid'), 'America/Los_Angeles', `${what}: DTSTART in Pacific time`);
+    const start = e.getFirstProperty('dtstart');
+    // An all-day event is its days (VALUE=DATE, no zone), with a DATE DTEND after them (exclusive); a timed one a Pacific time.
+    if (start?.type === 'date') {
+      const end = e.getFirstProperty('dtend');
+      assert.equal(end?.type, 'date', `${what}: an all-day DTSTART has a DATE DTEND`);
+      assert.ok(String(end.getFirstValue()) > String(start.getFirstValue()), `${what}: DTEND is after DTSTART's day`);
+    } else assert.equal(start?.getParameter('tzid'), 'America/Los_Angeles', `${what}: DTSTART in Pacific time`);
   }
   return events;
 }

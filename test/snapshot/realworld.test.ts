@@ -20,7 +20,7 @@ const run = promisify(execFile);
 const zipcodes = createRequire(import.meta.url)('zipcodes') as {
   lookupByName(city: string, state: string): readonly { latitude: number; longitude: number }[];
 };
-const CORPUS = path.resolve(REPO_ROOT, '..', 'shared', 'realworld-feeds');
+const CORPUS = process.env['FE_REALWORLD_FEEDS'] ?? path.resolve(REPO_ROOT, '..', 'shared', 'realworld-feeds');
 const EXPECTED = path.join(path.dirname(new URL(import.meta.url).pathname), 'realworld.expected.json');
 const BIN = path.join(REPO_ROOT, 'bin', 'family-events.js');
 

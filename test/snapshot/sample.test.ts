@@ -12,6 +12,8 @@ import { REPO_ROOT } from '../../core/config.ts';
 import { toRecord, type EventRow } from '../../core/record.ts';
 import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
 import { CATEGORY_SLUGS } from '../../core/taxonomy.ts';
+import { words } from '../../core/text.ts';
+import { FESTIVALS, SEASONAL, WEEKLY } from '../../snapshot/sample/programs.ts';
 
 const NOW = new Date('2026-11-21T17:00:00Z');
 const WEB = 'https://web.example';
@@ -125,6 +127,33 @@ describe('bundled sample: every record keeps the contract', () => {
         assert.equal(end.offset, DateTime.fromMillis(row.end_ms, { zone: 'America/Los_Angeles' }).offset, row.id);
       } else assert.equal(row.end_ms, row.start_ms);
     }
+  });
+
+  test("all_day: exactly the sample's all-day programs, in every feed format, midnight to 23:59:59 of their last day", () => {
+    // The generator's own programs say which are all-day; each source writes them its format's way
+    // (VALUE=DATE, a date-only startDate or ev:startdate, a CSV date with an empty time cell).
+    const programs = [...Object.values(WEEKLY).flat(), ...Object.values(SEASONAL).flat(), ...FESTIVALS];
+    const allDayTitles = new Set(programs.filter((p) => p.allDay).map((p) => words(p.title).join(' ')));
+    const timedTitles = new Set(programs.filter((p) => !p.allDay).map((p) => words(p.title).join(' ')));
+    assert.ok(allDayTitles.size >= 4);
+    const formats = new Set<string>();
+    const formatOf = new Map(built.manifest.sources.map((s) => [s.id, s.format]));
+    let allDay = 0;
+    for (const r of rows) {
+      const title = words(r.title).join(' ');
+      if (allDayTitles.has(title)) {
+        assert.equal(r.all_day, true, `${r.id} ${r.title}: an all-day program`);
+        formats.add(formatOf.get(r.source_id) ?? '?');
+      } else if (timedTitles.has(title)) assert.equal(r.all_day, false, `${r.id} ${r.title}: a timed program`);
+      if (!r.all_day) continue;
+      allDay++;
+      const start = DateTime.fromISO(r.start_datetime, { setZone: true }).setZone('America/Los_Angeles');
+      const end = DateTime.fromISO(r.end_datetime ?? '', { setZone: true }).setZone('America/Los_Angeles');
+      assert.deepEqual([start.hour, start.minute, start.second], [0, 0, 0], `${r.id}: starts at Pacific midnight`);
+      assert.deepEqual([end.hour, end.minute, end.second], [23, 59, 59], `${r.id}: ends at 23:59:59 of its last day`);
+    }
+    assert.ok(allDay >= 20, `${allDay} all-day rows`);
+    assert.deepEqual([...formats].sort(), ['csv', 'ical', 'jsonld', 'rss'], 'all-day events come from every format');
   });
 
   test('q tokens cover title, venue and organizer words', () => {

@@ -367,7 +367,7 @@ function card(r: EventRecord, nowMs: number): Html {
   const distance = r.distance_km === undefined ? '' : ` · ${milesAway(r.distance_km)}`;
   return html`<li class="card">
 <h3><a href="/events/${encodeURIComponent(r.id)}">${r.title}</a>${r.is_canceled ? html` <span class="badge badge-canceled">Canceled</span>` : ''}</h3>
-<p class="card-when"><time datetime="${r.start_datetime}">${whenText(r.start_datetime, r.end_datetime, nowMs)}</time></p>
+<p class="card-when"><time datetime="${r.all_day ? pacificDay(r.start_datetime) : r.start_datetime}">${whenText(r.start_datetime, r.end_datetime, nowMs, r.all_day)}</time></p>
 <p class="card-where">${r.venue.name}, ${r.venue.city}${distance}</p>
 <p class="card-meta">${agesText(r.age_range)} · ${priceText(r.is_free, r.price)}</p>
 </li>`;

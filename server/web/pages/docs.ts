@@ -1012,6 +1012,7 @@ function formatsSection(ctx: Ctx): Html {
   return html`<section id="formats">
 <h2>Formats</h2>
 <p>Every format answers the same search with the same events in the same order, under the same plan, quota and paging rules.</p>
+<p id="all-day"><strong>All-day events.</strong> A record's <code>all_day</code> is <code>true</code> when the organizer gave a date without a time of day. Its <code>start_datetime</code> and <code>end_datetime</code> stay ISO 8601 datetimes with the Pacific offset (midnight of the first day, 23:59:59 of the last), so show the dates and no clock. iCalendar writes such an event as dates (<code>DTSTART;VALUE=DATE</code>, and <code>DTEND;VALUE=DATE</code> the day after the last day, as RFC 5545 counts it), CSV has an <code>all_day</code> column, and RSS and JSON Feed items say “All day”.</p>
 ${rows.length ? scrollTable('formats-caption', html`Formats`, ['Format', 'Media type', 'Route'], rows) : ''}
 </section>`;
 }

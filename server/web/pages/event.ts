@@ -4,7 +4,7 @@
 // because links to it live on in newsletters and calendars.
 import type { EventRecord } from '../../../core/record.ts';
 import { CATEGORY_LABELS } from '../../../core/taxonomy.ts';
-import { agesText, clip, googleCalendarUrl, osmUrl, priceText, whenText } from '../format.ts';
+import { agesText, clip, googleCalendarUrl, osmUrl, pacificDay, priceText, whenText } from '../format.ts';
 import { html, httpUrl, type Html } from '../html.ts';
 import { eventJsonLd } from '../jsonld.ts';
 import { renderPage, type Site } from '../layout.ts';
@@ -140,7 +140,7 @@ function facts(r: EventRecord, when: string, unlisted: readonly string[]): Html 
       : html`<li><a href="/categories/${encodeURIComponent(slug)}">${categoryLabel(slug)}</a></li>`,
   );
   return html`<dl class="facts">
-<div><dt>When</dt><dd><time datetime="${r.start_datetime}">${when}</time></dd></div>
+<div><dt>When</dt><dd><time datetime="${r.all_day ? pacificDay(r.start_datetime) : r.start_datetime}">${when}</time></dd></div>
 <div><dt>Where</dt><dd>${where(r)}</dd></div>
 <div><dt>Ages</dt><dd>${agesText(r.age_range)}</dd></div>
 <div><dt>Price</dt><dd>${priceText(r.is_free, r.price)}</dd></div>
@@ -194,7 +194,7 @@ function attribution(r: EventRecord): Html {
 }
 
 export function eventPage(site: Site, r: EventRecord, ctx: EventPageContext): { html: string } {
-  const when = whenText(r.start_datetime, r.end_datetime, ctx.nowMs);
+  const when = whenText(r.start_datetime, r.end_datetime, ctx.nowMs, r.all_day);
   const ended = hasEnded(r, ctx.nowMs);
   const about = r.description ?? r.summary;
   const canonicalPath = `/events/${encodeURIComponent(r.id)}`;

@@ -72,6 +72,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     age_range: { min_months: 12, max_months: 47 },
     age_range_years: { min_years: 1, max_years: 3 },
     is_canceled: false,
+    all_day: false,
     created_at: '2026-11-01T09:00:00.000-07:00',
     updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${SITE.webBaseUrl}/events/${id}`,
@@ -589,6 +590,8 @@ describe('/docs', () => {
     assert.ok(byTag(byId(doc, 'errors'), 'a').some((a) => attr(a, 'href') === '/docs/errors'));
     const formats = text(byId(doc, 'formats'));
     for (const f of ['JSON', 'CSV', 'RSS', 'JSON Feed', 'iCalendar']) assert.ok(formats.includes(f), f);
+    // All-day events: how each format writes them.
+    for (const w of ['all_day', 'DTSTART;VALUE=DATE', 'DTEND;VALUE=DATE', 'All day']) assert.ok(formats.includes(w), w);
   });
 
   test('the attribution snippet is one link to the website, copied as text', () => {

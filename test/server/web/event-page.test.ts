@@ -66,6 +66,7 @@ const madeRecord = (over: Partial<EventRecord>): EventRecord => ({
   age_range: null,
   age_range_years: null,
   is_canceled: false,
+  all_day: false,
   created_at: '2026-11-01T09:00:00.000-07:00',
   updated_at: '2026-11-02T09:00:00.000-08:00',
   event_url: `${WEB}/events/bsc_evt_00000000000000000000`,

@@ -61,6 +61,7 @@ function record(over: Partial<EventRecord> = {}): EventRecord {
     age_range: { min_months: 12, max_months: 35 },
     age_range_years: { min_years: 1, max_years: 2 },
     is_canceled: false,
+    all_day: false,
     created_at: '2026-11-01T09:00:00.000-07:00',
     updated_at: '2026-11-02T09:00:00.000-08:00',
     event_url: `${SITE.webBaseUrl}/events/${id}`,
@@ -213,8 +214,8 @@ describe('format: when, in Pacific time', () => {
     ['2025-12-06T12:00:00-08:00', '2025-12-06T12:45:00-08:00', 'Sat, Dec 6, 12–12:45 PM'],
     ['2025-12-06T19:00:00-08:00', '2025-12-07T02:00:00-08:00', 'Sat, Dec 6, 7 PM – Sun, Dec 7, 2 AM'],
     ['2025-12-06T19:00:00-08:00', '2025-12-07T00:00:00-08:00', 'Sat, Dec 6, 7 PM–midnight'],
-    ['2025-12-06T00:00:00-08:00', '2025-12-06T23:59:59-08:00', 'Sat, Dec 6, all day'],
-    ['2025-12-06T00:00:00-08:00', '2025-12-14T23:59:59-08:00', 'Sat, Dec 6 – Sun, Dec 14'],
+    // Midnight to 23:59:59 without the all_day flag is an event with those times (the flag decides).
+    ['2025-12-06T00:00:00-08:00', '2025-12-06T23:59:59-08:00', 'Sat, Dec 6, 12 AM–11:59 PM'],
     // Given as UTC instants: the wall clock is Pacific, in standard and in daylight time.
     ['2025-12-06T18:30:00Z', '2025-12-06T19:30:00Z', 'Sat, Dec 6, 10:30–11:30 AM'],
     ['2025-07-04T17:00:00Z', null, 'Fri, Jul 4, 10 AM'],
@@ -228,6 +229,15 @@ describe('format: when, in Pacific time', () => {
   for (const [start, end, want] of cases) {
     test(`${start} → ${end ?? 'no end'}: ${want}`, () => assert.equal(whenText(start, end, NOW_MS), want));
   }
+
+  test('an all-day event (all_day) says "All day" and its days, never a clock', () => {
+    assert.equal(whenText('2025-12-06T00:00:00-08:00', '2025-12-06T23:59:59-08:00', NOW_MS, true), 'Sat, Dec 6, All day');
+    assert.equal(whenText('2025-12-06T00:00:00-08:00', '2025-12-14T23:59:59-08:00', NOW_MS, true), 'Sat, Dec 6 – Sun, Dec 14, All day');
+    assert.equal(whenText('2025-12-06T00:00:00-08:00', null, NOW_MS, true), 'Sat, Dec 6, All day');
+    // Across the spring-forward night: the days are Pacific's whatever the offsets.
+    assert.equal(whenText('2026-03-07T00:00:00-08:00', '2026-03-08T23:59:59-07:00', NOW_MS, true), 'Sat, Mar 7, 2026 – Sun, Mar 8, 2026, All day');
+    assert.equal(whenText('2027-01-09T00:00:00-08:00', '2027-01-09T23:59:59-08:00', NOW_MS, true), 'Sat, Jan 9, 2027, All day');
+  });
 
   test('the year shows when the event is not in the current Pacific year', () => {
     assert.equal(whenText('2027-01-09T10:00:00-08:00', null, NOW_MS), 'Sat, Jan 9, 2027, 10 AM');
@@ -354,8 +364,13 @@ describe('format: links out', () => {
     const [c, d] = new URL(googleCalendarUrl(open)).searchParams.get('dates')!.split('/');
     assert.equal(stampMs(c!), Date.parse(open.start_datetime));
     assert.equal(d, c);
-    const allDay = record({ start_datetime: '2025-12-06T00:00:00-08:00', end_datetime: '2025-12-07T23:59:59-08:00' });
+    const allDay = record({ start_datetime: '2025-12-06T00:00:00-08:00', end_datetime: '2025-12-07T23:59:59-08:00', all_day: true });
     assert.equal(new URL(googleCalendarUrl(allDay)).searchParams.get('dates'), '20251206/20251208');
+    const oneDay = record({ start_datetime: '2025-12-06T00:00:00-08:00', end_datetime: null, all_day: true });
+    assert.equal(new URL(googleCalendarUrl(oneDay)).searchParams.get('dates'), '20251206/20251207');
+    // The same times without the flag are an instant range, not dates.
+    const timed = record({ start_datetime: '2025-12-06T00:00:00-08:00', end_datetime: '2025-12-07T23:59:59-08:00' });
+    assert.equal(new URL(googleCalendarUrl(timed)).searchParams.get('dates'), '20251206T080000Z/20251208T075959Z');
   });
 
   test('OpenStreetMap marker link', () => {
@@ -368,6 +383,25 @@ describe('format: links out', () => {
 });
 
 describe('JSON-LD (schema.org Event)', () => {
+  test('an all-day event gives startDate and endDate as its Pacific days (schema.org Date)', () => {
+    const one = eventJsonLd(record({ start_datetime: '2026-11-21T00:00:00-08:00', end_datetime: '2026-11-21T23:59:59-08:00', all_day: true })) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(one['startDate'], '2026-11-21');
+    assert.equal(one['endDate'], '2026-11-21');
+    const weekend = eventJsonLd(record({ start_datetime: '2026-03-07T00:00:00-08:00', end_datetime: '2026-03-08T23:59:59-07:00', all_day: true })) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(weekend['startDate'], '2026-03-07');
+    assert.equal(weekend['endDate'], '2026-03-08');
+    const open = eventJsonLd(record({ start_datetime: '2026-11-21T00:00:00-08:00', end_datetime: null, all_day: true })) as Record<string, unknown>;
+    assert.equal(open['startDate'], '2026-11-21');
+    assert.equal('endDate' in open, false);
+    for (const d of [one, weekend, open]) assert.match(String(d['startDate']), /^\d{4}-\d{2}-\d{2}$/);
+  });
+
   test('everything Google requires and recommends, from the record', () => {
     const r = record({ is_free: false, price: { min: 5, max: 12, note: null } });
     const ld = eventJsonLd(r) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

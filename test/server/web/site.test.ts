@@ -9,6 +9,7 @@ import { parseDocument } from 'htmlparser2';
 import { findAll, findOne, getAttributeValue, textContent } from 'domutils';
 import type { Document, Element } from 'domhandler';
 import ICAL from 'ical.js';
+import { DateTime } from 'luxon';
 import { get, provisionKey, startTestServer, NOW, WEB, type TestServer, type OracleRow } from '../helpers.ts';
 import { checkIcs } from '../readers.ts';
 import { ERRORS } from '../../../server/errors.ts';
@@ -88,7 +89,14 @@ describe('event pages', () => {
     for (let offset = 0; offset !== null && seen < 300;) {
       const page = await get(srv.base, `/v1/events?limit=100&offset=${offset}`, { headers: { authorization: `Bearer ${partnerKey}` } });
       assert.equal(page.status, 200);
-      for (const rec of page.json.events as { id: string; title: string; event_url: string; start_datetime: string; venue: { name: string } }[]) {
+      for (const rec of page.json.events as {
+        id: string;
+        title: string;
+        event_url: string;
+        start_datetime: string;
+        all_day: boolean;
+        venue: { name: string };
+      }[]) {
         const r = await get(srv.base, localPath(rec.event_url));
         assert.equal(r.status, 200, rec.event_url);
         assertSecurityHeaders(r.headers, rec.event_url);
@@ -100,7 +108,8 @@ describe('event pages', () => {
         assert.ok(ld, `${rec.id}: JSON-LD`);
         assert.equal(ld['@type'], 'Event');
         assert.equal(ld.name, rec.title);
-        assert.equal(ld.startDate, rec.start_datetime);
+        // An all-day event's startDate is its Pacific day (schema.org Date), a timed one's the record's datetime.
+        assert.equal(ld.startDate, rec.all_day ? DateTime.fromISO(rec.start_datetime).setZone('America/Los_Angeles').toISODate() : rec.start_datetime, rec.id);
         assertNoForeignScript(doc, rec.id);
         seen++;
       }

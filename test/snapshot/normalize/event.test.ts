@@ -4,7 +4,9 @@ import { describe, test } from 'node:test';
 import { bundledGazetteer } from '../../../snapshot/gazetteer.ts';
 import { normalizeAll, sourceContext, splitCancelMarker } from '../../../snapshot/normalize/event.ts';
 import { parseCsv } from '../../../snapshot/parse/csv.ts';
+import { parseICal } from '../../../snapshot/parse/ical.ts';
 import { parseJsonLd } from '../../../snapshot/parse/jsonld.ts';
+import { parseRss } from '../../../snapshot/parse/rss.ts';
 import { parseRegistry } from '../../../snapshot/registry.ts';
 import { WINDOW } from '../parse/helpers.ts';
 import { eventId, ID_PREFIX } from '../../../core/ids.ts';
@@ -152,5 +154,127 @@ describe('vetted links stay vetted', () => {
     );
     const unknown = one(1, page({ '@type': 'Organization', name: 'Tiny Tots Music', url: 'https://tinytots.example/' }, 'https://tinytots.example/buy'));
     assert.deepEqual([unknown.organizer, unknown.organizer_url, unknown.ticket_url], ['Tiny Tots Music', null, null]);
+  });
+});
+
+describe('all_day, read by each parser from real-shaped items', () => {
+  const registry = parseRegistry(
+    {
+      sources: [
+        {
+          id: 'lib',
+          url: 'feed',
+          format: 'ical',
+          organizer: { name: 'Test Library', url: 'https://library.example' },
+          default_venue: 'sfpl-main',
+          destination: 'san-francisco',
+          attribution: 'Test Library',
+        },
+      ],
+    },
+    '(test)',
+  );
+  const ctx = sourceContext(registry, registry.sources[0]!, bundledGazetteer(), WINDOW);
+  /** Each row's title → [all_day, start_datetime, end_datetime]. */
+  const read = (events: Parameters<typeof normalizeAll>[0]): Record<string, [boolean, string, string | null]> => {
+    const n = normalizeAll(events, ctx);
+    assert.deepEqual(n.dropped, {}, 'nothing dropped');
+    return Object.fromEntries(n.rows.map((r) => [r.title, [r.all_day, r.start_datetime, r.end_datetime]]));
+  };
+
+  test('iCalendar: VALUE=DATE (and the dashed form some exporters write), Trumba midnight to 23:30; a timed event at its time', async () => {
+    const ics = [
+      'BEGIN:VCALENDAR',
+      'VERSION:2.0',
+      'PRODID:-//Trumba Corporation//Trumba Calendar Services 0.11.7620//EN',
+      'BEGIN:VEVENT',
+      'UID:fair@x',
+      'SUMMARY:Holiday Craft Fair',
+      'DTSTART;VALUE=DATE:20261205',
+      'DTEND;VALUE=DATE:20261207',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:dashed@x',
+      'SUMMARY:Book Sale',
+      'DTSTART;VALUE=DATE:2026-12-09',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:closed@x',
+      'SUMMARY:Winter Reading Kickoff Day',
+      'DTSTART;TZID=America/Los_Angeles:20261212T000000',
+      'DTEND;TZID=America/Los_Angeles:20261212T233000',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:story@x',
+      'SUMMARY:Preschool Storytime',
+      'DTSTART;TZID=America/Los_Angeles:20261205T103000',
+      'DTEND;TZID=America/Los_Angeles:20261205T111500',
+      'END:VEVENT',
+      'END:VCALENDAR',
+      '',
+    ].join('\r\n');
+    assert.deepEqual(read(parseICal(ics, { window: WINDOW }).events), {
+      'Holiday Craft Fair': [true, '2026-12-05T00:00:00-08:00', '2026-12-06T23:59:59-08:00'],
+      'Book Sale': [true, '2026-12-09T00:00:00-08:00', '2026-12-09T23:59:59-08:00'],
+      'Winter Reading Kickoff Day': [true, '2026-12-12T00:00:00-08:00', '2026-12-12T23:59:59-08:00'],
+      'Preschool Storytime': [false, '2026-12-05T10:30:00-08:00', '2026-12-05T11:15:00-08:00'],
+    });
+  });
+
+  test('JSON-LD: a date-only startDate (Pike Place Market, Songkick festivals) is all-day; a datetime is not', () => {
+    const ld = [
+      {
+        '@context': 'https://schema.org',
+        '@type': 'Festival',
+        name: 'Winter Music Festival',
+        startDate: '2026-12-12',
+        endDate: '2026-12-13',
+        location: 'Main Library',
+      },
+      { '@context': 'https://schema.org', '@type': 'Event', name: 'Lego Club', startDate: '2026-12-12T15:00:00-08:00', location: 'Main Library' },
+    ];
+    const html = `<!doctype html><html><head>${ld.map((o) => `<script type="application/ld+json">${JSON.stringify(o)}</script>`).join('')}</head><body></body></html>`;
+    assert.deepEqual(read(parseJsonLd(html, { window: WINDOW }).events), {
+      'Winter Music Festival': [true, '2026-12-12T00:00:00-08:00', '2026-12-13T23:59:59-08:00'],
+      'Lego Club': [false, '2026-12-12T15:00:00-08:00', null],
+    });
+  });
+
+  test('RSS: a date-only ev:startdate, a WordPress start_date at 00:00:00 with no end, a Trumba line without a time; timed ones at their times', () => {
+    const rss = `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:ev="http://purl.org/rss/1.0/modules/event/" xmlns:event_listing="https://wpjobmanager.com/">
+<channel><title>Events</title><link>https://library.example</link><description>x</description>
+<item><title>Seed Library Open Day</title><guid>a</guid><ev:startdate>2026-12-10</ev:startdate><ev:location>Main Library</ev:location></item>
+<item><title>Toddler Time</title><guid>b</guid><ev:startdate>2026-12-10T10:00:00-08:00</ev:startdate><ev:enddate>2026-12-10T10:30:00-08:00</ev:enddate><ev:location>Main Library</ev:location></item>
+<item><title>Holiday Open House</title><guid>c</guid><event_listing:start_date><![CDATA[2026-12-24 00:00:00]]></event_listing:start_date></item>
+<item><title>Jazz Brunch</title><guid>d</guid><event_listing:start_date><![CDATA[2026-12-24 19:30:00]]></event_listing:start_date></item>
+<item><title>Gingerbread Display</title><guid>e</guid><category>2026/12/15 (Tue)</category><description>Main Library&lt;br/&gt;Tuesday, December 15, 2026&lt;br/&gt;&lt;br/&gt;Come see it.</description></item>
+</channel></rss>`;
+    assert.deepEqual(read(parseRss(rss, { window: WINDOW }).events), {
+      'Seed Library Open Day': [true, '2026-12-10T00:00:00-08:00', '2026-12-10T23:59:59-08:00'],
+      'Toddler Time': [false, '2026-12-10T10:00:00-08:00', '2026-12-10T10:30:00-08:00'],
+      'Holiday Open House': [true, '2026-12-24T00:00:00-08:00', '2026-12-24T23:59:59-08:00'],
+      'Jazz Brunch': [false, '2026-12-24T19:30:00-08:00', null],
+      'Gingerbread Display': [true, '2026-12-15T00:00:00-08:00', '2026-12-15T23:59:59-08:00'],
+    });
+  });
+
+  test('CSV: a date with an empty, "All Day", "TBD" or "00:00-00:00" time cell is all-day; a time range is not', async () => {
+    const csv = [
+      'Event Name,Date,Time,Location',
+      'Holiday Lights Walk,12/5/2026,All Day,Main Library',
+      'Poetry Open Mic,12/6/2026,,Main Library',
+      'Mapathon,12/7/2026,TBD,Main Library',
+      'Global Mapathon,12/8/2026,00:00-00:00,Main Library',
+      'Chess Club,12/9/2026,3:30 PM - 5:00 PM,Main Library',
+      '',
+    ].join('\r\n');
+    assert.deepEqual(read((await parseCsv(csv, { window: WINDOW })).events), {
+      'Holiday Lights Walk': [true, '2026-12-05T00:00:00-08:00', '2026-12-05T23:59:59-08:00'],
+      'Poetry Open Mic': [true, '2026-12-06T00:00:00-08:00', '2026-12-06T23:59:59-08:00'],
+      Mapathon: [true, '2026-12-07T00:00:00-08:00', '2026-12-07T23:59:59-08:00'],
+      'Global Mapathon': [true, '2026-12-08T00:00:00-08:00', '2026-12-08T23:59:59-08:00'],
+      'Chess Club': [false, '2026-12-09T15:30:00-08:00', '2026-12-09T17:00:00-08:00'],
+    });
   });
 });

@@ -71,4 +71,35 @@ describe('eventSpan', () => {
   test('an end before the start is dropped, not guessed', () => {
     assert.equal(eventSpan(t('2026-11-21T10:00'), t('2026-11-21T09:00')).end, null);
   });
+  test('all-day: a date without a time, or whole days written as times; anything else is timed', () => {
+    // [start, end, exclusive DATE end, all-day, start as served, end as served]
+    const cases: [string, string | null, boolean, boolean, string, string | null][] = [
+      ['2026-11-21', null, false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21', '2026-11-22', true, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21', '2026-11-21T15:00', false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      // Midnight with no end, or ending as it starts: a date a calendar wrote as a time (WordPress, "00:00-00:00").
+      ['2026-11-21T00:00', null, false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21 00:00:00', '2026-11-21 00:00:00', false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      // Midnight to the day's last half hour, or to a later midnight: whole days.
+      ['2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00', false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21T00:00', '2026-11-21T23:30', false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21T00:00', '2026-11-22T00:00', false, true, '2026-11-21T00:00:00-08:00', '2026-11-21T23:59:59-08:00'],
+      ['2026-11-21T00:00', '2026-11-24T00:00', false, true, '2026-11-21T00:00:00-08:00', '2026-11-23T23:59:59-08:00'],
+      ['2026-10-31T00:00', '2026-11-01T23:59', false, true, '2026-10-31T00:00:00-07:00', '2026-11-01T23:59:59-08:00'],
+      // Timed: a real time of day, a midnight start that ends at a time, a UTC midnight (16:00 in Los Angeles).
+      ['2026-11-21T10:00', '2026-11-21T11:00', false, false, '2026-11-21T10:00:00-08:00', '2026-11-21T11:00:00-08:00'],
+      ['2026-11-21T10:00', null, false, false, '2026-11-21T10:00:00-08:00', null],
+      ['2026-11-21T00:00', '2026-11-21T02:00', false, false, '2026-11-21T00:00:00-08:00', '2026-11-21T02:00:00-08:00'],
+      ['2026-11-21T00:00', '2026-11-21T23:00', false, false, '2026-11-21T00:00:00-08:00', '2026-11-21T23:00:00-08:00'],
+      ['2026-11-22T00:00:00Z', null, false, false, '2026-11-21T16:00:00-08:00', null],
+      ['2026-11-21T00:30', null, false, false, '2026-11-21T00:30:00-08:00', null],
+    ];
+    for (const [start, end, exclusive, allDay, s, e] of cases) {
+      const span = eventSpan(t(start), end === null ? null : t(end), exclusive);
+      const what = `${start} → ${end ?? 'no end'}`;
+      assert.equal(span.allDay, allDay, what);
+      assert.equal(isoLocal(span.start), s, what);
+      assert.equal(span.end && isoLocal(span.end), e, what);
+    }
+  });
 });
