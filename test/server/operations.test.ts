@@ -733,7 +733,12 @@ describe('snapshot hot swap', () => {
       // A small synthetic set built two days later: other content, so another id and other answers
       // (and a third of the sample's build time). It runs as its own process, as an operator runs
       // it: in this process its synchronous stretches would stall the server's event loop.
-      const build = await buildInChild(dir, new Date(NOW_MS + 2 * DAY_MS), ['--synthetic', '3000']);
+      // A build that fails must stop the load too, or the test would wait on the loops for ever.
+      const build = await buildInChild(dir, new Date(NOW_MS + 2 * DAY_MS), ['--synthetic', '3000']).catch(async (err: unknown) => {
+        stop = true;
+        await Promise.all(loops);
+        throw err;
+      });
       const newId = build.id;
       assert.notEqual(newId, oldId);
       let switched = false;
