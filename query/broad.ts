@@ -43,7 +43,8 @@ export interface BroadAnswer {
 
 /** The key a search is answered by, or null when the full search must answer it. */
 function keyOf(q: SearchQuery, shape: Shape): { kind: 'word' | 'city' | 'pair'; key: string } | null {
-  if (shape.geo || shape.byDistance || q.offset + q.limit > MAX_BROAD_ROWS) return null;
+  // A keyset page starts at a key, not a row count: the postings are read from their head only.
+  if (shape.geo || shape.byDistance || q.after || q.offset + q.limit > MAX_BROAD_ROWS) return null;
   const words = q.words ?? [];
   const cities = q.cities ?? [];
   if (cities.length === 1 && words.length === 0) return { kind: 'city', key: cities[0] as string };

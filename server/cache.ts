@@ -36,6 +36,7 @@ const answerOf = (r: PageHead & { readonly body: Uint8Array }): Answer => ({
   total: r.total,
   count: r.count,
   nextOffset: r.nextOffset,
+  nextCursor: r.nextCursor ?? null,
   truncated: r.truncated,
   validUntilMs: r.validUntilMs,
   etag: r.etag,

@@ -61,12 +61,12 @@ const links = new LRUCache<string, Map<string, string>>({ max: 10_000 });
  * The Link header: rel="next" (the client's own query string with `offset` moved on and any key
  * left out) and, on CSV, rel="attribution" (the website, as the Community plan requires).
  */
-function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: number | null): string | null {
-  if (next === null && fmt.format !== 'csv') return null;
+function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services, next: number | null, nextCursor: string | null): string | null {
+  if (next === null && nextCursor === null && fmt.format !== 'csv') return null;
   const rawQuery = req.http.rawQuery;
   let byRoute = links.get(rawQuery);
   if (byRoute === undefined) links.set(rawQuery, (byRoute = new Map()));
-  const memo = `${req.prefix}${path}#${next}`;
+  const memo = `${req.prefix}${path}#${next}#${nextCursor}`;
   let link = byRoute.get(memo);
   if (link === undefined) {
     const parts: string[] = [];
@@ -76,13 +76,22 @@ function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services,
       params.delete('api_key');
       params.set('offset', String(next));
       parts.push(`<${baseUrl(req, svc)}${path}?${params.toString()}>; rel="next"`);
-    }
+    } else if (nextCursor !== null) parts.push(cursorLink(req, path, svc, nextCursor));
     link = parts.join(', ');
     // A query string asked of every route and offset stays a few dozen entries.
     if (byRoute.size >= 64) byRoute.clear();
     byRoute.set(memo, link);
   }
   return link;
+}
+
+/** rel="next" by cursor: the client's own query string with `cursor` set, without offset or any key. */
+function cursorLink(req: RouteRequest, path: string, svc: Services, nextCursor: string): string {
+  const params = new URLSearchParams(req.http.rawQuery);
+  params.delete('api_key');
+  params.delete('offset');
+  params.set('cursor', nextCursor);
+  return `<${baseUrl(req, svc)}${path}?${params.toString()}>; rel="next"`;
 }
 
 /** The headers a search's 200 and 304 share: validators, caching, paging, quota. */
@@ -105,7 +114,7 @@ export function searchHeaders(
     ...fmt.headers(svc),
     ...extra,
   ];
-  const link = linkHeader(req, path, fmt, svc, head.nextOffset);
+  const link = linkHeader(req, path, fmt, svc, head.nextOffset, head.nextCursor ?? null);
   if (link !== null) headers.push(['Link', link]);
   if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return headers;

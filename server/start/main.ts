@@ -17,6 +17,7 @@ import { RateLimiter } from '../ratelimit.ts';
 import { problemReply } from '../reply.ts';
 import { categoriesRoute, citiesRoute } from '../routes/catalog.ts';
 import { csvRoute, demoRoute, eventRoute, eventsRoute, icsFeedRoute, jsonFeedRoute, rssRoute } from '../routes/events.ts';
+import { exportRoute } from '../routes/export.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from '../routes/operations.ts';
 import { usageRoute } from '../routes/usage.ts';
 import type { AnyRoute, Services } from '../route.ts';
@@ -28,6 +29,7 @@ export const ROUTES: readonly AnyRoute[] = [
   eventsRoute,
   eventRoute,
   csvRoute,
+  exportRoute,
   rssRoute,
   jsonFeedRoute,
   icsFeedRoute,

@@ -519,6 +519,7 @@ function exampleResponse(
       limit,
       offset: 0,
       next_offset: null,
+      next_cursor: null,
       truncated: false,
       attribution: attribution(site.webBaseUrl),
     };
