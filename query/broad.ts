@@ -39,6 +39,8 @@ export interface BroadAnswer {
   readonly total: number;
   readonly firstEndMs: number | null;
   readonly rids: readonly number[];
+  /** Each page row's start_ms, beside its rid (a next cursor's key). */
+  readonly starts: readonly number[];
 }
 
 /** The key a search is answered by, or null when the full search must answer it. */
@@ -108,7 +110,7 @@ export class BroadIndex {
     const rows = (await page.runAndReadAll()).getRows();
     // No match at all. The full search would then look for a suggestion, but every word of a
     // broad key starts some term, so it has none to make.
-    if (rows.length === 0) return { total: 0, firstEndMs: null, rids: [] };
+    if (rows.length === 0) return { total: 0, firstEndMs: null, rids: [], starts: [] };
     let until = rows[0]?.[2] as bigint;
     for (const r of rows) if ((r[2] as bigint) < until) until = r[2] as bigint;
 
@@ -125,6 +127,7 @@ export class BroadIndex {
       total: Number(s[0]),
       firstEndMs: typeof s[1] === 'number' ? s[1] : null,
       rids: rows.slice(q.offset).map((r) => Number(r[0])),
+      starts: rows.slice(q.offset).map((r) => Number(r[3])),
     };
   }
 

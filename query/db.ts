@@ -271,6 +271,18 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number, 
   return { query: q, excluded, nowMs, shape, values, types };
 }
 
+/** A search's values for its total-only twin (sql/search_count.sql), which counts every match, so never binds a cursor's key. */
+function countValues(b: BoundSearch): [Record<string, DuckDBValue>, Record<string, DuckDBType>] {
+  if (!b.shape.after) return [b.values, b.types];
+  const values = { ...b.values };
+  const types = { ...b.types };
+  for (const name of ['after_start', 'after_id']) {
+    delete values[name];
+    delete types[name];
+  }
+  return [values, types];
+}
+
 /** A parameter of branch k of a batch: its own name, made apart from the other branches'. */
 const branchParam = (name: string, k: number): string => `${name}_b${k}`;
 
@@ -419,7 +431,12 @@ export class SnapshotDb {
   private async broadPage(b: BoundSearch): Promise<SearchPage | null> {
     const a = await this.broad?.answer(b.query, b.shape, b.values, b.types);
     if (!a) return null;
-    return { total: a.total, firstEndMs: a.firstEndMs, suggestion: null, rows: a.rids.map((rid) => ({ rid, id: this.records.idOf(rid), distanceKm: null })) };
+    return {
+      total: a.total,
+      firstEndMs: a.firstEndMs,
+      suggestion: null,
+      rows: a.rids.map((rid, i) => ({ rid, id: this.records.idOf(rid), distanceKm: null, startMs: a.starts[i] as number })),
+    };
   }
 
   /** A search's page from its own statement (sql/search.sql). */
@@ -469,7 +486,7 @@ export class SnapshotDb {
     if (stats === undefined && (b.query.offset > 0 || b.query.after)) {
       // Past the last match: no row carries the total, so count without the page parameters.
       const counting = await this.statement(b.shape, true);
-      counting.bind(b.values, b.types);
+      counting.bind(...countValues(b));
       stats = (await rowsOf(counting))[0];
     }
     const firstEnd = stats?.[ROW.firstEnd];
@@ -526,7 +543,7 @@ export class SnapshotDb {
     if (!replaced) return null;
     const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs, this.bands);
     const counting = await this.statement(retry.shape, true);
-    counting.bind(retry.values, retry.types);
+    counting.bind(...countValues(retry));
     const n = (await rowsOf(counting))[0]?.[0];
     return n !== undefined && Number(n) > 0 ? out.join(' ') : null;
   }

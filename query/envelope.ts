@@ -16,14 +16,14 @@ export function nextOffset(total: number, limit: number, offset: number, maxOffs
 }
 
 /**
- * The next page's cursor: after the last delivered row, when more rows follow it in (start, id)
- * order, on a page asked by cursor or on one whose next offset would pass the cap (so a client
- * following rel="next" never meets the wall). Pages by distance have no keyset order.
+ * The next page's cursor: after the last delivered row, whenever more rows follow it in (start, id)
+ * order, so a client may switch from offsets to cursors on any page (and one following rel="next"
+ * is handed the cursor where the next offset would pass the cap). Pages by distance have no keyset order.
  */
-export function nextCursor(q: SearchQuery, page: SearchPage, next: number | null): string | null {
+export function nextCursor(q: SearchQuery, page: SearchPage): string | null {
   const last = page.rows[page.rows.length - 1];
   if (last?.startMs === undefined || (q.sort === 'distance' && q.geo !== null)) return null;
-  const more = q.after ? (page.remaining ?? 0) > page.rows.length : next === null && q.offset + page.rows.length < page.total;
+  const more = q.after ? (page.remaining ?? 0) > page.rows.length : q.offset + page.rows.length < page.total;
   return more ? encodeCursor({ startMs: last.startMs, id: last.id }) : null;
 }
 

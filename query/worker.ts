@@ -235,7 +235,7 @@ function paged(task: SearchTask, full: SearchPage): Paged {
   const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
   // A keyset page has no offset to move on: its next page is only by cursor.
   const next = task.query.after ? null : nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset);
-  return { page, truncated, next, nextCursor: nextCursor(task.query, page, next) };
+  return { page, truncated, next, nextCursor: nextCursor(task.query, page) };
 }
 
 function headOf(task: SearchTask, p: Paged, etag: string): PageHead {

@@ -71,6 +71,7 @@ function linkHeader(req: RouteRequest, path: string, fmt: Format, svc: Services,
   if (link === undefined) {
     const parts: string[] = [];
     if (fmt.format === 'csv') parts.push(`<${svc.config.webBaseUrl}>; rel="attribution"`);
+    // By offset while a request pages by offset (a page asked by cursor has no next offset); by cursor past the offset cap.
     if (next !== null) {
       const params = new URLSearchParams(req.http.rawQuery);
       params.delete('api_key');
@@ -116,6 +117,8 @@ export function searchHeaders(
   ];
   const link = linkHeader(req, path, fmt, svc, head.nextOffset, head.nextCursor ?? null);
   if (link !== null) headers.push(['Link', link]);
+  // The next page's cursor in every format that takes one, so a CSV export can switch to cursors on any page.
+  if (head.nextCursor) headers.push(['X-Next-Cursor', head.nextCursor]);
   if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return headers;
 }
