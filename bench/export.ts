@@ -6,9 +6,13 @@
 //          (start_date=end_date=D) over the snapshot's whole window, each paged by offset, since
 //          offset stops at 100,000. Events spanning days come in every day they touch; the client
 //          dedupes by id, as an exporter would, and the unique count must equal the snapshot's.
+//   whole: /v1/export.csv, every event of the snapshot the key's plan includes in one streamed body
+//          (--whole; --rounds times, the median reported), and with --copy PostgreSQL's COPY ... TO
+//          STDOUT of the same rows from the same data (bench/lib/postgis.ts copyWhole), the same
+//          number of rounds, so the table prints the export's rows/s against COPY's.
 // Writes bench/results/export-<timestamp>.json.
 // Usage: node --import tsx bench/export.ts [--dataset sample|synthetic-50k|synthetic-1m|synthetic-10m[,...]]
-//        [--pages 10] [--full] [--encoding identity|gzip] [--pool-threads 2] [--keep]
+//        [--pages 10] [--full] [--whole] [--copy] [--rounds 3] [--encoding identity|gzip] [--pool-threads 2] [--keep]
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,7 +20,8 @@ import { createGunzip } from 'node:zlib';
 import { request } from 'undici';
 import { DateTime } from 'luxon';
 import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
-import { datasetName, prepareDataset, type DatasetName } from './lib/dataset.ts';
+import { datasetFacts, datasetName, prepareDataset, type Dataset, type DatasetName } from './lib/dataset.ts';
+import { copyWhole, preparePostgis, type CopyResult } from './lib/postgis.ts';
 import { headerObject, memory, rssSampler, startServer, type Child } from './lib/server.ts';
 
 exitOnError();
@@ -25,6 +30,9 @@ const { values: opts } = parseArgs({
     dataset: { type: 'string', default: 'sample' },
     pages: { type: 'string', default: '10' },
     full: { type: 'boolean', default: false },
+    whole: { type: 'boolean', default: false },
+    copy: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
     encoding: { type: 'string', default: 'identity' },
     'pool-threads': { type: 'string', default: '2' },
     keep: { type: 'boolean', default: false },
@@ -34,6 +42,7 @@ const datasets: DatasetName[] = opts.dataset.split(',').map(datasetName);
 if (opts.encoding !== 'identity' && opts.encoding !== 'gzip') throw new BenchError(`--encoding must be identity or gzip (got ${opts.encoding})`);
 const pages = wholeArg('pages', opts.pages, 1);
 const poolThreads = wholeArg('pool-threads', opts['pool-threads'], 1);
+const rounds = wholeArg('rounds', opts.rounds, 1);
 const PAGE = 10_000;
 
 interface Page {
@@ -179,11 +188,111 @@ async function fullPhase(server: Child, window: { start: string; end: string }):
   };
 }
 
+/**
+ * /v1/export.csv read as fast as the client can: rows counted as the ids that start a line
+ * (CRLF then the id prefix: quoted cells may hold CRLF, never followed by an id), with a native
+ * search over each chunk so the client's own CPU stays small beside the server's on a shared machine.
+ */
+interface WholeRun {
+  readonly rows: number;
+  readonly total: number;
+  readonly wire: number;
+  readonly csv: number;
+  readonly seconds: number;
+  readonly peak: number;
+  readonly start: number;
+}
+
+async function wholeOnce(server: Child): Promise<WholeRun> {
+  const headers: Record<string, string> = headerObject(server.headers);
+  if (opts.encoding === 'gzip') headers['accept-encoding'] = 'gzip';
+  const sampler = rssSampler(server.pid);
+  const t0 = performance.now();
+  const res = await request(`${server.base}/v1/export.csv`, { headers });
+  if (res.statusCode !== 200) throw new BenchError(`/v1/export.csv answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
+  const total = Number(res.headers['x-total-count']);
+  const marker = Buffer.from('\r\nbsc_evt_');
+  let rows = 0;
+  let wire = 0;
+  let csv = 0;
+  let tail = Buffer.alloc(0);
+  let source: AsyncIterable<Buffer> = res.body;
+  if (res.headers['content-encoding'] === 'gzip') {
+    const gunzip = createGunzip();
+    res.body.on('data', (c: Buffer) => (wire += c.length));
+    res.body.pipe(gunzip);
+    source = gunzip;
+  }
+  for await (const chunk of source) {
+    if (source === res.body) wire += chunk.length;
+    csv += chunk.length;
+    // The marker may straddle two chunks: search the previous chunk's last bytes with this one's head.
+    const seam = Buffer.concat([tail, chunk.subarray(0, marker.length - 1)]);
+    for (let at = seam.indexOf(marker); at !== -1; at = seam.indexOf(marker, at + 1)) rows++;
+    for (let at = chunk.indexOf(marker); at !== -1; at = chunk.indexOf(marker, at + 1)) rows++;
+    tail = Buffer.from(chunk.subarray(Math.max(0, chunk.length - (marker.length - 1))));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const m = sampler.stop();
+  return { rows, total, wire, csv, seconds, peak: m.peak, start: m.start };
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)] as number;
+};
+
+async function wholePhase(server: Child): Promise<PhaseResult> {
+  const runs: WholeRun[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const r = await wholeOnce(server);
+    if (r.rows !== r.total) throw new BenchError(`/v1/export.csv: ${r.rows} rows read, X-Total-Count ${r.total}`);
+    runs.push(r);
+  }
+  const mid = runs.find((r) => r.seconds === median(runs.map((x) => x.seconds)));
+  if (mid === undefined) throw new BenchError('no whole export ran');
+  return {
+    phase: `whole export (/v1/export.csv, median of ${rounds})`,
+    requests: 1,
+    rows: mid.rows,
+    unique_rows: null,
+    seconds: +mid.seconds.toFixed(3),
+    rows_per_s: Math.round(mid.rows / mid.seconds),
+    csv_mb_per_s: +(mid.csv / 1048576 / mid.seconds).toFixed(1),
+    wire_mb: mb(mid.wire),
+    rss_start_mb: mb(Math.min(...runs.map((r) => r.start))),
+    rss_peak_mb: mb(Math.max(...runs.map((r) => r.peak))),
+    expected_unique: mid.total,
+  };
+}
+
+/** PostgreSQL's COPY of the same rows, `rounds` times on the same loaded table: the median. */
+async function copyPhase(ds: Dataset): Promise<CopyResult & { readonly runs: readonly number[] }> {
+  const p = await preparePostgis(ds, await datasetFacts(ds.parquet), runDir, false);
+  try {
+    const runs: CopyResult[] = [];
+    for (let i = 0; i < rounds; i++) runs.push(await copyWhole(p));
+    const mid = median(runs.map((r) => r.seconds));
+    const r = runs.find((x) => x.seconds === mid);
+    if (r === undefined) throw new BenchError('no COPY ran');
+    return { ...r, runs: runs.map((x) => x.rows_per_s) };
+  } finally {
+    await p.close();
+  }
+}
+
 const machine = machineInfo();
 const runDir = path.join(SCRATCH_DIR, `bench-export-${stamp()}`);
 await mkdir(runDir, { recursive: true });
 log(describeMachine(machine));
-const results: { dataset: DatasetName; snapshot: string; events: number; phases: PhaseResult[]; rss_hwm_mb: number }[] = [];
+const results: {
+  dataset: DatasetName;
+  snapshot: string;
+  events: number;
+  phases: PhaseResult[];
+  rss_hwm_mb: number;
+  copy: (CopyResult & { readonly runs: readonly number[] }) | null;
+}[] = [];
 try {
   for (const name of datasets) {
     const ds = await prepareDataset(name, runDir);
@@ -196,9 +305,19 @@ try {
         log(`${name}: full export by day windows`);
         phases.push(await fullPhase(server, ds.manifest.window));
       }
-      results.push({ dataset: name, snapshot: ds.manifest.id, events: ds.manifest.counts.events, phases, rss_hwm_mb: mb(memory(server.pid).hwm) });
+      if (opts.whole) {
+        log(`${name}: whole export (/v1/export.csv), ${rounds} rounds`);
+        phases.push(await wholePhase(server));
+      }
+      results.push({ dataset: name, snapshot: ds.manifest.id, events: ds.manifest.counts.events, phases, rss_hwm_mb: mb(memory(server.pid).hwm), copy: null });
     } finally {
       await server.stop();
+    }
+    if (opts.copy) {
+      // After our server stopped: PostgreSQL gets the machine as our export had it.
+      log(`${name}: PostgreSQL COPY ... TO STDOUT of the same rows, ${rounds} rounds`);
+      const last = results[results.length - 1];
+      if (last) last.copy = await copyPhase(ds);
     }
   }
 } finally {
@@ -224,12 +343,22 @@ for (const r of results) {
       ]),
     ),
   );
+  const whole = r.phases.find((p) => p.phase.startsWith('whole export'));
+  if (r.copy) {
+    console.log(
+      `PostgreSQL COPY ... TO STDOUT, same rows: ${r.copy.rows} rows, ${fmt(r.copy.seconds, 2)} s, ${r.copy.rows_per_s} rows/s (rounds: ${r.copy.runs.join(', ')} rows/s)`,
+    );
+    if (whole)
+      console.log(
+        `whole export against COPY: ${(whole.rows_per_s / r.copy.rows_per_s).toFixed(2)}x rows/s (target >= 4x); server RSS ${whole.rss_start_mb} → ${whole.rss_peak_mb} MB`,
+      );
+  }
 }
 const out = await writeResult('export', {
   kind: 'export',
   at: new Date().toISOString(),
   machine,
-  settings: { pages, full: opts.full, encoding: opts.encoding, pool_threads: poolThreads, page: PAGE },
+  settings: { pages, full: opts.full, whole: opts.whole, copy: opts.copy, rounds, encoding: opts.encoding, pool_threads: poolThreads, page: PAGE },
   datasets: results,
 });
 console.log(`written ${path.relative(REPO_ROOT, out)}`);

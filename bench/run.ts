@@ -31,6 +31,7 @@ import { datasetFacts, datasetName, EXCLUDED_CATEGORIES, prepareDataset, type Da
 import { checkGenerator, checkUrl, crossCheck, measure, type CheckedUrl, type LoadResult, type LoadSettings } from './lib/load.ts';
 import {
   copyExport,
+  copyWhole,
   loadMix,
   parity,
   PG_SCENARIOS,
@@ -127,6 +128,8 @@ interface PeerResults {
     readonly started_by_bench: boolean;
     readonly pgbench: Record<string, PgbenchResult>;
     readonly copy: CopyResult | null;
+    /** COPY of every exportable event: /v1/export.csv's peer. */
+    readonly copy_whole?: CopyResult | null;
     readonly parity: Awaited<ReturnType<typeof parity>> | null;
   } | null;
   fastify: LoadResult[];
@@ -284,8 +287,19 @@ async function runPostgis(ds: Dataset, facts: DatasetFacts, mix: readonly MixRow
     for (const clients of [16, 32]) pgbench[`distinct-c${clients}`] = await pgDistinct(pg, mix, clients);
     log(`PostGIS COPY ... TO STDOUT (CSV), at most ${copyRows} rows`);
     const copy = await copyExport(pg, copyRows);
+    log("PostGIS COPY ... TO STDOUT (CSV) of every exportable event: /v1/export.csv's peer");
+    const copyAll = await copyWhole(pg);
     const check = mainSamples.length ? await parity(mainSamples, mix, pg) : null;
-    peers.postgis = { version: pg.version, settings: pg.settings, load: pg.load, started_by_bench: pg.startedByBench, pgbench, copy, parity: check };
+    peers.postgis = {
+      version: pg.version,
+      settings: pg.settings,
+      load: pg.load,
+      started_by_bench: pg.startedByBench,
+      pgbench,
+      copy,
+      copy_whole: copyAll,
+      parity: check,
+    };
   });
   if (p) await runFastify(p, ctx);
 }
@@ -459,6 +473,24 @@ function targets(): Target[] {
     });
   }
 
+  const whole = mainRun('export-whole');
+  const copyAll = peers.postgis?.copy_whole;
+  const rw = whole?.rows_per_s && copyAll ? whole.rows_per_s / copyAll.rows_per_s : null;
+  const wholeGrowth = whole?.rss_mib ? whole.rss_mib.peak - whole.rss_mib.start : null;
+  const wholeFlat = wholeGrowth !== null && wholeGrowth < 64;
+  out.push({
+    name: 'Whole export vs PostgreSQL COPY',
+    goal: '>= 4x rows/s, flat memory',
+    value: rw === null ? '-' : `${rw.toFixed(2)}x, +${wholeGrowth} MiB`,
+    met: rw === null ? null : rw >= 4 && wholeFlat,
+    detail:
+      rw === null
+        ? whole
+          ? 'not evaluated: PostGIS was not run'
+          : 'not run'
+        : `${fmt(whole?.rows_per_s, 0)} vs ${fmt(copyAll?.rows_per_s, 0)} rows/s; memory ${wholeFlat ? 'flat' : 'grew'} (${whole?.rss_mib?.start}→${whole?.rss_mib?.peak} MiB)`,
+  });
+
   const csv = mainRun('csv-10k');
   const copy = peers.postgis?.copy;
   const r3 = csv?.rows_per_s && copy ? csv.rows_per_s / copy.rows_per_s : null;
@@ -568,6 +600,23 @@ if (pgRows) {
       mainName,
       'postgis-copy',
       'COPY TO STDOUT csv',
+      '-',
+      '-',
+      '-',
+      '-',
+      '0',
+      o?.rows_per_s ? `ours ${fmt(o.rows_per_s / c.rows_per_s, 2)}x` : '-',
+      `${c.rows_per_s} rows/s; ${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(0)} MiB in ${c.seconds} s`,
+    ]);
+  }
+  if (pgRows.copy_whole) {
+    const c = pgRows.copy_whole;
+    const o = mainRun('export-whole');
+    rows.push([
+      'peers',
+      mainName,
+      'postgis-copy',
+      'COPY TO STDOUT csv, every exportable event',
       '-',
       '-',
       '-',

@@ -224,6 +224,18 @@ export const SCENARIOS: readonly Scenario[] = [
     path: (ctx) => `/v1/feed.json?city=${encodeURIComponent(ctx.facts.city)}&limit=50`,
   },
   {
+    name: 'export-whole',
+    quick: true,
+    scale: true,
+    peer: false,
+    description:
+      'the whole snapshot as one CSV body (/v1/export.csv: every event the key may see, stored CSV rows streamed); rows/s = req/s x rows, against COPY of the same rows',
+    target: 'server',
+    connections: 1,
+    path: () => '/v1/export.csv',
+    rowsPerRequest: (ctx) => ctx.facts.exportable,
+  },
+  {
     name: 'csv-10k',
     quick: true,
     scale: true,

@@ -39,11 +39,14 @@ export interface BroadAnswer {
   readonly total: number;
   readonly firstEndMs: number | null;
   readonly rids: readonly number[];
+  /** Each page row's start_ms, beside its rid (a next cursor's key). */
+  readonly starts: readonly number[];
 }
 
 /** The key a search is answered by, or null when the full search must answer it. */
 function keyOf(q: SearchQuery, shape: Shape): { kind: 'word' | 'city' | 'pair'; key: string } | null {
-  if (shape.geo || shape.byDistance || q.offset + q.limit > MAX_BROAD_ROWS) return null;
+  // A keyset page starts at a key, not a row count: the postings are read from their head only.
+  if (shape.geo || shape.byDistance || q.after || q.offset + q.limit > MAX_BROAD_ROWS) return null;
   const words = q.words ?? [];
   const cities = q.cities ?? [];
   if (cities.length === 1 && words.length === 0) return { kind: 'city', key: cities[0] as string };
@@ -107,7 +110,7 @@ export class BroadIndex {
     const rows = (await page.runAndReadAll()).getRows();
     // No match at all. The full search would then look for a suggestion, but every word of a
     // broad key starts some term, so it has none to make.
-    if (rows.length === 0) return { total: 0, firstEndMs: null, rids: [] };
+    if (rows.length === 0) return { total: 0, firstEndMs: null, rids: [], starts: [] };
     let until = rows[0]?.[2] as bigint;
     for (const r of rows) if ((r[2] as bigint) < until) until = r[2] as bigint;
 
@@ -124,6 +127,7 @@ export class BroadIndex {
       total: Number(s[0]),
       firstEndMs: typeof s[1] === 'number' ? s[1] : null,
       rids: rows.slice(q.offset).map((r) => Number(r[0])),
+      starts: rows.slice(q.offset).map((r) => Number(r[3])),
     };
   }
 

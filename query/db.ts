@@ -56,6 +56,8 @@ export interface Shape {
   /** Words matched through the word table (no place filter) rather than each event's text. */
   readonly wordTable: boolean;
   readonly byDistance: boolean;
+  /** A keyset page (SearchQuery.after): rows after $after_start, $after_id. */
+  readonly after?: boolean;
 }
 
 const repeat = (name: string, n: number, joiner: string): string =>
@@ -91,7 +93,10 @@ export function searchSql(shape: Shape, count = false): string {
     .replaceAll('{{hav}}', fragment(shape.byDistance ? 'haversine' : 'hav_none'))
     .replaceAll('{{filters}}', filterLines(shape))
     .replaceAll('{{haversine}}', fragment('haversine'))
-    .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'));
+    .replaceAll('{{order}}', fragment(shape.byDistance ? 'order_distance' : 'order_start'))
+    .replaceAll('{{remaining}}', fragment(shape.after ? 'remaining_after' : 'remaining_none'))
+    .replaceAll('{{qualify}}', shape.after ? fragment('qualify_after') : '')
+    .replaceAll('{{after}}', fragment('after'));
 }
 
 /** The change feed's statement of a shape (sql/changes.sql): the same filters, as one boolean per row. */
@@ -130,6 +135,8 @@ export interface PageRow {
   readonly rid: number;
   readonly id: string;
   readonly distanceKm: number | null;
+  /** Its start_ms, when the full search returned it (the key of a next cursor). */
+  readonly startMs?: number;
 }
 
 export interface SearchPage {
@@ -139,6 +146,8 @@ export interface SearchPage {
   readonly rows: readonly PageRow[];
   /** When q found nothing: q with each word no event matches replaced by the snapshot's nearest word, if that finds events; else null. */
   readonly suggestion: string | null;
+  /** A keyset page: matches after its cursor's key (more than its rows: there is a next page). */
+  readonly remaining?: number;
 }
 
 /**
@@ -215,6 +224,7 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number, 
     words: q.words?.map((w) => w.prefixes.length) ?? [],
     wordTable: q.geo === null && q.cities === null,
     byDistance: q.sort === 'distance' && q.geo !== null,
+    ...(q.after ? { after: true } : {}),
   };
   const range =
     q.range === 'upcoming' ? { fromMs: nowMs, toMs: FOREVER_MS } : q.range.fromNow ? { fromMs: Math.max(q.range.fromMs, nowMs), toMs: q.range.toMs } : q.range;
@@ -256,6 +266,10 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number, 
   if (q.categories) set('category_bits', categoryBits(q.categories), BIGINT);
   if (shape.excluded) set('excluded_bits', excludedBits, BIGINT);
   if (q.isFree !== null) set('is_free', q.isFree, BOOLEAN);
+  if (q.after) {
+    set('after_start', BigInt(q.after.startMs), BIGINT);
+    set('after_id', q.after.id, VARCHAR);
+  }
   q.words?.forEach((w, i) =>
     w.prefixes.forEach((p, j) => {
       const name = `word_${i + 1}_${j + 1}`;
@@ -266,6 +280,18 @@ function bindSearch(q: SearchQuery, excluded: readonly string[], nowMs: number, 
     }),
   );
   return { query: q, excluded, nowMs, shape, values, types };
+}
+
+/** A search's values for its total-only twin (sql/search_count.sql), which counts every match, so never binds a cursor's key. */
+function countValues(b: BoundSearch): [Record<string, DuckDBValue>, Record<string, DuckDBType>] {
+  if (!b.shape.after) return [b.values, b.types];
+  const values = { ...b.values };
+  const types = { ...b.types };
+  for (const name of ['after_start', 'after_id']) {
+    delete values[name];
+    delete types[name];
+  }
+  return [values, types];
 }
 
 /** A parameter of branch k of a batch: its own name, made apart from the other branches'. */
@@ -285,7 +311,7 @@ export function batchSql(shapes: readonly Shape[]): string {
 }
 
 /** A search's row as sql/search.sql returns it. */
-const ROW = { total: 0, firstEnd: 1, rid: 2, lat: 3, lng: 4, hav: 5, ord: 6 } as const;
+const ROW = { total: 0, firstEnd: 1, rid: 2, lat: 3, lng: 4, hav: 5, ord: 6, startMs: 7, remaining: 8 } as const;
 
 /** A branch's rows in its statement's order: by distance (hav) first when it sorts by distance, then by ord. */
 function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[][] {
@@ -443,7 +469,12 @@ export class SnapshotDb {
   private async broadPage(b: BoundSearch): Promise<SearchPage | null> {
     const a = await this.broad?.answer(b.query, b.shape, b.values, b.types);
     if (!a) return null;
-    return { total: a.total, firstEndMs: a.firstEndMs, suggestion: null, rows: a.rids.map((rid) => ({ rid, id: this.records.idOf(rid), distanceKm: null })) };
+    return {
+      total: a.total,
+      firstEndMs: a.firstEndMs,
+      suggestion: null,
+      rows: a.rids.map((rid, i) => ({ rid, id: this.records.idOf(rid), distanceKm: null, startMs: a.starts[i] as number })),
+    };
   }
 
   /** A search's page from its own statement (sql/search.sql). */
@@ -490,23 +521,25 @@ export class SnapshotDb {
   /** A search's page from its rows (sql/search.sql's columns: ROW), counting apart when the page is past the last match. */
   private async finish(b: BoundSearch, rows: readonly DuckDBValue[][]): Promise<SearchPage> {
     let stats = rows[0];
-    if (stats === undefined && b.query.offset > 0) {
+    if (stats === undefined && (b.query.offset > 0 || b.query.after)) {
       // Past the last match: no row carries the total, so count without the page parameters.
       const counting = await this.statement(b.shape, 'count');
-      counting.bind(b.values, b.types);
+      counting.bind(...countValues(b));
       stats = (await rowsOf(counting))[0];
     }
     const firstEnd = stats?.[ROW.firstEnd];
     const total = stats ? Number(stats[ROW.total]) : 0;
+    const remaining = rows[0]?.[ROW.remaining];
     const geo = b.query.geo;
     return {
       total,
       suggestion: total === 0 && b.query.words !== null ? await this.suggest(b) : null,
       firstEndMs: typeof firstEnd === 'number' ? firstEnd : null,
+      ...(b.query.after ? { remaining: remaining === undefined || remaining === null ? 0 : Number(remaining) } : {}),
       rows: rows.map((r) => {
         const rid = Number(r[ROW.rid]);
         const distanceKm = geo === null ? null : greatCircleKm(geo.lat, geo.lng, r[ROW.lat] as number, r[ROW.lng] as number);
-        return { rid, id: this.records.idOf(rid), distanceKm };
+        return { rid, id: this.records.idOf(rid), distanceKm, startMs: Number(r[ROW.startMs]) };
       }),
     };
   }
@@ -548,9 +581,27 @@ export class SnapshotDb {
     if (!replaced) return null;
     const retry = bindSearch({ ...b.query, words: queryForms(out) }, b.excluded, b.nowMs, this.bands);
     const counting = await this.statement(retry.shape, 'count');
-    counting.bind(retry.values, retry.types);
+    counting.bind(...countValues(retry));
     const n = (await rowsOf(counting))[0]?.[0];
     return n !== undefined && Number(n) > 0 ? out.join(' ') : null;
+  }
+
+  /**
+   * The row numbers (rids) of the events in any of `excluded`, as a flag per row: what a plan's
+   * whole-snapshot export leaves out (sql/export_excluded.sql).
+   */
+  async excludedRows(excluded: readonly string[]): Promise<Uint8Array> {
+    const flags = new Uint8Array(this.records.count);
+    const bits = categoryBits(excluded);
+    if (bits === 0n) return flags;
+    const st = await this.conn.prepare(sqlFile('export_excluded'));
+    try {
+      st.bind({ excluded_bits: bits }, { excluded_bits: BIGINT });
+      for (const [rid] of await rowsOf(st)) flags[Number(rid)] = 1;
+    } finally {
+      st.destroySync();
+    }
+    return flags;
   }
 
   close(): void {

@@ -1,7 +1,8 @@
 // The JSON list response, serialized in the worker: the contract's envelope around records read
 // verbatim from records.jsonl, each completed with its event_url (and distance_km on geo searches).
 import { eventUrl, type EventRecord } from '../core/record.ts';
-import type { SearchTask } from './protocol.ts';
+import { encodeCursor } from '../core/cursor.ts';
+import type { SearchQuery, SearchTask } from './protocol.ts';
 import type { PageRow, SearchPage } from './db.ts';
 import type { RecordStore } from '../snapshot/records.ts';
 
@@ -12,6 +13,18 @@ const CLOSE = Buffer.from('}');
 export function nextOffset(total: number, limit: number, offset: number, maxOffset: number): number | null {
   const next = offset + limit;
   return next < total && next <= maxOffset ? next : null;
+}
+
+/**
+ * The next page's cursor: after the last delivered row, whenever more rows follow it in (start, id)
+ * order, so a client may switch from offsets to cursors on any page (and one following rel="next"
+ * is handed the cursor where the next offset would pass the cap). Pages by distance have no keyset order.
+ */
+export function nextCursor(q: SearchQuery, page: SearchPage): string | null {
+  const last = page.rows[page.rows.length - 1];
+  if (last?.startMs === undefined || (q.sort === 'distance' && q.geo !== null)) return null;
+  const more = q.after ? (page.remaining ?? 0) > page.rows.length : q.offset + page.rows.length < page.total;
+  return more ? encodeCursor({ startMs: last.startMs, id: last.id }) : null;
 }
 
 /** distance_km to the metre: the filter compares the exact value, the record shows this one. */
@@ -33,7 +46,14 @@ export function recordBytes(store: RecordStore, row: PageRow, webBaseUrl: string
 }
 
 /** The envelope's bytes; `next` is the page's next offset, which the worker also returns beside the body. */
-export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordStore, next: number | null, truncated: boolean): Buffer {
+export function jsonEnvelope(
+  task: SearchTask,
+  page: SearchPage,
+  store: RecordStore,
+  next: number | null,
+  truncated: boolean,
+  nextCursor: string | null = null,
+): Buffer {
   const q = task.query;
   const parts: Buffer[] = [Buffer.from('{"events":[')];
   page.rows.forEach((row, i) => {
@@ -43,7 +63,7 @@ export function jsonEnvelope(task: SearchTask, page: SearchPage, store: RecordSt
   parts.push(
     Buffer.from(
       `],"total":${page.total},"limit":${q.limit},"offset":${q.offset},` +
-        `"next_offset":${JSON.stringify(next)},"truncated":${truncated},` +
+        `"next_offset":${JSON.stringify(next)},"next_cursor":${JSON.stringify(nextCursor)},"truncated":${truncated},` +
         // Only when q found nothing and another q would find something (query/db.ts suggest).
         (page.suggestion !== null ? `"did_you_mean":${JSON.stringify(page.suggestion)},` : '') +
         `"attribution":${JSON.stringify(task.attribution)}}`,

@@ -43,6 +43,11 @@ export interface SearchQuery {
    * measured from now, since a feed's membership must not move with the clock).
    */
   readonly changes?: ChangesCursor;
+  /**
+   * Keyset paging (a request's `cursor`, sort start, offset 0): the page starts after this
+   * (start_ms, id) in the page order. Absent: paged by offset.
+   */
+  readonly after?: { readonly startMs: number; readonly id: string };
 }
 
 /** The output formats of a search (server/routes/formats.ts says how each is answered). */
@@ -114,6 +119,12 @@ export interface PageHead {
   /** Records in the body: what the caller is charged for. */
   readonly count: number;
   readonly nextOffset: number | null;
+  /**
+   * The cursor of the next page: a search's (core/cursor.ts) on a page asked by cursor that has a
+   * next one, and on a start-ordered page whose next one is past the offset cap; a change feed's
+   * (query/changes.ts) on every page (on the last, where its next changes will be). Absent or null otherwise.
+   */
+  readonly nextCursor?: string | null;
   /** The page was cut short by the quota (`cut`). */
   readonly truncated: boolean;
   /**
@@ -127,8 +138,6 @@ export interface PageHead {
    * snapshot, rows and their distances, paging, links), known before the first byte is sent.
    */
   readonly etag: string;
-  /** Change feed only: the next page's cursor (on the last page, where its next changes will be). */
-  readonly nextCursor?: string;
 }
 
 export interface SearchOk extends PageHead {
@@ -224,6 +233,22 @@ export interface BatchTask {
 export interface BatchResult {
   readonly ok: true;
   readonly results: readonly (SearchOk | TaskFailure)[];
+}
+
+/**
+ * The whole snapshot as CSV (/v1/export.csv): every record the plan may see, in the snapshot's
+ * stored order, each row its stored cells and its link, streamed over `stream` like a CSV search.
+ */
+export interface ExportTask {
+  readonly kind: 'export';
+  readonly snapshot: SnapshotRef;
+  readonly excludedCategories: readonly string[];
+  readonly webBaseUrl: string;
+  /** The quota cut: at most this many rows (the first ones), or null. */
+  readonly cut: number | null;
+  readonly stream: MessagePort | null;
+  readonly deadlineMs: number;
+  readonly cancel: SharedArrayBuffer;
 }
 
 /** Main thread → every worker, over a BroadcastChannel: load this snapshot before it is switched to. */

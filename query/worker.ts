@@ -17,18 +17,18 @@ import {
   type SearchResult,
   type SearchTask,
   type SnapshotRef,
-  type StreamControl,
+  type ExportTask,
   type StreamDone,
-  type StreamMessage,
   type TaskFailure,
-  STREAM_WINDOW_BYTES,
 } from './protocol.ts';
+import { streamChunks, type Chunk } from './stream.ts';
+import { exportCsv } from './export.ts';
 import { csvBatch, CsvLines, csvRow, searchCells } from '../core/csv.ts';
 import { changesCsv, changesJson, encodeCursor, type ChangesBodyInput, type ChangesCursor } from './changes.ts';
 import { pageUrl } from './links.ts';
 import { bodyTag, csvTag } from './etag.ts';
 import { SnapshotDb, type PageRow, type SearchPage } from './db.ts';
-import { jsonEnvelope, nextOffset, readRecord, recordBytes, roundKm } from './envelope.ts';
+import { jsonEnvelope, nextCursor, nextOffset, readRecord, recordBytes, roundKm } from './envelope.ts';
 import { icsBody } from './ical.ts';
 import { eventUrl } from '../core/record.ts';
 import { jsonFeedBody, rssBody } from './feeds.ts';
@@ -115,11 +115,13 @@ interface Paged {
   readonly page: SearchPage;
   readonly next: number | null;
   readonly truncated: boolean;
+  /** The next page's cursor (PageHead.nextCursor). */
+  readonly nextCursor: string | null;
 }
 
 function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
   const q = task.query;
-  if (task.format === 'json') return jsonEnvelope(task, p.page, db.records, p.next, p.truncated);
+  if (task.format === 'json') return jsonEnvelope(task, p.page, db.records, p.next, p.truncated, p.nextCursor);
   if (task.format === 'csv') throw new Error('a CSV search streams: it needs its port');
   const records = p.page.rows.map((row) => readRecord(db.records, row, task.webBaseUrl));
   if (task.format === 'ics') {
@@ -132,8 +134,9 @@ function bufferedBody(task: SearchTask, db: SnapshotDb, p: Paged): Buffer {
   return task.format === 'rss' ? rssBody(task, links, records, figures) : jsonFeedBody(task, links, records, figures);
 }
 
-export default function run(task: SearchTask | EventTask | BatchTask): Promise<SearchResult | EventResult | BatchResult | unknown> {
+export default function run(task: SearchTask | EventTask | BatchTask | ExportTask): Promise<SearchResult | EventResult | BatchResult | unknown> {
   if (task.kind === 'batch') return batch(task);
+  if (task.kind === 'export') return exportTask(task);
   return task.kind === 'event' ? eventById(task) : search(task);
 }
 
@@ -161,15 +164,29 @@ async function eventById(task: EventTask): Promise<EventResult | unknown> {
   }
 }
 
+/** The whole snapshot as CSV (query/export.ts), streamed over the task's port. */
+async function exportTask(task: ExportTask): Promise<StreamDone | TaskFailure> {
+  if (task.stream === null) return fail('internal', 'an export streams: it needs its port');
+  const refused = unstartable(task);
+  if (refused) return refused;
+  const db = await opened(task.snapshot);
+  if (isFailure(db)) return db;
+  try {
+    return await exportCsv(task, db, new Int32Array(task.cancel));
+  } catch (err) {
+    return fail('internal', (err as Error).message);
+  }
+}
+
 const ABORTED = (): TaskFailure => fail('cancelled', 'the request was aborted');
 
 /** `cancelled` once every requester of the task has gone (the main thread set its flag), else null. */
-function abandoned(task: SearchTask | EventTask): TaskFailure | null {
+function abandoned(task: SearchTask | EventTask | ExportTask): TaskFailure | null {
   return Atomics.load(new Int32Array(task.cancel), 0) === 1 ? ABORTED() : null;
 }
 
 /** Why a task is not worth starting: its requester left, or its deadline passed in the queue. */
-function unstartable(task: SearchTask | EventTask): TaskFailure | null {
+function unstartable(task: SearchTask | EventTask | ExportTask): TaskFailure | null {
   return abandoned(task) ?? (Date.now() >= task.deadlineMs ? fail('unavailable', 'The server is too busy to answer in time; retry shortly.') : null);
 }
 
@@ -218,7 +235,9 @@ const isFailure = (x: unknown): x is TaskFailure => typeof x === 'object' && x !
 function paged(task: SearchTask, full: SearchPage): Paged {
   const truncated = task.cut !== null && full.rows.length > task.cut;
   const page = truncated ? { ...full, rows: full.rows.slice(0, task.cut ?? 0) } : full;
-  return { page, truncated, next: nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset) };
+  // A keyset page has no offset to move on: its next page is only by cursor.
+  const next = task.query.after ? null : nextOffset(page.total, truncated ? page.rows.length : task.query.limit, task.query.offset, task.maxOffset);
+  return { page, truncated, next, nextCursor: nextCursor(task.query, page) };
 }
 
 function headOf(task: SearchTask, p: Paged, etag: string): PageHead {
@@ -226,6 +245,7 @@ function headOf(task: SearchTask, p: Paged, etag: string): PageHead {
     total: p.page.total,
     count: p.page.rows.length,
     nextOffset: p.next,
+    nextCursor: p.nextCursor,
     truncated: p.truncated,
     // Measured from now: exact until its earliest-ending match ends (none can start matching later).
     validUntilMs: task.query.range === 'upcoming' || task.query.range.fromNow ? p.page.firstEndMs : null,
@@ -258,7 +278,7 @@ async function search(task: SearchTask): Promise<SearchResult | unknown> {
   const p = paged(task, full);
   if (task.stream !== null) {
     try {
-      return await streamCsv(task, db, p.page.rows, headOf(task, p, csvTag(task, p.page, p.next, p.truncated)), cancelled);
+      return await streamCsv(task, db, p.page.rows, headOf(task, p, csvTag(task, p.page, p.next, p.truncated, p.nextCursor)), cancelled);
     } catch (err) {
       return fail('internal', (err as Error).message);
     }
@@ -384,77 +404,16 @@ async function csvChunk(task: SearchTask, db: SnapshotDb, batch: readonly PageRo
 
 /** Rows per CSV batch: about 0.5 MB of CSV, small enough to keep the stream's memory flat. */
 const CSV_BATCH_ROWS = 500;
-/** A reader that takes nothing for this long gives its query thread back. */
-const STREAM_STALL_MS = 60_000;
 
-/**
- * Streams the CSV body over the task's port: the head first, then chunks, never more than
- * STREAM_WINDOW_BYTES unacknowledged (the main thread credits bytes as the socket takes them), so
- * this thread waits on a slow reader instead of piling its export up in memory.
- */
-async function streamCsv(
-  task: SearchTask,
-  db: SnapshotDb,
-  rows: readonly PageRow[],
-  head: PageHead,
-  cancelFlag: Int32Array,
-): Promise<StreamDone | TaskFailure> {
-  const port = task.stream as MessagePort;
-  let inflight = 0;
-  let cancelled = false;
-  let wake: (() => void) | null = null;
-  port.on('message', (m: StreamControl) => {
-    if (m.type === 'credit') inflight -= m.bytes;
-    else cancelled = true;
-    wake?.();
-  });
-  const post = (m: StreamMessage, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
-  const stopped = (): boolean => cancelled || Atomics.load(cancelFlag, 0) === 1;
-  let bytes = 0;
-  let sent = 0;
-  let headSent = false;
+/** Streams the CSV body over the task's port in batches of CSV_BATCH_ROWS, at the reader's pace (query/stream.ts). */
+function streamCsv(task: SearchTask, db: SnapshotDb, rows: readonly PageRow[], head: PageHead, cancelFlag: Int32Array): Promise<StreamDone | TaskFailure> {
   const suffixes = new CsvLines();
-  // Until the head is out, the main thread waits for it or for a failure: never leave it neither.
-  const over = (cancelledNow: boolean): StreamDone | TaskFailure =>
-    headSent ? { ok: true, streamed: true, rows: sent, bytes, cancelled: cancelledNow } : ABORTED();
-  try {
-    for (let i = 0; i === 0 || i < rows.length; i += CSV_BATCH_ROWS) {
-      if (stopped()) break;
-      const batch = rows.slice(i, i + CSV_BATCH_ROWS);
-      // A fresh, exactly-sized ArrayBuffer: it is moved to the main thread, not copied.
-      const chunk = new Uint8Array(await csvChunk(task, db, batch, i === 0, suffixes));
-      if (i === 0) {
-        post({ type: 'head', head, wholeBytes: rows.length <= CSV_BATCH_ROWS ? chunk.length : null });
-        headSent = true;
-      }
-      while (!stopped() && inflight > 0 && inflight + chunk.length > STREAM_WINDOW_BYTES) {
-        const credited = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(false), STREAM_STALL_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve(true);
-          };
-        });
-        wake = null;
-        if (!credited) {
-          post({ type: 'error', detail: `the client read nothing for ${STREAM_STALL_MS / 1000} s` });
-          return over(true);
-        }
-      }
-      if (stopped()) break;
-      inflight += chunk.length;
-      bytes += chunk.length;
-      sent += batch.length;
-      post({ type: 'chunk', bytes: chunk }, [chunk.buffer]);
-    }
-    if (stopped()) return over(true);
-    post({ type: 'end' });
-    return over(false);
-  } catch (err) {
-    if (!headSent) return fail('internal', (err as Error).message);
-    post({ type: 'error', detail: (err as Error).message });
-    return over(true);
-  } finally {
-    port.close();
-  }
+  let i = 0;
+  return streamChunks(task.stream as MessagePort, cancelFlag, head, async (): Promise<Chunk> => {
+    const batch = rows.slice(i, i + CSV_BATCH_ROWS);
+    // A fresh, exactly-sized ArrayBuffer: it is moved to the main thread, not copied.
+    const bytes = new Uint8Array(await csvChunk(task, db, batch, i === 0, suffixes));
+    i += CSV_BATCH_ROWS;
+    return { bytes, rows: batch.length, last: i >= rows.length };
+  });
 }

@@ -36,7 +36,7 @@ const answerOf = (r: PageHead & { readonly body: Uint8Array }): Answer => ({
   total: r.total,
   count: r.count,
   nextOffset: r.nextOffset,
-  ...(r.nextCursor !== undefined ? { nextCursor: r.nextCursor } : {}),
+  nextCursor: r.nextCursor ?? null,
   truncated: r.truncated,
   validUntilMs: r.validUntilMs,
   etag: r.etag,

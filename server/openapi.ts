@@ -56,6 +56,12 @@ const SEARCH_HEADERS: Record<string, Header> = {
   Vary: { description: 'Accept-Encoding', required: true, schema: { type: 'string' } },
   'X-Total-Count': { description: 'Events matching the filters, across all pages.', required: true, schema: { type: 'integer' } },
   Link: { description: 'rel="next": the next page, when there is one; on CSV also rel="attribution": the website.', schema: { type: 'string' } },
+  'X-Next-Cursor': {
+    description:
+      'On routes that take cursor, in start order: the cursor of the next page, when there is one (the JSON body says it as next_cursor). ' +
+      'rel="next" pages by offset while the request does, and by cursor on a page asked by cursor or where the next offset would pass 100000.',
+    schema: { type: 'string' },
+  },
   'Content-Encoding': { description: 'br or gzip when Accept-Encoding allows and the body is over 1 KiB.', schema: { type: 'string' } },
 };
 

@@ -10,6 +10,7 @@ import { DateTime } from 'luxon';
 import * as v from 'valibot';
 import { CATEGORY_SLUGS } from '../core/taxonomy.ts';
 import { ZONE } from '../core/zone.ts';
+import { CURSOR_PATTERN, decodeCursor, type CursorKey } from '../core/cursor.ts';
 
 export const MAX_OFFSET = 100_000;
 export const MAX_AGE_YEARS = 18;
@@ -251,9 +252,27 @@ const searchEntries = (maxLimit: number, defaultLimit: number) => ({
   offset: doc(wholeIn(0, MAX_OFFSET), `Records to skip, 0–${MAX_OFFSET}; default 0.`),
 });
 
-/** Every parameter the rules may name: the search's, and the change feed's own. */
-type Values = Partial<v.InferOutput<v.ObjectSchema<ReturnType<typeof searchEntries>, undefined>>> & {
-  readonly cursor?: string | undefined;
+// ------------------------------------------------------------------ the cursor (JSON and CSV searches)
+
+const cursor = () =>
+  v.pipe(
+    v.string(),
+    v.regex(CURSOR_PATTERN, 'is not a cursor this server made; send the next_cursor (or the Link rel="next" URL) of the page before, unchanged'),
+    v.transform((s): CursorKey => decodeCursor(s) as CursorKey),
+  );
+
+const cursorEntries = {
+  cursor: doc(
+    cursor(),
+    'Keyset paging for exports of any depth: the next_cursor of the page before (also in its Link rel="next"), echoed unchanged. ' +
+      'The page starts after that event in (start, id) order, whatever snapshot the cursor was made on: events are never skipped or repeated ' +
+      `because earlier ones ended, changed or were removed. Offered when a request used a cursor, and where offset paging would pass ${MAX_OFFSET}.`,
+  ),
+};
+
+/** Every parameter the rules may name: the search's (with its cursor), and the change feed's own (whose cursor is text). */
+type Values = Omit<Partial<v.InferOutput<v.ObjectSchema<ReturnType<typeof searchEntries> & typeof cursorEntries, undefined>>>, 'cursor'> & {
+  readonly cursor?: CursorKey | string | undefined;
   readonly since?: DateBound | undefined;
 };
 type Name = keyof Values & string;
@@ -350,6 +369,26 @@ export const RULES: readonly ParamRule[] = [
   excludes('week', ['start_date', 'end_date']),
 ];
 
+/** A cursor pages in (start, id) order: it says where a page starts, so neither offset nor sort=distance goes with it. */
+export const CURSOR_RULES: readonly ParamRule[] = [
+  {
+    params: ['cursor', 'offset'],
+    idl: 'IF cursor THEN NOT offset;',
+    notes: { cursor: 'Not with offset.', offset: 'Not with cursor.' },
+    holds: (x) => !given(x, 'cursor') || !given(x, 'offset'),
+    blame: () => 'cursor',
+    message: 'cannot be combined with offset: the cursor already says where the page starts; drop offset',
+  },
+  {
+    params: ['sort', 'cursor'],
+    idl: "IF sort=='distance' THEN NOT cursor;",
+    notes: { cursor: 'Not with sort=distance.', sort: 'distance is not paged by cursor (use offset).' },
+    holds: (x) => !given(x, 'cursor') || x.sort !== 'distance',
+    blame: () => 'cursor',
+    message: 'pages in start order only: drop sort=distance to page by cursor, or page by offset',
+  },
+];
+
 /** Reads the rules on the parameters parsed so far, skipping any rule that names a parameter already refused. */
 const rulesCheck = <T extends Values = Values>(rules: readonly ParamRule[]) =>
   v.rawCheck<T>(({ dataset, addIssue }) => {
@@ -409,5 +448,12 @@ export function searchParams(opts: { readonly maxLimit: number; readonly default
   return v.pipe(v.object(searchEntries(opts.maxLimit, opts.defaultLimit)), v.metadata({ rules: RULES }), rulesCheck(RULES));
 }
 
+/** The search parameters with `cursor` (/v1/events and /v1/events.csv, which exports page through). */
+export function cursorSearchParams(opts: { readonly maxLimit: number; readonly defaultLimit: number }) {
+  const rules = [...RULES, ...CURSOR_RULES];
+  return v.pipe(v.object({ ...searchEntries(opts.maxLimit, opts.defaultLimit), ...cursorEntries }), v.metadata({ rules }), rulesCheck(rules));
+}
+
 export type SearchParamsSchema = ReturnType<typeof searchParams>;
-export type SearchParams = v.InferOutput<SearchParamsSchema>;
+/** Every search's parameters; `cursor` only where cursorSearchParams admits it. */
+export type SearchParams = v.InferOutput<ReturnType<typeof cursorSearchParams>>;

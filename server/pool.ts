@@ -10,6 +10,7 @@ import {
   type BatchTask,
   type EventMissing,
   type EventTask,
+  type ExportTask,
   type PageHead,
   type PrepareMessage,
   type PreparedMessage,
@@ -30,6 +31,7 @@ const WORKER = threadEntry('../query/worker', import.meta.url);
 
 export type TaskInput = Omit<SearchTask, 'cancel' | 'deadlineMs' | 'stream'>;
 export type EventInput = Omit<EventTask, 'cancel' | 'deadlineMs'>;
+export type ExportInput = Omit<ExportTask, 'cancel' | 'deadlineMs' | 'stream'>;
 
 /** Where the pool reports how many searches each batch carried (server/metrics.ts). */
 export interface BatchSizes {
@@ -255,7 +257,7 @@ export class QueryPool {
    * body as a stream; or with the failure, if the search failed before its head. Cancelling the
    * body (or aborting `signal`) stops the worker at its next chunk.
    */
-  runStream(input: TaskInput, signal: AbortSignal): Promise<Streamed | TaskFailure> {
+  runStream(input: TaskInput | ExportInput, signal: AbortSignal): Promise<Streamed | TaskFailure> {
     const { port1, port2 } = new MessageChannel();
     const cancel = new SharedArrayBuffer(4);
     const flag = new Int32Array(cancel);
@@ -284,7 +286,7 @@ export class QueryPool {
   }
 
   private async submit(
-    input: TaskInput | EventInput,
+    input: TaskInput | EventInput | ExportInput,
     stream: { port: MessagePort; cancel: SharedArrayBuffer } | null,
     signal: AbortSignal,
   ): Promise<SearchResult | EventMissing> {
@@ -293,7 +295,7 @@ export class QueryPool {
     const onAbort = (): void => void Atomics.store(flag, 0, 1);
     signal.addEventListener('abort', onAbort, { once: true });
     const deadlineMs = Date.now() + this.config.queryTimeoutMs;
-    const task: SearchTask | EventTask =
+    const task: SearchTask | EventTask | ExportTask =
       input.kind === 'event' ? { ...input, cancel, deadlineMs } : { ...input, stream: stream?.port ?? null, cancel, deadlineMs };
     try {
       return (await this.piscina.run(task, stream ? { transferList: [stream.port] as never } : {})) as SearchResult | EventMissing;

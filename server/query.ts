@@ -91,6 +91,7 @@ export function canonicalQuery(p: SearchParams, ctx: QueryContext): SearchQuery 
     sort: p.sort ?? 'start',
     limit: p.limit ?? ctx.defaultLimit,
     offset: p.offset ?? 0,
+    ...(p.cursor ? { after: p.cursor } : {}),
   };
 }
 
@@ -107,5 +108,7 @@ export function queryKey(q: SearchQuery): string {
     q.sort,
     q.limit,
     q.offset,
+    // Only keyset pages carry it, so every other search keeps its key.
+    ...(q.after ? [[q.after.startMs, q.after.id]] : []),
   ]);
 }

@@ -79,6 +79,12 @@ export const EventListSchema = v.strictObject({
   limit: v.number(),
   offset: v.number(),
   next_offset: v.nullable(v.number()),
+  next_cursor: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'The cursor parameter of the next page, on a page asked by cursor and on a page whose next offset would pass the offset cap; null otherwise (and on the last page)',
+    ),
+  ),
   truncated: v.pipe(v.boolean(), v.description('The page was cut short by the monthly record quota')),
   did_you_mean: v.optional(
     v.pipe(

@@ -128,6 +128,31 @@ export class RecordStore {
     return buf;
   }
 
+  /**
+   * Rows [from, to) as one read: their lines (each with its newline) back to back. The whole-snapshot
+   * export reads the file this way, in large sequential pieces, instead of a pread per row.
+   */
+  readRows(from: number, to: number): Buffer {
+    const start = this.offsets[from];
+    const end = this.offsets[to];
+    if (start === undefined || end === undefined || from > to) throw new RangeError(`rows ${from}-${to} are not in this snapshot (${this.count} rows)`);
+    const buf = Buffer.allocUnsafe(end - start);
+    let at = 0;
+    while (at < buf.length) {
+      const n = readSync(this.fd, buf, at, buf.length - at, start + at);
+      if (n === 0) throw new Error(`the record file ends before row ${to}`);
+      at += n;
+    }
+    return buf;
+  }
+
+  /** The byte offset of a row's line in the file (of the file's end for row `count`). */
+  offsetOf(row: number): number {
+    const at = this.offsets[row];
+    if (at === undefined) throw new RangeError(`row ${row} is not in this snapshot (${this.count} rows)`);
+    return at;
+  }
+
   /** Where a row's line starts in the file, and its length without the newline. */
   private line(row: number): { start: number; length: number } {
     const start = this.offsets[row];

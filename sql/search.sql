@@ -10,11 +10,15 @@
 -- with the venue's coordinates when the search has a centre (the worker computes the distances);
 -- ord is the (start, id) order as one integer (sql/search_db_events.sql) and hav the distance
 -- order when the search sorts by distance, returned so that a batch of searches in one statement
--- (query/db.ts pages) can put each one's rows back in order.
+-- (query/db.ts pages) can put each one's rows back in order. A keyset page (a request's cursor)
+-- keeps the rows after its key in QUALIFY, once the windows have counted every match: the total
+-- stays the search's, and `remaining` says how many follow the key (whether there is a next page);
+-- start_ms is the last row's half of the next cursor.
 SELECT count(*) OVER ()::INTEGER AS total, min(end_ms) OVER ()::DOUBLE AS first_end,
-       rid, {{place}}, {{hav}} AS hav, ord
+       rid, {{place}}, {{hav}} AS hav, ord, start_ms, {{remaining}} AS remaining
 FROM events
 WHERE end_ms >= $from_ms AND start_ms <= $to_ms
   {{filters}}
+{{qualify}}
 ORDER BY {{order}}
 LIMIT $limit OFFSET $offset

@@ -7,8 +7,8 @@
 -- query: page
 -- The first $rows matches in ord order: the postings are stored in that order, so the scan stops
 -- once it has them (a LIMIT without ORDER BY keeps the table's order). end_ms bounds the earliest
--- end (stats' $until_ms).
-SELECT rid, ord, end_ms
+-- end (stats' $until_ms); start_ms is the last row's half of the next cursor.
+SELECT rid, ord, end_ms, start_ms
 FROM broad_postings
 WHERE key_id = $key AND end_ms >= $from_ms AND start_ms <= $to_ms
   {{filters}}

@@ -74,3 +74,16 @@ ord
 -- fragment: order_distance
 -- hav: the select list's haversine term (sql/search.sql), bound once for both.
 hav, ord
+
+-- fragment: after
+-- After the cursor's key in (start_ms, id) order: values, not ord, which is one snapshot's numbering.
+(start_ms > $after_start OR (start_ms = $after_start AND id > $after_id))
+
+-- fragment: remaining_none
+NULL::INTEGER
+
+-- fragment: remaining_after
+sum(CASE WHEN {{after}} THEN 1 ELSE 0 END) OVER ()::INTEGER
+
+-- fragment: qualify_after
+QUALIFY {{after}}

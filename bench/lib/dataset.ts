@@ -101,6 +101,8 @@ export interface DatasetFacts {
   readonly events: number;
   /** Events a Community search can return with no filter: not ended at NOW, not in an excluded category. */
   readonly upcoming: number;
+  /** Events outside the excluded categories, ended ones too: the rows of the bench key's whole export (/v1/export.csv). */
+  readonly exportable: number;
   /** Venues of those events. */
   readonly bbox: BoundingBox;
   /** The city with the most such events: the fixed search of the "repeated" scenario. */
@@ -131,10 +133,12 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
     const stats = (
       await c.runAndReadAll(
         `SELECT (SELECT count(*) FROM ev)::DOUBLE AS events, count(*)::DOUBLE AS upcoming,
+                (SELECT count(*) FROM ev WHERE NOT list_has_any(categories, [${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]::VARCHAR[]))::DOUBLE AS exportable,
                 min(venue_lat) AS lat_lo, max(venue_lat) AS lat_hi, min(venue_lng) AS lng_lo, max(venue_lng) AS lng_hi
          FROM ev WHERE ${eligible}`,
       )
-    ).getRowObjectsJson()[0] as { events: number; upcoming: number; lat_lo: number; lat_hi: number; lng_lo: number; lng_hi: number } | undefined;
+    ).getRowObjectsJson()[0] as
+      { events: number; upcoming: number; exportable: number; lat_lo: number; lat_hi: number; lng_lo: number; lng_hi: number } | undefined;
     const top = (
       await c.runAndReadAll(`SELECT venue_city, city_key, count(*)::DOUBLE AS n FROM ev WHERE ${eligible} GROUP BY ALL ORDER BY n DESC, venue_city LIMIT 1`)
     ).getRowObjectsJson()[0] as { venue_city: string; city_key: string; n: number } | undefined;
@@ -157,6 +161,7 @@ export async function datasetFacts(parquet: string): Promise<DatasetFacts> {
     return {
       events: stats.events,
       upcoming: stats.upcoming,
+      exportable: stats.exportable,
       bbox: { latLo: stats.lat_lo, latHi: stats.lat_hi, lngLo: stats.lng_lo, lngHi: stats.lng_hi },
       city: top.venue_city,
       cityKey: top.city_key,

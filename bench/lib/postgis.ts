@@ -392,12 +392,26 @@ export interface CopyResult {
  * exporter's client would stream it to a file. At most `maxRows` rows, so 10M events stay bounded.
  */
 export async function copyExport(p: Postgis, maxRows: number): Promise<CopyResult> {
+  const visible = `end_ms >= ${NOW_MS} AND NOT categories && ARRAY[${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]`;
+  return copyTimed(p, visible, `ORDER BY start_ms, id LIMIT ${maxRows}`, `SELECT count(*) FROM (SELECT 1 FROM events WHERE ${visible} LIMIT ${maxRows}) x`);
+}
+
+/**
+ * The whole-snapshot export as PostgreSQL does it (/v1/export.csv's peer): every event outside the
+ * excluded categories, ended ones too, COPY ... TO STDOUT in CSV in the table's order (as ours is in
+ * the snapshot's), through psql to a pipe we count and drop.
+ */
+export async function copyWhole(p: Postgis): Promise<CopyResult> {
+  const visible = `NOT categories && ARRAY[${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]`;
+  return copyTimed(p, visible, '', `SELECT count(*) FROM events WHERE ${visible}`);
+}
+
+async function copyTimed(p: Postgis, where: string, tail: string, countSql: string): Promise<CopyResult> {
   const cols = await psql(
     `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = '${p.pg.schema}' AND table_name = 'events' AND column_name NOT IN ('geog', 'search_text', 'city_key')`,
     p.pg,
   );
-  const visible = `end_ms >= ${NOW_MS} AND NOT categories && ARRAY[${EXCLUDED_CATEGORIES.map(sqlString).join(', ')}]`;
-  const sql = `COPY (SELECT ${cols} FROM events WHERE ${visible} ORDER BY start_ms, id LIMIT ${maxRows}) TO STDOUT WITH (FORMAT csv, HEADER)`;
+  const sql = `COPY (SELECT ${cols} FROM events WHERE ${where}${tail ? ` ${tail}` : ''}) TO STDOUT WITH (FORMAT csv, HEADER)`;
   const args = ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', DATABASE, '-c', sql];
   const command = `PGOPTIONS='${pgOptions(p.pg)}' psql ${args.slice(0, -1).join(' ')} "${sql}"`;
   const t = performance.now();
@@ -405,6 +419,6 @@ export async function copyExport(p: Postgis, maxRows: number): Promise<CopyResul
   const seconds = (performance.now() - t) / 1000;
   if (r.code !== 0) throw new BenchError(`COPY failed: ${r.stderr.trim()}`);
   // Quoted cells may hold newlines, so lines are not rows: ask PostgreSQL how many it selected.
-  const rows = Number(await psql(`SELECT count(*) FROM (SELECT 1 FROM events WHERE ${visible} LIMIT ${maxRows}) x`, p.pg));
+  const rows = Number(await psql(countSql, p.pg));
   return { rows, bytes: r.stdoutBytes, seconds: +seconds.toFixed(2), rows_per_s: Math.round(rows / seconds), command };
 }

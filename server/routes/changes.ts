@@ -39,13 +39,17 @@ function filtersDigest(q: SearchQuery, excluded: readonly string[]): string {
 
 /** The canonical query of a change-feed request: the search's filters, never measured from now, and where it starts. */
 function prepareChanges(req: RouteRequest, path: string, fmt: Format, p: ChangesParams, snap: Snapshot, plan: Plan, svc: Services): Prepared {
-  const search = canonicalQuery(p, {
-    cities: snap.cities,
-    excludedCategories: plan.excludedCategories,
-    planName: plan.name,
-    now: svc.config.now(),
-    defaultLimit: CHANGES_DEFAULT_LIMIT,
-  });
+  // The change feed's cursor is its own (below), not a search's keyset.
+  const search = canonicalQuery(
+    { ...p, cursor: undefined },
+    {
+      cities: snap.cities,
+      excludedCategories: plan.excludedCategories,
+      planName: plan.name,
+      now: svc.config.now(),
+      defaultLimit: CHANGES_DEFAULT_LIMIT,
+    },
+  );
   // No date filter: every event the data holds (an event leaves the feed when it leaves the data, as a deletion).
   const range = search.range === 'upcoming' ? { fromMs: 0, toMs: Number.MAX_SAFE_INTEGER } : { fromMs: search.range.fromMs, toMs: search.range.toMs };
   const filters = filtersDigest({ ...search, range }, plan.excludedCategories);

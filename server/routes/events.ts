@@ -3,7 +3,7 @@
 // parameters and errors. How a search is handled is in search.ts, how each format is answered in
 // formats.ts, the single event in event.ts.
 import * as v from 'valibot';
-import { searchParams } from '../params.ts';
+import { cursorSearchParams, searchParams } from '../params.ts';
 import { CSV_COLUMNS } from '../../core/csv.ts';
 import type { OutputFormat } from '../../query/protocol.ts';
 import { defineRoute } from '../route.ts';
@@ -13,13 +13,15 @@ import { demoEvents, liveSearch } from './search.ts';
 
 function searchRoute(path: string, format: OutputFormat, summary: string, description: string, schema: string) {
   const fmt = FORMATS[format];
+  // Pages of JSON and CSV are what exports walk through, past any offset: those take a cursor.
+  const paging = format === 'json' || format === 'csv' ? cursorSearchParams : searchParams;
   return defineRoute({
     path,
     summary,
     description,
     tag: 'events',
     access: 'live',
-    params: searchParams({ maxLimit: fmt.maxLimit, defaultLimit: 20 }),
+    params: paging({ maxLimit: fmt.maxLimit, defaultLimit: 20 }),
     produces: [{ type: fmt.contentType.split(';')[0] ?? fmt.contentType, schema }],
     errors: ['invalid_parameter', 'unknown_parameter', 'category_not_in_plan', 'quota_exhausted', 'quota_held', 'rate_limited', 'unavailable'],
     handle: (req, params, svc) => liveSearch(req, path, fmt, params, svc),

@@ -111,10 +111,13 @@ export function searchHeaders(
     ...fmt.headers(svc),
     ...extra,
   ];
-  const next: NextPage | null =
-    head.nextCursor !== undefined ? ['cursor', head.nextCursor] : head.nextOffset !== null ? ['offset', String(head.nextOffset)] : null;
+  // By offset while a request pages by offset; by cursor on a page asked by cursor, past the offset
+  // cap, and on the change feed.
+  const next: NextPage | null = head.nextOffset !== null ? ['offset', String(head.nextOffset)] : head.nextCursor ? ['cursor', head.nextCursor] : null;
   const link = linkHeader(req, path, fmt, svc, next);
   if (link !== null) headers.push(['Link', link]);
+  // The next page's cursor in every format that takes one, so a CSV export can switch to cursors on any page.
+  if (head.nextCursor) headers.push(['X-Next-Cursor', head.nextCursor]);
   if (head.truncated) headers.push(['X-Quota-Truncated', 'true']);
   return headers;
 }

@@ -18,6 +18,7 @@ import { problemReply } from '../reply.ts';
 import { categoriesRoute, citiesRoute } from '../routes/catalog.ts';
 import { csvRoute, demoRoute, eventRoute, eventsRoute, icsFeedRoute, jsonFeedRoute, rssRoute } from '../routes/events.ts';
 import { changesCsvRoute, changesJsonRoute } from '../routes/changes.ts';
+import { exportRoute } from '../routes/export.ts';
 import { healthzRoute, openapiRoute, readyzRoute } from '../routes/operations.ts';
 import { usageRoute } from '../routes/usage.ts';
 import type { AnyRoute, Services } from '../route.ts';
@@ -29,6 +30,7 @@ export const ROUTES: readonly AnyRoute[] = [
   eventsRoute,
   eventRoute,
   csvRoute,
+  exportRoute,
   rssRoute,
   jsonFeedRoute,
   icsFeedRoute,

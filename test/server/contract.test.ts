@@ -64,16 +64,24 @@ type Rule =
       readonly params: readonly string[];
       readonly idl: string;
     }
-  | { readonly kind: 'excludes'; readonly param: string; readonly others: readonly string[]; readonly params: readonly string[]; readonly idl: string }
+  | {
+      readonly kind: 'excludes';
+      readonly param: string;
+      /** The exclusion holds only when param has this value (IF sort=='distance' THEN NOT cursor). */
+      readonly value?: string;
+      readonly others: readonly string[];
+      readonly params: readonly string[];
+      readonly idl: string;
+    }
   | { readonly kind: 'leq'; readonly lo: string; readonly hi: string; readonly params: readonly string[]; readonly idl: string };
 
 function parseRule(idl: string): Rule {
   let m = /^AllOrNone\((\w+(?:, \w+)+)\);$/.exec(idl);
   if (m) return { kind: 'allOrNone', params: (m[1] ?? '').split(', '), idl };
-  m = /^IF (\w+) THEN (NOT \w+(?: AND NOT \w+)*);$/.exec(idl);
+  m = /^IF (\w+)(?:=='([^']*)')? THEN (NOT \w+(?: AND NOT \w+)*);$/.exec(idl);
   if (m) {
-    const others = (m[2] ?? '').split(' AND ').map((x) => x.slice(4));
-    return { kind: 'excludes', param: m[1] ?? '', others, params: [m[1] ?? '', ...others], idl };
+    const others = (m[3] ?? '').split(' AND ').map((x) => x.slice(4));
+    return { kind: 'excludes', param: m[1] ?? '', ...(m[2] === undefined ? {} : { value: m[2] }), others, params: [m[1] ?? '', ...others], idl };
   }
   m = /^IF (\w+)(?:=='([^']*)')? THEN (\w+(?: AND \w+)*);$/.exec(idl);
   if (m) {
@@ -114,8 +122,10 @@ function holds(r: Rule, x: Values): boolean {
       const at = x.get(r.param);
       return at === undefined || (r.value !== undefined && at.value !== r.value) || r.needs.every((n) => x.has(n));
     }
-    case 'excludes':
-      return !x.has(r.param) || r.others.every((o) => !x.has(o));
+    case 'excludes': {
+      const at = x.get(r.param);
+      return at === undefined || (r.value !== undefined && at.value !== r.value) || r.others.every((o) => !x.has(o));
+    }
     case 'leq': {
       const lo = x.get(r.lo);
       const hi = x.get(r.hi);
@@ -557,7 +567,7 @@ function brokenRuleArb(o: Op, r: Rule): fc.Arbitrary<{ o: Op; r: Rule; query: Va
       for (const n of r.needs) if (n !== missing) query.set(n, take(n));
     } else if (r.kind === 'excludes') {
       const other = r.others[pick % r.others.length] ?? '';
-      query.set(r.param, take(r.param));
+      query.set(r.param, r.value === undefined ? take(r.param) : { value: r.value, wire: encodeURIComponent(r.value) });
       query.set(other, take(other));
     } else {
       const [a, b] = [take(r.lo), take(r.hi)];

@@ -108,7 +108,7 @@ export function provisionKey(
 
 /** Server base URL → the key get() presents on live routes when the request brings none of its own. */
 const defaultKeys = new Map<string, string>();
-const LIVE_PATH = /^(?:\/api)?\/v1\/(?:events|usage|feed|changes)/;
+const LIVE_PATH = /^(?:\/api)?\/v1\/(?:events|usage|feed|changes|export)/;
 
 export interface TestServer {
   readonly base: string;

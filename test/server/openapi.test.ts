@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../core/config.ts';
 import { ERRORS, type ErrorCode } from '../../server/errors.ts';
 import { ROUTES } from '../../server/start/main.ts';
 import { paramEntries, type AnyRoute } from '../../server/route.ts';
-import { MAX_LIST_CHARS, RULES } from '../../server/params.ts';
+import { CURSOR_RULES, MAX_LIST_CHARS, RULES } from '../../server/params.ts';
 import { EventListSchema } from '../../server/schemas.ts';
 import { CATEGORY_SLUGS } from '../../core/taxonomy.ts';
 import { get, PUBLIC, sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from './helpers.ts';
@@ -220,13 +220,15 @@ describe('GET /v1/openapi.json', () => {
   test("rules between parameters: in each one's description and, once per operation, as x-dependencies", () => {
     for (const path of ['/v1/events', '/v1/demo/events', '/v1/events.csv']) {
       const op = ops(path)[0][1];
+      // The routes that take a cursor add its rules (/v1/events and /v1/events.csv, not the demo).
+      const rules = path === '/v1/demo/events' ? RULES : [...RULES, ...CURSOR_RULES];
       assert.deepEqual(
         op['x-dependencies'],
-        RULES.map((r) => r.idl),
+        rules.map((r) => r.idl),
         path,
       );
       const byName = new Map(queryParams(op).map((p) => [p.name, descriptionOf(p)]));
-      for (const rule of RULES)
+      for (const rule of rules)
         for (const [param, note] of Object.entries(rule.notes)) assert.ok(byName.get(param)?.includes(note ?? '?'), `${path} ${param}: ${note}`);
     }
     assert.ok(!('x-dependencies' in ops('/v1/usage')[0][1]), 'routes without rules state none');

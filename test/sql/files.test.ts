@@ -29,6 +29,7 @@ const QUERY_FILES = [
   'search_broad',
   'search_city_bands',
   'event_by_id',
+  'export_excluded',
 ];
 
 test('every sql file prepares against the schema it runs on', async () => {
@@ -73,6 +74,7 @@ test('every sql file prepares against the schema it runs on', async () => {
     await query.run(sqlFile('search_macros'));
     await assert.doesNotReject(query.prepare(sqlFile('event_by_id')), 'event_by_id');
     await assert.doesNotReject(query.prepare(sqlFile('search_city_bands')), 'search_city_bands');
+    await assert.doesNotReject(query.prepare(sqlFile('export_excluded')), 'export_excluded');
     for (const [name, text] of sqlSections('search_suggest', 'query')) await assert.doesNotReject(query.prepare(text), `search_suggest ${name}`);
     // search.sql is assembled from search_filters.sql per combination of filters: prepare them all.
     let prepared = 0;
@@ -96,6 +98,8 @@ test('every sql file prepares against the schema it runs on', async () => {
           byDistance: geo && (mask & 32) !== 0,
         };
         await assert.doesNotReject(query.prepare(searchSql(shape)), `search ${JSON.stringify(shape)}`);
+        // A keyset page (a cursor) of the same shape: its QUALIFY and remaining count.
+        await assert.doesNotReject(query.prepare(searchSql({ ...shape, after: true })), `search after ${JSON.stringify(shape)}`);
         await assert.doesNotReject(query.prepare(searchSql(shape, true)), `search_count ${JSON.stringify(shape)}`);
         prepared++;
       }

@@ -531,6 +531,7 @@ function exampleResponse(
       limit,
       offset: 0,
       next_offset: null,
+      next_cursor: null,
       truncated: false,
       attribution: attribution(site.webBaseUrl),
     };
@@ -950,6 +951,7 @@ function pollingSection(ctx: Ctx): Html {
 ${cacheControl ? html`<li><code>Cache-Control: ${cacheControl}</code>: a private cache may reuse an answer for that long; polling more often gains nothing.</li>\n` : ''}<li><code>Last-Modified</code> is when the event data was built; the data changes a few times a day at most.</li>
 <li><code>Accept-Encoding: br</code> or <code>gzip</code> compresses bodies over 1 KiB; each encoding has its own ETag.</li>
 <li>Paging: follow <code>Link: &lt;…&gt;; rel="next"</code> (or <code>next_offset</code> in JSON) until it is absent; <code>X-Total-Count</code> says how many events match.</li>
+<li>Exports: <code>/v1/events</code> and <code>/v1/events.csv</code> page past offset 100,000 by <code>cursor</code>, the <code>next_cursor</code> (JSON) or <code>X-Next-Cursor</code> header of the page before; a cursor keeps its place when the data is rebuilt, so nothing is skipped or repeated. <a href="/docs/export-csv"><code>/v1/export.csv</code></a> streams every event at once.</li>
 </ul>
 ${codeBlock(`curl -i -H "Authorization: Bearer $${KEY_VAR}" -H 'If-None-Match: "<the ETag you received>"' '${url}'`, 'curl: a conditional request')}
 ${codeBlock(poll, 'JavaScript: polling with If-None-Match')}
