@@ -155,6 +155,13 @@ export const componentSchema = (name: keyof typeof RESPONSE_SCHEMAS): object => 
 const headersOnly = (responses: Record<string, object>): Record<string, object> =>
   Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'content'))]));
 
+/** A route's GET operationId: its path as a name (/v1/events/{id} → v1_events_id); its HEAD's adds _head. */
+const operationId = (path: string): string =>
+  path
+    .replace(/^\//, '')
+    .replace(/[{}]/g, '')
+    .replace(/[^a-z0-9]+/gi, '_');
+
 export function openApiDocument(routes: readonly AnyRoute[], config: Config, version: string): object {
   const paths: Record<string, object> = {};
   for (const r of routes) {
@@ -177,10 +184,10 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       ...(r.access === 'live' ? QUOTA_HEADERS : {}),
       ...(r.access === 'demo' ? DEMO_HEADERS : {}),
     };
+    // By operationId: an operationRef to the route's own GET is a pointer into the operation holding it, which resolvers refuse as circular.
     const links = Object.entries(r.links ?? {}).map(([name, l]) => [
       name,
-      // A JSON Pointer to the target's GET: "/" in the path is "~1".
-      { operationRef: `#/paths/${l.path.replaceAll('~', '~0').replaceAll('/', '~1')}/get`, parameters: l.parameters, description: l.description },
+      { operationId: operationId(l.path), parameters: l.parameters, description: l.description },
     ]);
     const responses: Record<string, object> = {
       200: {
@@ -200,10 +207,7 @@ export function openApiDocument(routes: readonly AnyRoute[], config: Config, ver
       };
     }
     const op = {
-      operationId: r.path
-        .replace(/^\//, '')
-        .replace(/[{}]/g, '')
-        .replace(/[^a-z0-9]+/gi, '_'),
+      operationId: operationId(r.path),
       summary: r.summary,
       description: r.description,
       tags: [r.tag],

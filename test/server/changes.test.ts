@@ -348,7 +348,7 @@ describe('/v1/changes as a client meets it', { concurrency: false }, () => {
       ['cursor=c1.AAAA', 'cursor'],
       ['cursor=nonsense', 'cursor'],
       [`cursor=${cursor}`, 'cursor'],
-      [`cursor=${cursor}&city=Berkeley&since=2026-11-01`, 'since'],
+      [`cursor=${cursor}&city=Berkeley&since=2026-11-01`, 'cursor'],
       ['week=current', 'week'],
       ['limit=1001', 'limit'],
       ['since=yesterday', 'since'],

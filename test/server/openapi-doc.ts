@@ -30,7 +30,7 @@ export interface Response {
   readonly description?: string;
   readonly headers?: Record<string, { readonly required?: boolean; readonly schema?: { readonly type?: string } }>;
   readonly content?: Record<string, { readonly schema?: { readonly $ref?: string } }>;
-  readonly links?: Record<string, { readonly operationRef?: string; readonly parameters?: Record<string, string> }>;
+  readonly links?: Record<string, { readonly operationId?: string; readonly parameters?: Record<string, string> }>;
 }
 
 export interface Operation {

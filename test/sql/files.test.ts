@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import Database from 'better-sqlite3';
 import { REPO_ROOT } from '../../core/config.ts';
-import { searchSql } from '../../query/db.ts';
+import { changesSql, searchSql } from '../../query/db.ts';
 import { BROAD_FILTERS, broadSql } from '../../query/broad.ts';
 import { ledgerQuery, ledgerQueryNames } from '../../ledger/sqlite/store.ts';
 import { pathLiteral, sqlFile, sqlSections } from '../../core/sql.ts';
@@ -30,7 +30,10 @@ const QUERY_FILES = [
   'search_city_bands',
   'event_by_id',
   'export_excluded',
+  'changes',
 ];
+/** Files of several statements (-- query: NAME sections), run in order below: later ones read what earlier ones create. */
+const SECTIONED = ['snapshot_changes', 'snapshot_gone'];
 
 test('every sql file prepares against the schema it runs on', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'fe-sql-'));
@@ -54,18 +57,28 @@ test('every sql file prepares against the schema it runs on', async () => {
     const build = await (await DuckDBInstance.create(':memory:')).connect();
     await build.run(sqlFile('snapshot_schema'));
     await build.run(sqlFile('snapshot_stage'));
-    // The snapshot as published: the schema's columns, in Parquet, for the read-side files.
-    await build.run(`COPY (SELECT * EXCLUDE (merge_key, source_rank) FROM events) TO ${pathLiteral(parquet)} (FORMAT parquet)`);
+    // The snapshot as published (snapshot/build/write.ts): the change times stamped, then the Parquet file.
+    const changes = sqlSections('snapshot_changes', 'query');
+    await build.run(changes.get('content') as string);
+    await build.run(changes.get('fresh') as string, { stamp: 0n });
+    await build.run(fill(sqlFile('snapshot_write')));
     await build.run(sqlFile('snapshot_gone_schema'));
     await writeFile(
       goneFile,
       '{"id":"bsc_evt_00000000000000000000","title":"t","start_datetime":"2026-11-21T10:00:00-08:00","venue_city":"Berkeley","categories":[],"removed_at":"2026-11-21T17:00:00.000Z"}\n',
     );
     for (const name of names.filter(
-      (n) => !['snapshot_schema', 'snapshot_stage', 'snapshot_gone_schema', ...QUERY_FILES].includes(n) && !n.startsWith('ledger_'),
+      (n) => !['snapshot_schema', 'snapshot_stage', 'snapshot_gone_schema', ...QUERY_FILES, ...SECTIONED].includes(n) && !n.startsWith('ledger_'),
     )) {
       await assert.doesNotReject(build.prepare(fill(sqlFile(name))), name);
     }
+    // Stamping against a previous snapshot: its Parquet has the change times now.
+    await build.run('DROP TABLE changes');
+    await assert.doesNotReject(build.prepare(fill(changes.get('carried') as string)), 'snapshot_changes carried');
+    // The gone list (snapshot/gone.ts): the list, then what is written and pruned from it.
+    const gone = sqlSections('snapshot_gone', 'query');
+    await build.run(fill(gone.get('list') as string), { removed_at: '2026-11-21T17:00:00.000Z', cutoff_ms: 0n, tombstone_ms: 0n });
+    for (const name of ['write', 'pruned']) await assert.doesNotReject(build.prepare(fill(gone.get(name) as string)), `snapshot_gone ${name}`);
     build.closeSync();
 
     // The search database as the builder writes it, opened read-only as a query worker opens it.
@@ -101,6 +114,7 @@ test('every sql file prepares against the schema it runs on', async () => {
         // A keyset page (a cursor) of the same shape: its QUALIFY and remaining count.
         await assert.doesNotReject(query.prepare(searchSql({ ...shape, after: true })), `search after ${JSON.stringify(shape)}`);
         await assert.doesNotReject(query.prepare(searchSql(shape, true)), `search_count ${JSON.stringify(shape)}`);
+        await assert.doesNotReject(query.prepare(changesSql(shape)), `changes ${JSON.stringify(shape)}`);
         prepared++;
       }
     }
