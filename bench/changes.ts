@@ -5,6 +5,7 @@
 // export's on the same server (/v1/export.csv) as the baseline of the same run.
 // Writes bench/results/changes-<timestamp>.json.
 // Usage: node --import tsx bench/changes.ts [--dataset sample|synthetic-50k|synthetic-1m[,...]] [--pool-threads 2] [--polls 200]
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
@@ -120,6 +121,7 @@ async function wholeExport(server: Child): Promise<{ rows: number; rows_per_s: n
 const machine = machineInfo();
 log(describeMachine(machine));
 const runDir = path.join(SCRATCH_DIR, `changes-${stamp()}`);
+await mkdir(runDir, { recursive: true });
 const results: unknown[] = [];
 for (const name of datasets) {
   const ds = await prepareDataset(name, runDir);
