@@ -14,13 +14,12 @@ import { parse } from 'csv-parse/sync';
 import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
 import { REPO_ROOT } from '../../core/config.ts';
 import { CHANGES_CSV_COLUMNS } from '../../query/changes.ts';
+import { csvSource, FARM, MISSION } from '../snapshot/csv-source.ts';
 import { get, NOW, provisionKey, startTestServer, UNMETERED, WEB, type TestServer } from './helpers.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const SOURCE = 'sync-test';
-const MISSION = '"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"';
-const FARM = '"Little Farm, Central Park Dr, Berkeley, CA 94708"';
 const CATEGORIES = ['storytime', 'arts', 'music', 'animals;outdoors'];
 
 interface Row {
@@ -149,25 +148,8 @@ function assertSameCopy(copy: ReadonlyMap<string, Rec>, expected: ReadonlyMap<st
 
 before(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'fe-changes-'));
-  feed = path.join(tmp, 'feed.csv');
-  registryFile = path.join(tmp, 'registry.json');
   dataDir = path.join(tmp, 'data');
-  await fs.writeFile(
-    registryFile,
-    JSON.stringify({
-      sources: [
-        {
-          id: SOURCE,
-          url: 'feed.csv',
-          format: 'csv',
-          organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
-          destination: 'san-francisco',
-          attribution: 'San Francisco Public Library',
-          free_by_default: true,
-        },
-      ],
-    }),
-  );
+  ({ registryFile, feed } = await csvSource(tmp, SOURCE));
   rows = Array.from({ length: 160 }, (_, i) => row(i));
   await build();
   s = await startTestServer(dataDir, { SNAPSHOT_POLL_MS: '50' });

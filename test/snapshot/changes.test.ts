@@ -13,10 +13,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { buildSnapshot, changeStamp, completeSince, type BuildResult } from '../../snapshot/build/build.ts';
 import { GONE_FILE, GONE_KEEP_DAYS, GONE_TOMBSTONE_DAYS, writeGone, type GoneEvent } from '../../snapshot/gone.ts';
 import type { Manifest } from '../../snapshot/store.ts';
+import { csvSource, MISSION } from './csv-source.ts';
 
 const NOW = new Date('2026-11-21T17:00:00Z');
 const DAY = 86_400_000;
-const MISSION = '"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"';
 
 let tmp: string;
 before(async () => {
@@ -60,24 +60,7 @@ describe('change times across real builds', () => {
   let registryFile: string;
   before(async () => {
     dataDir = path.join(tmp, 'data');
-    feed = path.join(tmp, 'feed.csv');
-    registryFile = path.join(tmp, 'registry.json');
-    await fs.writeFile(
-      registryFile,
-      JSON.stringify({
-        sources: [
-          {
-            id: 'clock-test',
-            url: 'feed.csv',
-            format: 'csv',
-            organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
-            destination: 'san-francisco',
-            attribution: 'San Francisco Public Library',
-            free_by_default: true,
-          },
-        ],
-      }),
-    );
+    ({ registryFile, feed } = await csvSource(tmp, 'clock-test'));
   });
 
   async function build(rows: readonly Row[], now: Date): Promise<BuildResult> {

@@ -13,13 +13,12 @@ import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
 import { GONE_FILE, GONE_INDEX, GONE_KEEP_DAYS, GoneIndex, indexGoneFile, type GoneEvent } from '../../snapshot/gone.ts';
 import { currentSnapshotId } from '../../snapshot/store.ts';
 import { eventId } from '../../core/ids.ts';
+import { csvSource, FARM, MISSION } from './csv-source.ts';
 
 const NOW = new Date('2026-11-21T17:00:00Z');
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const SOURCE = 'gone-test';
-const MISSION = '"Mission Branch Library, 300 Bartlett St, San Francisco, CA 94110"';
-const FARM = '"Little Farm, Central Park Dr, Berkeley, CA 94708"';
 
 interface FeedRow {
   readonly uid: string;
@@ -46,24 +45,7 @@ after(async () => {
 /** A work dir with one CSV source; `build` rewrites the feed to `rows` and builds at `now`. */
 async function workDir(name: string): Promise<{ dataDir: string; build: (rows: readonly FeedRow[], now: Date, dataDir?: string) => Promise<BuildResult> }> {
   const dir = await fs.mkdtemp(path.join(tmp, `${name}-`));
-  const feed = path.join(dir, 'feed.csv');
-  const registryFile = path.join(dir, 'registry.json');
-  await fs.writeFile(
-    registryFile,
-    JSON.stringify({
-      sources: [
-        {
-          id: SOURCE,
-          url: 'feed.csv',
-          format: 'csv',
-          organizer: { name: 'San Francisco Public Library', url: 'https://sfpl.org' },
-          destination: 'san-francisco',
-          attribution: 'San Francisco Public Library',
-          free_by_default: true,
-        },
-      ],
-    }),
-  );
+  const { registryFile, feed } = await csvSource(dir, SOURCE);
   const dataDir = path.join(dir, 'data');
   return {
     dataDir,
