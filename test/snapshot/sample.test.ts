@@ -172,7 +172,7 @@ describe('bundled sample: every record keeps the contract', () => {
 });
 
 describe('bundled sample: the Parquet file', () => {
-  test('columns and types are exactly sql/snapshot_schema.sql', async () => {
+  test('columns and types are exactly sql/snapshot_schema.sql, then the change times', async () => {
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
     await c.run(await readFile(path.join(REPO_ROOT, 'sql', 'snapshot_schema.sql'), 'utf8'));
@@ -180,7 +180,13 @@ describe('bundled sample: the Parquet file', () => {
     const file = (
       await c.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${path.join(built.dir, 'events.parquet')}'))`)
     ).getRowObjectsJson();
-    assert.deepEqual(file, schema);
+    // Then each row's change times, stamped at the write (sql/snapshot_changes.sql, sql/snapshot_write.sql).
+    const changeColumns = [
+      { column_name: 'content_hash', column_type: 'VARCHAR' },
+      { column_name: 'created_ms', column_type: 'BIGINT' },
+      { column_name: 'updated_ms', column_type: 'BIGINT' },
+    ];
+    assert.deepEqual(file, [...schema, ...changeColumns]);
   });
 
   test('rows are ordered by (week, destination, latitude, start) so row groups prune by date and place', () => {
