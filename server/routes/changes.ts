@@ -13,7 +13,7 @@ import { negotiate } from '../compress.ts';
 import { defineRoute, type RouteRequest, type Services } from '../route.ts';
 import type { LoadedSnapshot as Snapshot } from '../snapshots.ts';
 import type { Plan } from '../../ledger/accounts.ts';
-import type { OutputFormat, SearchQuery } from '../../query/protocol.ts';
+import type { SearchQuery } from '../../query/protocol.ts';
 import { AFTER_ALL_IDS, CHANGES_CSV_COLUMNS, decodeCursor, DELETIONS_KEPT_DAYS, encodeCursor, type ChangesCursor } from '../../query/changes.ts';
 import { FORMATS, type Format } from './formats.ts';
 import { answerLive, feedLinks, rateLimited, type Prepared } from './search.ts';
@@ -127,7 +127,6 @@ const NEXT_LINKS = {
 
 function changesRoute(path: string, format: 'json' | 'csv', summary: string, description: string, schema: string) {
   const fmt = CHANGES_FORMATS[format];
-  const of: OutputFormat = format;
   return defineRoute({
     path,
     summary,
@@ -135,7 +134,7 @@ function changesRoute(path: string, format: 'json' | 'csv', summary: string, des
     tag: 'events',
     access: 'live',
     params: changesParams({ maxLimit: CHANGES_MAX_LIMIT, defaultLimit: CHANGES_DEFAULT_LIMIT }),
-    produces: [{ type: FORMATS[of].contentType.split(';')[0] ?? FORMATS[of].contentType, schema }],
+    produces: [{ type: fmt.contentType.split(';')[0] ?? fmt.contentType, schema }],
     errors: [
       'invalid_parameter',
       'unknown_parameter',
