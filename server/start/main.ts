@@ -25,6 +25,7 @@ import type { AnyRoute, Services } from '../route.ts';
 import { Snapshots } from '../snapshots.ts';
 import { createMailer } from '../web/mail.ts';
 import { createSite } from '../web/site/index.ts';
+import { AfterAnswer } from '../after-answer.ts';
 
 export const ROUTES: readonly AnyRoute[] = [
   eventsRoute,
@@ -103,7 +104,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     openapi: () => (openapi ??= Buffer.from(JSON.stringify(openApiDocument(ROUTES, config, version)))),
   };
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log: logger });
-  const site = createSite({ ...svc, mailer, webSecret: () => meter.webSecret }, logger);
+  const afterAnswer = new AfterAnswer((err) => logger.warn({ err: (err as Error).message }, 'work after an answer failed'));
+  const site = createSite({ ...svc, mailer, afterAnswer, webSecret: () => meter.webSecret }, logger);
   const handle = createHandler(ROUTES, svc, logger, site);
 
   let drained: (() => void) | null = null;
@@ -167,6 +169,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
           setTimeout(resolve, config.drainTimeoutMs).unref();
         });
       }
+      // What answered requests left to do (a sign-in mail) still needs the ledger and the mailer.
+      const unfinished = await afterAnswer.settle(config.drainTimeoutMs);
+      if (unfinished > 0) logger.warn({ unfinished }, 'stopped with work after answers unfinished');
       admin.stopListening();
       snapshots.stop();
       demoLimiter.close();

@@ -8,6 +8,7 @@
 // config.now(), exactly as /v1/usage does, so the dashboard and the API agree on the month.
 import * as v from 'valibot';
 import type { Config } from '../../../core/config.ts';
+import type { AfterAnswer } from '../../after-answer.ts';
 import type { Reply, Request } from '../../http.ts';
 import type { Logger } from '../../log.ts';
 import type { Meter, MeterFailure } from '../../meter.ts';
@@ -31,6 +32,8 @@ export interface AccountDeps {
   readonly site: Site;
   readonly meter: Pick<Meter, 'accounts'>;
   readonly mailer: Pick<Mailer, 'send'>;
+  /** Work done after an answer has left (a sign-in mail), finished before the server stops. */
+  readonly afterAnswer: Pick<AfterAnswer, 'run'>;
   /** Null: e-mail sign-in only. */
   readonly provider: Provider | null;
   /** The key of CSRF tokens and signed cookies, as the ledger has it now (Meter.webSecret). */

@@ -125,11 +125,11 @@ export function signInRoutes(ctx: AccountContext, links: MailedLinks) {
     // The answer leaves before anything that depends on the address happens: whether a link is
     // issued (the address's mail limit, counted in the ledger), the token's committed write and
     // the mail all come after it, so neither its bytes nor its timing tell one address from
-    // another. setImmediate, not a direct call: the message to the metering thread would otherwise
-    // go out before the answer, and its commit would compete with the answer for a busy CPU.
-    setImmediate(() => {
-      void mailLink(email, tokenHash(pre)).catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed'));
-    });
+    // another.
+    // Tracked (server/after-answer.ts): a stopping server sends it before it closes the ledger.
+    deps.afterAnswer.run(() =>
+      mailLink(email, tokenHash(pre)).catch((err: unknown) => log.warn({ mail: 'sign_in', err: (err as Error).message }, 'sign-in mail failed')),
+    );
     return redirect('/account/sign-in/sent', route);
   };
 

@@ -3,6 +3,7 @@
 // browsing lists. Page modules get it as one object.
 // Every page is rendered once per snapshot and query (the cache, single-flight), and answered with
 // a strong ETag of its bytes, so a reload that changed nothing is a 304.
+import type { AfterAnswer } from '../../after-answer.ts';
 import type { ResponseCache } from '../../cache.ts';
 import { MIN_COMPRESSED_BYTES, negotiate } from '../../compress.ts';
 import type { Config } from '../../../core/config.ts';
@@ -36,6 +37,8 @@ export interface SiteServices {
   readonly openapi: () => Buffer;
   /** Sign-in mail (account pages). */
   readonly mailer: Pick<Mailer, 'send'>;
+  /** Work done after an answer has left (a sign-in mail), finished before the server stops. */
+  readonly afterAnswer: Pick<AfterAnswer, 'run'>;
   /** The key of CSRF tokens and signed cookies, as the ledger has it now (Meter.webSecret). */
   readonly webSecret: () => Buffer;
 }

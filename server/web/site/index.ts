@@ -83,7 +83,7 @@ export function createSite(svc: SiteServices, log: Logger): (req: Request) => Re
   const oidc = config.oidc;
   const provider =
     oidc === null ? null : lazyClient({ ...oidc, redirectUri: `${config.webBaseUrl}${OIDC_CALLBACK_PATH}`, allowHttp: oidc.issuer.startsWith('http:') }); // config.ts allows http for a loopback issuer only
-  const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, provider, secret: svc.webSecret, log });
+  const account = createAccount({ config, site, meter: svc.meter, mailer: svc.mailer, afterAnswer: svc.afterAnswer, provider, secret: svc.webSecret, log });
   const pages = (req: Request): Reply | Promise<Reply> =>
     req.method !== 'GET' && req.method !== 'HEAD' ? htmlReply(405, methodNotAllowedPage(site), 'web:unmatched', [['Allow', ALLOW]]) : dispatch(req);
 
