@@ -322,6 +322,7 @@ function inBranchOrder(rows: DuckDBValue[][], byDistance: boolean): DuckDBValue[
 
 export class SnapshotDb {
   private readonly statements = new Map<string, Promise<DuckDBPreparedStatement>>();
+  private readonly excludedByBits = new Map<bigint, Promise<Uint8Array>>();
   private lookup: Promise<DuckDBPreparedStatement> | null = null;
   private suggestions: { known: Promise<DuckDBPreparedStatement>; closest: Promise<DuckDBPreparedStatement> } | null = null;
   private goneIndex: GoneIndex | null = null;
@@ -588,11 +589,23 @@ export class SnapshotDb {
 
   /**
    * The row numbers (rids) of the events in any of `excluded`, as a flag per row: what a plan's
-   * whole-snapshot export leaves out (sql/export_excluded.sql).
+   * whole-snapshot export leaves out (sql/export_excluded.sql). Kept per set of categories, as
+   * the snapshot never changes: an export starts streaming without a scan (a few plans, a byte a row each).
    */
-  async excludedRows(excluded: readonly string[]): Promise<Uint8Array> {
-    const flags = new Uint8Array(this.records.count);
+  excludedRows(excluded: readonly string[]): Promise<Uint8Array> {
     const bits = categoryBits(excluded);
+    let flags = this.excludedByBits.get(bits);
+    if (flags === undefined) {
+      flags = this.scanExcluded(bits);
+      this.excludedByBits.set(bits, flags);
+      // A failed scan is not kept: the next export asks again.
+      flags.catch(() => this.excludedByBits.delete(bits));
+    }
+    return flags;
+  }
+
+  private async scanExcluded(bits: bigint): Promise<Uint8Array> {
+    const flags = new Uint8Array(this.records.count);
     if (bits === 0n) return flags;
     const st = await this.conn.prepare(sqlFile('export_excluded'));
     try {
