@@ -7,19 +7,35 @@
 //          offset stops at 100,000. Events spanning days come in every day they touch; the client
 //          dedupes by id, as an exporter would, and the unique count must equal the snapshot's.
 //   whole: /v1/export.csv, every event of the snapshot the key's plan includes in one streamed body
-//          (--whole; --rounds times, the median reported), and with --copy PostgreSQL's COPY ... TO
-//          STDOUT of the same rows from the same data (bench/lib/postgis.ts copyWhole), the same
-//          number of rounds, so the table prints the export's rows/s against COPY's.
+//          (--whole; --rounds times each, the median reported), read by undici (rows counted in the
+//          body) and by curl (piped here and counted, as psql's output is), and with --copy
+//          PostgreSQL's COPY ... TO STDOUT of the same rows from the same data through psql
+//          (bench/lib/postgis.ts copyWhole), the same number of rounds: the ratio is curl's rows/s
+//          against psql's, a C client on both sides.
 // Writes bench/results/export-<timestamp>.json.
 // Usage: node --import tsx bench/export.ts [--dataset sample|synthetic-50k|synthetic-1m|synthetic-10m[,...]]
 //        [--pages 10] [--full] [--whole] [--copy] [--rounds 3] [--encoding identity|gzip] [--pool-threads 2] [--keep]
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { request } from 'undici';
 import { DateTime } from 'luxon';
-import { BenchError, describeMachine, exitOnError, fmt, log, machineInfo, REPO_ROOT, SCRATCH_DIR, stamp, table, wholeArg, writeResult } from './lib/common.ts';
+import {
+  BenchError,
+  describeMachine,
+  exitOnError,
+  fmt,
+  log,
+  machineInfo,
+  REPO_ROOT,
+  run,
+  SCRATCH_DIR,
+  stamp,
+  table,
+  wholeArg,
+  writeResult,
+} from './lib/common.ts';
 import { datasetFacts, datasetName, prepareDataset, type Dataset, type DatasetName } from './lib/dataset.ts';
 import { copyWhole, preparePostgis, type CopyResult } from './lib/postgis.ts';
 import { headerObject, memory, rssSampler, startServer, type Child } from './lib/server.ts';
@@ -237,22 +253,44 @@ async function wholeOnce(server: Child): Promise<WholeRun> {
   return { rows, total, wire, csv, seconds, peak: m.peak, start: m.start };
 }
 
+/**
+ * /v1/export.csv read by curl, its body piped to this process and counted, as psql's COPY output
+ * is (bench/lib/postgis.ts copyWhole): a C client on both sides, so the ratio compares the two
+ * servers rather than undici with psql. Rows are X-Total-Count, which the Node client's rounds
+ * check against the rows they count in the body.
+ */
+async function wholeOnceCurl(server: Child, headerFile: string): Promise<WholeRun> {
+  const args = ['-sS', '--fail', '-D', headerFile, '-o', '-'];
+  for (const h of server.headers) args.push('-H', h);
+  if (opts.encoding === 'gzip') args.push('--compressed');
+  const sampler = rssSampler(server.pid);
+  const t0 = performance.now();
+  const r = await run('curl', [...args, `${server.base}/v1/export.csv`], { countStdout: true });
+  const seconds = (performance.now() - t0) / 1000;
+  const m = sampler.stop();
+  if (r.code !== 0) throw new BenchError(`curl /v1/export.csv exited ${r.code}: ${r.stderr.trim()}`);
+  const total = Number(/^x-total-count:\s*(\d+)/im.exec(await readFile(headerFile, 'utf8'))?.[1]);
+  if (!Number.isInteger(total)) throw new BenchError('curl /v1/export.csv: no X-Total-Count');
+  return { rows: total, total, wire: r.stdoutBytes, csv: r.stdoutBytes, seconds, peak: m.peak, start: m.start };
+}
+
 const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor((s.length - 1) / 2)] as number;
 };
 
-async function wholePhase(server: Child): Promise<PhaseResult> {
+async function wholePhase(server: Child, client: 'curl' | 'node'): Promise<PhaseResult> {
   const runs: WholeRun[] = [];
+  const headerFile = path.join(runDir, 'export-headers.txt');
   for (let i = 0; i < rounds; i++) {
-    const r = await wholeOnce(server);
+    const r = client === 'curl' ? await wholeOnceCurl(server, headerFile) : await wholeOnce(server);
     if (r.rows !== r.total) throw new BenchError(`/v1/export.csv: ${r.rows} rows read, X-Total-Count ${r.total}`);
     runs.push(r);
   }
   const mid = runs.find((r) => r.seconds === median(runs.map((x) => x.seconds)));
   if (mid === undefined) throw new BenchError('no whole export ran');
   return {
-    phase: `whole export (/v1/export.csv, median of ${rounds})`,
+    phase: `whole export (/v1/export.csv, ${client === 'curl' ? 'curl' : 'Node client'}, median of ${rounds})`,
     requests: 1,
     rows: mid.rows,
     unique_rows: null,
@@ -306,8 +344,10 @@ try {
         phases.push(await fullPhase(server, ds.manifest.window));
       }
       if (opts.whole) {
-        log(`${name}: whole export (/v1/export.csv), ${rounds} rounds`);
-        phases.push(await wholePhase(server));
+        // The Node client's rounds first: they count the rows in the body, which curl's take from X-Total-Count.
+        log(`${name}: whole export (/v1/export.csv), ${rounds} rounds read by undici, then ${rounds} by curl`);
+        phases.push(await wholePhase(server, 'node'));
+        phases.push(await wholePhase(server, 'curl'));
       }
       results.push({ dataset: name, snapshot: ds.manifest.id, events: ds.manifest.counts.events, phases, rss_hwm_mb: mb(memory(server.pid).hwm), copy: null });
     } finally {
@@ -343,14 +383,14 @@ for (const r of results) {
       ]),
     ),
   );
-  const whole = r.phases.find((p) => p.phase.startsWith('whole export'));
+  const whole = r.phases.find((p) => p.phase.startsWith('whole export') && p.phase.includes('curl'));
   if (r.copy) {
     console.log(
       `PostgreSQL COPY ... TO STDOUT, same rows: ${r.copy.rows} rows, ${fmt(r.copy.seconds, 2)} s, ${r.copy.rows_per_s} rows/s (rounds: ${r.copy.runs.join(', ')} rows/s)`,
     );
     if (whole)
       console.log(
-        `whole export against COPY: ${(whole.rows_per_s / r.copy.rows_per_s).toFixed(2)}x rows/s (target >= 4x); server RSS ${whole.rss_start_mb} → ${whole.rss_peak_mb} MB`,
+        `whole export (curl) against COPY (psql): ${(whole.rows_per_s / r.copy.rows_per_s).toFixed(2)}x rows/s (target >= 4x); server RSS ${whole.rss_start_mb} → ${whole.rss_peak_mb} MB`,
       );
   }
 }

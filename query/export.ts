@@ -12,7 +12,7 @@ import type { SnapshotDb } from './db.ts';
 import { readRecord } from './envelope.ts';
 import { exportTag } from './etag.ts';
 import type { ExportTask, PageHead, StreamDone, TaskFailure } from './protocol.ts';
-import { streamChunks, type Chunk } from './stream.ts';
+import { streamChunks, type Chunk, type ChunkAlloc } from './stream.ts';
 
 /**
  * Stored bytes per chunk: a quarter of the stream's window, so a few chunks are in flight while
@@ -61,19 +61,22 @@ function plainLinkPrefix(webBaseUrl: string): Buffer | null {
   return Buffer.from(url.slice(0, url.length - sample.length));
 }
 
-function storedRows(task: ExportTask, store: RecordStore, excluded: Uint8Array, count: number, header: Buffer): () => Promise<Chunk> {
+function storedRows(task: ExportTask, store: RecordStore, excluded: Uint8Array, count: number, header: Buffer): (alloc: ChunkAlloc) => Promise<Chunk> {
   const prefix = plainLinkPrefix(task.webBaseUrl);
   const suffixes = new CsvLines();
   const n = store.count;
   let rid = 0;
   let sent = 0;
   let first = true;
-  return () => {
+  let scratch = Buffer.allocUnsafeSlow(CHUNK_BYTES * 2);
+  return (alloc) => {
     // The next run of rows, about CHUNK_BYTES of stored lines, read at once.
     let to = rid;
     const start = store.offsetOf(rid);
     while (to < n && (to === rid || store.offsetOf(to) - start < CHUNK_BYTES)) to++;
-    const lines = store.readRows(rid, to);
+    // Into the stream's one read buffer (grown when a run is larger): its bytes are copied out below.
+    if (scratch.length < store.offsetOf(to) - start) scratch = Buffer.allocUnsafeSlow(store.offsetOf(to) - start);
+    const lines = store.readRows(rid, to, scratch);
     // The rows this chunk delivers, and their size once completed.
     const take: number[] = [];
     let size = first ? header.length : 0;
@@ -89,7 +92,8 @@ function storedRows(task: ExportTask, store: RecordStore, excluded: Uint8Array, 
       take.push(r);
       size += end - at + 1 + (link === null ? (prefix as Buffer).length + ID_CELL + 1 : link.length) + 2;
     }
-    const out = Buffer.allocUnsafeSlow(size);
+    const chunk = alloc(size);
+    const out = Buffer.from(chunk.buffer, chunk.byteOffset, size);
     let w = 0;
     if (first) w += header.copy(out, 0);
     take.forEach((r, i) => {
@@ -111,7 +115,7 @@ function storedRows(task: ExportTask, store: RecordStore, excluded: Uint8Array, 
     first = false;
     sent += take.length;
     rid = to;
-    return Promise.resolve({ bytes: new Uint8Array(out.buffer, 0, size), rows: take.length, last: rid >= n || sent >= count });
+    return Promise.resolve({ bytes: chunk, rows: take.length, last: rid >= n || sent >= count });
   };
 }
 

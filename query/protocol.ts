@@ -154,6 +154,8 @@ export interface StreamDone {
   readonly bytes: number;
   /** True when the main thread cancelled it (client gone, HEAD, 304) before the end. */
   readonly cancelled: boolean;
+  /** Chunk buffers newly allocated for the body (the rest reused buffers the main thread moved back). */
+  readonly allocations: number;
 }
 
 /** Worker → main thread over SearchTask.stream. */
@@ -172,8 +174,12 @@ export type StreamMessage =
 
 /** Main thread → worker over SearchTask.stream. */
 export type StreamControl =
-  /** These many bytes left the main thread for the socket: the worker may send as many more. */
-  { readonly type: 'credit'; readonly bytes: number } | { readonly type: 'cancel' };
+  /**
+   * These many bytes left the main thread for the socket: the worker may send as many more.
+   * `buffers` are chunks' memory the socket has copied out of, moved back for the next chunks to
+   * reuse, so a long body cycles a few buffers instead of leaving one behind per chunk.
+   */
+  { readonly type: 'credit'; readonly bytes: number; readonly buffers?: readonly ArrayBuffer[] } | { readonly type: 'cancel' };
 
 /** Unacknowledged body bytes a streaming worker may have in flight (memory per export is about this). */
 export const STREAM_WINDOW_BYTES = 1 << 20;

@@ -156,6 +156,10 @@ export class ResponseCache {
     return {
       pipe(sink: BodySink): void {
         inner.pipe({
+          // Chunks being kept for the cache are not the producer's to reuse.
+          get copies() {
+            return parts === null && sink.copies;
+          },
           write(chunk) {
             if (parts !== null) {
               size += chunk.length;

@@ -70,6 +70,8 @@ export function compressStream(inner: BodyStream, enc: 'gzip' | 'br'): BodyStrea
       });
       sink.onDrain(() => z.resume());
       inner.pipe({
+        // zlib reads the chunk later, on its own thread.
+        copies: false,
         write: (chunk) => z.write(chunk),
         end: () => z.end(),
         abort: () => {

@@ -49,6 +49,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
  */
 export interface BodySink {
   write(chunk: Uint8Array): boolean;
+  /** write() is done with the chunk's memory when it returns (sent, or copied into the socket's buffer): the producer may reuse it. */
+  readonly copies: boolean;
   end(): void;
   /** The body cannot be finished: the connection is closed, so the client sees it incomplete. */
   abort(): void;
@@ -282,6 +284,8 @@ function sendStream(res: HttpResponse, reply: Reply, stream: BodyStream, isHead:
     return true;
   });
   stream.pipe({
+    // uWS sends what the socket takes and copies the rest into its own buffer before write() returns.
+    copies: true,
     write(chunk) {
       if (state.done) return true;
       let ok = true;

@@ -73,6 +73,8 @@ class PortBody implements BodyStream {
   private sink: BodySink | null = null;
   private blocked = false;
   private owed = 0;
+  /** Chunk memory the sink is done with, moved back to the worker with the next credit. */
+  private spent: ArrayBuffer[] = [];
   private ended = false;
   private failed = false;
   private closed = false;
@@ -116,7 +118,10 @@ class PortBody implements BodyStream {
   }
 
   private credit(bytes: number): void {
-    if (bytes > 0 && !this.closed) this.control({ type: 'credit', bytes });
+    if (bytes <= 0 || this.closed) return;
+    const buffers = this.spent;
+    this.spent = [];
+    this.port.postMessage({ type: 'credit', bytes, buffers } satisfies StreamControl, buffers);
   }
 
   private flush(): void {
@@ -130,7 +135,9 @@ class PortBody implements BodyStream {
     }
     while (!this.blocked && this.queue.length > 0) {
       const chunk = this.queue.shift() as Uint8Array;
-      if (sink.write(chunk)) this.credit(chunk.length);
+      const written = sink.write(chunk);
+      if (sink.copies) this.spent.push(chunk.buffer as ArrayBuffer);
+      if (written) this.credit(chunk.length);
       else {
         this.blocked = true;
         this.owed += chunk.length;

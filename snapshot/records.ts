@@ -130,13 +130,14 @@ export class RecordStore {
 
   /**
    * Rows [from, to) as one read: their lines (each with its newline) back to back. The whole-snapshot
-   * export reads the file this way, in large sequential pieces, instead of a pread per row.
+   * export reads the file this way, in large sequential pieces, instead of a pread per row. Into
+   * `scratch` when it is large enough (the caller copies the bytes out before its next read).
    */
-  readRows(from: number, to: number): Buffer {
+  readRows(from: number, to: number, scratch?: Buffer): Buffer {
     const start = this.offsets[from];
     const end = this.offsets[to];
     if (start === undefined || end === undefined || from > to) throw new RangeError(`rows ${from}-${to} are not in this snapshot (${this.count} rows)`);
-    const buf = Buffer.allocUnsafe(end - start);
+    const buf = scratch !== undefined && scratch.length >= end - start ? scratch.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
     let at = 0;
     while (at < buf.length) {
       const n = readSync(this.fd, buf, at, buf.length - at, start + at);
