@@ -9,7 +9,13 @@ import { test } from 'node:test';
 import { ESLint } from 'eslint';
 import { REPO_ROOT } from '../core/config.ts';
 
-const eslint = new ESLint({ cwd: REPO_ROOT });
+// The repository's configuration, with only the layering rule run: it needs no type information,
+// so the TypeScript program typed rules would build (~10 s) is not built.
+const eslint = new ESLint({
+  cwd: REPO_ROOT,
+  ruleFilter: ({ ruleId }) => ruleId === 'import-x/no-restricted-paths',
+  overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
+});
 
 /** The layering findings for `file` with `line` put before its own text. */
 async function layerFindings(file: string, line: string): Promise<string[]> {
