@@ -15,7 +15,7 @@ import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
 import { REPO_ROOT } from '../../core/config.ts';
 import { CHANGES_CSV_COLUMNS } from '../../query/changes.ts';
 import { csvSource, FARM, MISSION } from '../snapshot/csv-source.ts';
-import { get, NOW, provisionKey, startTestServer, UNMETERED, WEB, type TestServer } from './helpers.ts';
+import { get, NOW, provisionKey, startTestServer, UNMETERED, WEB, type TestServer, TWO_THREADS } from './helpers.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -152,7 +152,7 @@ before(async () => {
   ({ registryFile, feed } = await csvSource(tmp, SOURCE));
   rows = Array.from({ length: 160 }, (_, i) => row(i));
   await build();
-  s = await startTestServer(dataDir, { SNAPSHOT_POLL_MS: '50' });
+  s = await startTestServer(dataDir, { SNAPSHOT_POLL_MS: '50', ...TWO_THREADS });
 });
 
 after(async () => {

@@ -14,7 +14,7 @@ import * as v from 'valibot';
 import { decodeCursor } from '../../core/cursor.ts';
 import type { Plan } from '../../ledger/accounts.ts';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import { buildInChild, get, NOW, provisionKey, readRows, startTestServer, type Got, type OracleRow, type TestServer } from './helpers.ts';
+import { buildInChild, get, NOW, provisionKey, readRows, startTestServer, type Got, type OracleRow, type TestServer, TWO_THREADS } from './helpers.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const EXCLUDED = new Set(['seasonal', 'festivals']);
@@ -34,7 +34,7 @@ before(async () => {
   const manifest = await buildInChild(dataDir, NOW);
   visible = visibleOf(await readRows(path.join(dataDir, 'snapshots', manifest.id, 'events.parquet')));
   assert.ok(visible.length > 1000, `${visible.length} visible events`);
-  ts = await startTestServer(dataDir, { SNAPSHOT_POLL_MS: '50' });
+  ts = await startTestServer(dataDir, { SNAPSHOT_POLL_MS: '50', ...TWO_THREADS });
 });
 
 after(async () => {

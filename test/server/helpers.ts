@@ -19,6 +19,8 @@ import type { Plan } from '../../ledger/accounts.ts';
 
 /** The pinned clock of every server test: a Saturday morning in Pacific time. */
 export const NOW_ISO = '2026-11-21T09:00:00-08:00';
+/** startTestServer's env for a server whose test needs two query threads (each must switch snapshots alike). */
+export const TWO_THREADS = { POOL_THREADS: '2' } as const;
 export const NOW = new Date(NOW_ISO);
 export const WEB = 'https://web.example';
 export const PUBLIC = 'https://api.example';
@@ -206,7 +208,9 @@ export async function startTestServer(dataDir: string, env: Record<string, strin
     FAMILY_EVENTS_NOW: NOW_ISO,
     WEB_BASE_URL: WEB,
     PUBLIC_BASE_URL: PUBLIC,
-    POOL_THREADS: '2',
+    // One query thread: most tests ask one thing at a time, and each thread costs ~0.6 s of CPU to
+    // start. Tests of what several threads do (a snapshot switch every worker makes) ask for TWO_THREADS.
+    POOL_THREADS: '1',
     LOG_LEVEL: 'info',
     ...env,
   });

@@ -31,6 +31,7 @@ import {
   type OracleRow,
   type Sample,
   type TestServer,
+  TWO_THREADS,
 } from './helpers.ts';
 import { freePort } from '../ports.ts';
 
@@ -163,7 +164,7 @@ let categoryRows: OracleRow[];
 
 before(async () => {
   fixture = await sampleFixture();
-  ts = await startTestServer(fixture.dataDir);
+  ts = await startTestServer(fixture.dataDir, TWO_THREADS);
   const live = upcoming(fixture.rows);
   [city] = mostCommon(live.map((r) => r.venue_city));
   cityRows = live.filter((r) => r.venue_city === city);
@@ -708,7 +709,7 @@ describe('snapshot hot swap', () => {
     // Alone in the process: pools of one process share the snapshot broadcast channel, so another
     // server's workers would answer for this one's (see the readiness test; a reported bug).
     await ts.stop();
-    const srv = await startTestServer(dir, { SNAPSHOT_POLL_MS: '50' });
+    const srv = await startTestServer(dir, { SNAPSHOT_POLL_MS: '50', ...TWO_THREADS });
     const oldId = fixture.build.manifest.id;
     try {
       assert.equal((await get(srv.base, '/readyz')).json?.snapshot, oldId);

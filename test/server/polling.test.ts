@@ -27,6 +27,7 @@ import {
   type Fixture,
   type OracleRow,
   type TestServer,
+  TWO_THREADS,
 } from './helpers.ts';
 import type { Plan } from '../../ledger/accounts.ts';
 
@@ -44,7 +45,7 @@ const CAPPED: Plan = {
   requestsPerMinute: 100_000,
 };
 // The demo's per-address bucket would otherwise refuse this file's demo calls after 30.
-const SERVER_ENV = { DEMO_RATE_PER_MINUTE: '100000' };
+const SERVER_ENV = { DEMO_RATE_PER_MINUTE: '100000', ...TWO_THREADS };
 
 // ---------------------------------------------------------------- oracles (from the Parquet rows)
 
