@@ -12,10 +12,24 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { request } from 'undici';
 import * as v from 'valibot';
 import { EventListSchema, ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import { buildInChild, get, NOW, provisionKey, PUBLIC, readRows, startTestServer, WEB, type OracleRow, type TestServer } from './helpers.ts';
+import {
+  buildInChild,
+  get,
+  NOW,
+  provisionKey,
+  PUBLIC,
+  raw as rawRequest,
+  rawHeader,
+  readRows,
+  startTestServer,
+  WEB,
+  type OracleRow,
+  type Raw,
+  type RawOptions,
+  type TestServer,
+} from './helpers.ts';
 import type { Plan } from '../../ledger/accounts.ts';
 
 const NOW_MS = NOW.getTime();
@@ -97,26 +111,8 @@ after(async () => {
 
 // ---------------------------------------------------------------- small tools
 
-interface Raw {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly bytes: Buffer;
-}
-
-/** A request through undici: no Accept-Encoding unless given, and bytes exactly as they came off the wire. */
-async function raw(pathAndQuery: string, opts: { key?: string; headers?: Record<string, string>; method?: 'GET' | 'HEAD' } = {}): Promise<Raw> {
-  const res = await request(`${ts.base}${pathAndQuery}`, {
-    method: opts.method ?? 'GET',
-    headers: { authorization: `Bearer ${opts.key ?? ts.key}`, ...opts.headers },
-  });
-  return { status: res.statusCode, headers: res.headers, bytes: Buffer.from(await res.body.arrayBuffer()) };
-}
-
-function header(r: Raw, name: string): string | null {
-  const h = r.headers[name];
-  if (h === undefined) return null;
-  return Array.isArray(h) ? h.join(', ') : h;
-}
+const raw = (pathAndQuery: string, opts?: RawOptions): Promise<Raw> => rawRequest(ts, pathAndQuery, opts);
+const header = rawHeader;
 
 function must(r: Raw, name: string): string {
   const h = header(r, name);
@@ -503,11 +499,10 @@ describe('snapshots built before CSV rows were stored', () => {
       `/v1/events.csv?q=zzzzqqqq`,
     ];
     for (const q of queries) {
-      const a = await request(`${ts.base}${q}`, { headers: { authorization: `Bearer ${ts.key}` } });
-      const b = await request(`${old.base}${q}`, { headers: { authorization: `Bearer ${old.key}` } });
-      const [ab, bb] = [Buffer.from(await a.body.arrayBuffer()), Buffer.from(await b.body.arrayBuffer())];
-      assert.equal(a.statusCode, 200, q);
-      assert.equal(b.statusCode, 200, q);
+      const [a, b] = [await raw(q), await rawRequest(old, q)];
+      const [ab, bb] = [a.bytes, b.bytes];
+      assert.equal(a.status, 200, q);
+      assert.equal(b.status, 200, q);
       assert.ok(ab.equals(bb), `${q}: ${ab.length} bytes with stored rows, ${bb.length} without`);
       assert.equal(a.headers.etag, b.headers.etag, q);
       assert.ok(csvRows(ab).length > 0 || q.includes('zzzz'), `${q} found nothing`);

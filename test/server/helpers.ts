@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { request } from 'undici';
 import { loadConfig, REPO_ROOT, type Config } from '../../core/config.ts';
 import { startServer, type RunningServer } from '../../server/start/main.ts';
 import { buildSnapshot, type BuildResult } from '../../snapshot/build/build.ts';
@@ -267,6 +268,36 @@ export async function get(base: string, pathAndQuery: string, init: RequestInit 
   const type = res.headers.get('content-type') ?? '';
   if (init.method === undefined || init.method === 'GET') await checkIfFeed(res.status, type, text, `GET ${pathAndQuery}`);
   return { status: res.status, headers: res.headers, text, json: type.includes('json') && text ? JSON.parse(text) : null };
+}
+
+/** An answer's status, headers and body bytes exactly as they came off the wire (nothing decoded). */
+export interface Raw {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly bytes: Buffer;
+}
+
+export interface RawOptions {
+  /** The key sent as a Bearer token; the server's default key when not given. */
+  readonly key?: string;
+  readonly headers?: Record<string, string>;
+  readonly method?: 'GET' | 'HEAD';
+}
+
+/** A request through undici: no Accept-Encoding unless given, and bytes exactly as they came off the wire. */
+export async function raw(server: Pick<TestServer, 'base' | 'key'>, pathAndQuery: string, opts: RawOptions = {}): Promise<Raw> {
+  const res = await request(`${server.base}${pathAndQuery}`, {
+    method: opts.method ?? 'GET',
+    headers: { authorization: `Bearer ${opts.key ?? server.key}`, ...opts.headers },
+  });
+  return { status: res.statusCode, headers: res.headers, bytes: Buffer.from(await res.body.arrayBuffer()) };
+}
+
+/** A header of a Raw answer, repeated values joined by ", "; null when absent. */
+export function rawHeader(r: Raw, name: string): string | null {
+  const h = r.headers[name];
+  if (h === undefined) return null;
+  return Array.isArray(h) ? h.join(', ') : h;
 }
 
 /** The records.jsonl body of a row, as the snapshot stores it (for byte-level comparisons). */

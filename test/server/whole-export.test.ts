@@ -10,7 +10,19 @@ import { request } from 'undici';
 import * as v from 'valibot';
 import type { Plan } from '../../ledger/accounts.ts';
 import { ProblemSchema, UsageSchema } from '../../server/schemas.ts';
-import { get, provisionKey, sampleFixture, startTestServer, WEB, type Fixture, type TestServer } from './helpers.ts';
+import {
+  get,
+  provisionKey,
+  raw as rawRequest,
+  rawHeader,
+  sampleFixture,
+  startTestServer,
+  WEB,
+  type Fixture,
+  type Raw,
+  type RawOptions,
+  type TestServer,
+} from './helpers.ts';
 
 const EXCLUDED = new Set(['seasonal', 'festivals']);
 
@@ -31,24 +43,8 @@ after(async () => {
   await fx?.cleanup();
 });
 
-interface Raw {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly bytes: Buffer;
-}
-
-async function raw(pathAndQuery: string, opts: { key?: string; headers?: Record<string, string>; method?: 'GET' | 'HEAD' } = {}): Promise<Raw> {
-  const res = await request(`${ts.base}${pathAndQuery}`, {
-    method: opts.method ?? 'GET',
-    headers: { authorization: `Bearer ${opts.key ?? ts.key}`, ...opts.headers },
-  });
-  return { status: res.statusCode, headers: res.headers, bytes: Buffer.from(await res.body.arrayBuffer()) };
-}
-
-function header(r: Raw, name: string): string | null {
-  const h = r.headers[name];
-  return h === undefined ? null : Array.isArray(h) ? h.join(', ') : h;
-}
+const raw = (pathAndQuery: string, opts?: RawOptions): Promise<Raw> => rawRequest(ts, pathAndQuery, opts);
+const header = rawHeader;
 
 /** A body as a strict RFC 4180 parser reads it: its header row, and each data row's own text. */
 function csv(bytes: Buffer): { header: string[]; rows: string[]; records: string[][] } {
