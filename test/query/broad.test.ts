@@ -17,22 +17,12 @@ import { queryForms } from '../../core/stem.ts';
 import { BroadIndex, MAX_BROAD_ROWS } from '../../query/broad.ts';
 import { SnapshotDb } from '../../query/db.ts';
 import type { SearchQuery } from '../../query/protocol.ts';
+import { searchQuery } from './search-query.ts';
 
 const NOW = new Date('2026-11-21T17:00:00Z');
 const DAY = 86_400_000;
 const EXCLUDED = ['festivals', 'seasonal'];
-const BASE: SearchQuery = {
-  cities: null,
-  geo: null,
-  ages: null,
-  categories: null,
-  words: null,
-  isFree: null,
-  range: 'upcoming',
-  sort: 'start',
-  limit: 20,
-  offset: 0,
-};
+const BASE: SearchQuery = searchQuery({ limit: 20 });
 
 let tmp = '';
 let withPostings: SnapshotDb;
