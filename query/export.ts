@@ -68,14 +68,14 @@ function storedRows(task: ExportTask, store: RecordStore, excluded: Uint8Array, 
   let rid = 0;
   let sent = 0;
   let first = true;
-  let scratch = Buffer.allocUnsafeSlow(CHUNK_BYTES * 2);
+  const scratch = Buffer.allocUnsafeSlow(CHUNK_BYTES * 2);
   return (alloc) => {
     // The next run of rows, about CHUNK_BYTES of stored lines, read at once.
     let to = rid;
     const start = store.offsetOf(rid);
     while (to < n && (to === rid || store.offsetOf(to) - start < CHUNK_BYTES)) to++;
-    // Into the stream's one read buffer (grown when a run is larger): its bytes are copied out below.
-    if (scratch.length < store.offsetOf(to) - start) scratch = Buffer.allocUnsafeSlow(store.offsetOf(to) - start);
+    // Into the stream's one read buffer, whose bytes are copied out below. A run is under CHUNK_BYTES
+    // plus one row, so only a row longer than CHUNK_BYTES makes readRows allocate for its run.
     const lines = store.readRows(rid, to, scratch);
     // The rows this chunk delivers, and their size once completed.
     const take: number[] = [];
