@@ -217,8 +217,10 @@ export function registerNormalizeCommand(program: Command): void {
         rows.push(...normalized.rows);
       }
       const merged = mergeRows(rows);
-      // Not in a snapshot yet: the records are stamped as a build at this moment would stamp them.
-      const stamp = { created_ms: Date.now(), updated_ms: Date.now() };
+      // Not in a snapshot yet: the records are stamped as a build at this moment would stamp them,
+      // with one reading of the clock (two could straddle a millisecond: created after updated).
+      const at = Date.now();
+      const stamp = { created_ms: at, updated_ms: at };
       const out: string[] = merged.rows.map((r) => JSON.stringify(toRecord({ ...r, ...stamp }, cfg.webBaseUrl)));
       if (out.length) process.stdout.write(`${out.join('\n')}\n`);
       // Every row that is not a record was merged into one: counting rows, not mergedAway (which
